@@ -1,0 +1,6 @@
+import streamlit as st
+
+import ui
+
+components = ui.page("Documents")
+st.info("Coming soon.")

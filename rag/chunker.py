@@ -1,0 +1,278 @@
+"""Document in, chunks out. Every chunk is an exact span of the document's text.
+
+The default strategy follows the document's own structure: a chunk never crosses a heading, tables
+and code fences stay whole units, and paragraphs are packed up to the size limit. Sentence splitting
+knows CJK full stops, so Chinese text is never cut mid-sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag.config import ChunkConfig
+from rag.types import Chunk, Document
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_TABLE_LINE = re.compile(r"^[ \t]*\|")
+# End of a sentence: Western punctuation followed by space, or CJK punctuation (no space needed).
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[。！？；])")
+
+
+@dataclass(frozen=True)
+class Section:
+    """The body of one heading: text[start:end] under heading path `path`."""
+
+    path: tuple[str, ...]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class _Block:
+    start: int
+    end: int
+    kind: str  # "para" | "code" | "table"
+
+
+def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chunk]:
+    """Cut `doc` into chunks with the configured strategy.
+
+    Args:
+        doc: a loaded document.
+        config: strategy, size (chars) and overlap (chars, for "fixed" and "recursive").
+
+    Returns:
+        Chunks in document order, each with `text == doc.text[start:end]`, its heading path and a
+        content-addressed id.
+    """
+    config = config or ChunkConfig()
+    sections = parse_sections(doc.text)
+    if config.strategy == "heading":
+        spans = [span for s in sections for span in _pack(doc.text, _blocks(doc.text, s.start, s.end), config.size)]
+    elif config.strategy == "sentence":
+        spans = [span for s in sections for span in _pack(doc.text, _sentence_blocks(doc.text, s.start, s.end), config.size)]
+    elif config.strategy == "fixed":
+        spans = _fixed(doc.text, config.size, config.overlap)
+    else:
+        spans = _recursive(doc.text, config.size, config.overlap)
+    return _make_chunks(doc, sections, spans)
+
+
+def parse_sections(text: str) -> list[Section]:
+    """Split Markdown-shaped text at headings (ignoring `#` lines inside code fences)."""
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    body_start = 0
+    fence: str | None = None
+    pos = 0
+    current: tuple[str, ...] = ()
+    for line in text.split("\n"):
+        line_end = pos + len(line)
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            if fence is None:
+                fence = marker[0] * 3
+            elif marker.startswith(fence):
+                fence = None
+        elif fence is None:
+            heading = _HEADING.match(line)
+            if heading:
+                if pos > body_start:
+                    sections.append(Section(current, body_start, pos))
+                level = len(heading.group(1))
+                stack = [(lvl, title) for lvl, title in stack if lvl < level] + [(level, heading.group(2).strip())]
+                current = tuple(title for _, title in stack)
+                body_start = min(line_end + 1, len(text))
+        pos = line_end + 1
+    if len(text) > body_start:
+        sections.append(Section(current, body_start, len(text)))
+    return [s for s in sections if text[s.start : s.end].strip()]
+
+
+def heading_path_at(sections: list[Section], offset: int) -> tuple[str, ...]:
+    path: tuple[str, ...] = ()
+    for section in sections:
+        if section.start <= offset:
+            path = section.path
+        else:
+            break
+    return path
+
+
+def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence spans (absolute offsets) inside text[start:end], whitespace trimmed."""
+    end = len(text) if end is None else end
+    spans, cursor = [], start
+    for match in _SENTENCE_END.finditer(text, start, end):
+        spans.append((cursor, match.start() if match.start() > cursor else match.end()))
+        cursor = match.end()
+    spans.append((cursor, end))
+    return [t for t in (_trim(text, a, b) for a, b in spans) if t]
+
+
+def _blocks(text: str, start: int, end: int) -> list[_Block]:
+    """Paragraphs, code fences and tables inside one section body."""
+    blocks: list[_Block] = []
+    pos = start
+    cur_start: int | None = None
+    cur_kind = "para"
+    fence: str | None = None
+
+    def close(at: int) -> None:
+        nonlocal cur_start
+        if cur_start is not None:
+            span = _trim(text, cur_start, at)
+            if span:
+                blocks.append(_Block(span[0], span[1], cur_kind))
+        cur_start = None
+
+    for line in text[start:end].split("\n"):
+        line_end = pos + len(line)
+        fence_match = _FENCE.match(line)
+        if fence is not None:
+            if fence_match and fence_match.group(1).startswith(fence):
+                fence = None
+                close(line_end)
+        elif fence_match:
+            close(pos)
+            fence, cur_start, cur_kind = fence_match.group(1)[0] * 3, pos, "code"
+        elif not line.strip():
+            close(pos)
+        elif _TABLE_LINE.match(line):
+            if cur_kind != "table":
+                close(pos)
+            if cur_start is None:
+                cur_start, cur_kind = pos, "table"
+        else:
+            if cur_kind == "table":
+                close(pos)
+            if cur_start is None:
+                cur_start, cur_kind = pos, "para"
+        pos = line_end + 1
+    close(min(pos, end))
+    return blocks
+
+
+def _sentence_blocks(text: str, start: int, end: int) -> list[_Block]:
+    out: list[_Block] = []
+    for block in _blocks(text, start, end):
+        if block.kind == "para":
+            out += [_Block(a, b, "para") for a, b in split_sentences(text, block.start, block.end)]
+        else:
+            out.append(block)
+    return out
+
+
+def _pack(text: str, blocks: list[_Block], size: int) -> list[tuple[int, int]]:
+    """Greedily pack blocks into spans of at most `size` chars; oversize blocks are split by kind."""
+    units: list[_Block] = []
+    for block in blocks:
+        if block.end - block.start <= size or block.kind == "table":
+            units.append(block)  # tables are never split: a half table means nothing
+        elif block.kind == "code":
+            units += [_Block(a, b, "code") for a, b in _split_lines(text, block.start, block.end, size)]
+        else:
+            for a, b in split_sentences(text, block.start, block.end):
+                units += [_Block(x, y, "para") for x, y in _hard_split(text, a, b, size)]
+    spans: list[tuple[int, int]] = []
+    cur: tuple[int, int] | None = None
+    for unit in units:
+        if cur and unit.end - cur[0] <= size:
+            cur = (cur[0], unit.end)
+        else:
+            if cur:
+                spans.append(cur)
+            cur = (unit.start, unit.end)
+    if cur:
+        spans.append(cur)
+    return spans
+
+
+def _split_lines(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    spans, cur_start, pos = [], start, start
+    for line in text[start:end].split("\n"):
+        line_end = pos + len(line)
+        if line_end - cur_start > size and pos > cur_start:
+            spans.append((cur_start, pos - 1))
+            cur_start = pos
+        pos = line_end + 1
+    spans.append((cur_start, end))
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        out += _hard_split(text, a, b, size)
+    return out
+
+
+def _hard_split(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """Last resort for a run with no boundary (a 5 MB line): cut at whitespace near the limit."""
+    spans = []
+    while end - start > size:
+        cut = text.rfind(" ", start + size // 2, start + size)
+        cut = cut if cut > start else start + size
+        spans.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end > start:
+        spans.append((start, end))
+    return [t for t in (_trim(text, a, b) for a, b in spans) if t]
+
+
+def _fixed(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
+    step = size - overlap
+    spans = [_trim(text, i, min(i + size, len(text))) for i in range(0, max(len(text) - overlap, 1), step)]
+    return [s for s in spans if s]
+
+
+def _recursive(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=size,
+        chunk_overlap=overlap,
+        add_start_index=True,
+        keep_separator="end",
+        separators=["\n\n", "\n", "。", "！", "？", ". ", " ", ""],
+        strip_whitespace=True,
+    )
+    spans = []
+    for piece in splitter.create_documents([text]):
+        start = piece.metadata["start_index"]
+        if start < 0:
+            start = text.find(piece.page_content)
+        spans.append((start, start + len(piece.page_content)))
+    return spans
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if end > start else None
+
+
+def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, int]]) -> list[Chunk]:
+    seen: dict[tuple[tuple[str, ...], str], int] = {}
+    chunks = []
+    for index, (start, end) in enumerate(spans):
+        body = doc.text[start:end]
+        path = heading_path_at(sections, start)
+        occurrence = seen.get((path, body), 0)
+        seen[(path, body)] = occurrence + 1
+        chunks.append(
+            Chunk(
+                id=Chunk.make_id(doc.source, path, body, occurrence),
+                source=doc.source,
+                heading_path=path,
+                start=start,
+                end=end,
+                text=body,
+                index=index,
+                page=doc.page_at(start),
+            )
+        )
+    return chunks

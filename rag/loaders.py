@@ -1,0 +1,292 @@
+"""Bytes in, `Document` out: one loader per format, all producing cleaned text.
+
+Every format is turned into Markdown-shaped text (headings as `#`, tables as pipe tables) so one
+heading-aware chunker serves them all and chunk offsets always index the text we show.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import unicodedata
+import zipfile
+from typing import Callable
+
+from rag.errors import LoaderError
+from rag.types import Document
+
+KINDS = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+}
+SUPPORTED_SUFFIXES = tuple(KINDS)
+MAX_SOURCE_CHARS = 200
+
+
+def safe_source(name: str) -> str:
+    """A display/storage name that cannot escape a folder: no `..`, no NUL, no absolute path, bounded length."""
+    name = name.replace("\\", "/").replace("\x00", "")
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
+    parts = [p for p in posixpath.normpath("/" + name).split("/") if p not in ("", ".", "..")]
+    cleaned = "/".join(parts)
+    if len(cleaned) > MAX_SOURCE_CHARS:
+        stem, dot, suffix = cleaned.rpartition(".")
+        keep = MAX_SOURCE_CHARS - len(suffix) - 1 if dot and len(suffix) <= 10 else MAX_SOURCE_CHARS
+        cleaned = cleaned[:keep] + (f".{suffix}" if dot and len(suffix) <= 10 else "")
+    if not cleaned:
+        raise LoaderError(f"file name {name!r} is empty once path parts are removed")
+    return cleaned
+
+
+def kind_of(name: str) -> str:
+    suffix = posixpath.splitext(name.lower())[1]
+    if suffix not in KINDS:
+        raise LoaderError(
+            f"{name}: unsupported file type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}"
+        )
+    return KINDS[suffix]
+
+
+def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> Document:
+    """Load one file.
+
+    Args:
+        name: file name or relative path; used (sanitised) as the document's source.
+        data: the file's bytes.
+        max_bytes: files larger than this are refused before parsing.
+
+    Returns:
+        A Document whose text is what chunks index into.
+
+    Raises:
+        LoaderError: the file is empty, too big, binary, undecodable, encrypted, has no text layer,
+            or is of an unsupported type; the message names the file.
+    """
+    source = safe_source(name)
+    kind = kind_of(source)
+    if len(data) > max_bytes:
+        raise LoaderError(f"{source}: {len(data) / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB limit")
+    if not data.strip():
+        raise LoaderError(f"{source}: the file is empty")
+    try:
+        text, pages, title = _PARSERS[kind](data, source)
+    except LoaderError:
+        raise
+    except Exception as e:  # third-party parsers raise anything on corrupt input
+        raise LoaderError(f"{source}: could not read this {kind.upper()} file ({type(e).__name__}: {e})") from None
+    text, pages = _clean(text, pages)
+    if not text.strip():
+        hint = " (a scanned PDF has no text layer; run OCR first)" if kind == "pdf" else ""
+        raise LoaderError(f"{source}: no text found{hint}")
+    return Document(source=source, text=text, kind=kind, size_bytes=len(data), pages=pages, title=title)
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """Decode text files: BOMs first, then UTF-8, then UTF-16 without BOM, then Latin-1; refuse binary."""
+    for bom, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError:
+                raise LoaderError(f"{source}: starts with a {codec} byte-order mark but does not decode as {codec}") from None
+    if b"\x00" in data[:4096]:
+        sample = data[:4096]
+        # UTF-16 text without BOM has NULs in every other byte; anything else with NULs is binary.
+        if len(sample) >= 4 and (sample[1::2].count(0) > 0.4 * len(sample) / 2 or sample[0::2].count(0) > 0.4 * len(sample) / 2):
+            codec = "utf-16-le" if sample[1::2].count(0) > sample[0::2].count(0) else "utf-16-be"
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError:
+                pass
+        raise LoaderError(f"{source}: looks like a binary file, not text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    controls = sum(1 for ch in text[:20000] if unicodedata.category(ch) == "Cc" and ch not in "\n\r\t\f")
+    if controls > 0.05 * min(len(text), 20000):
+        raise LoaderError(f"{source}: looks like a binary file, not text")
+    return text
+
+
+def _clean(text: str, pages: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
+    """Normalise whitespace; pages are cleaned one by one so their start offsets stay exact."""
+    if not pages:
+        return _clean_part(text), ()
+    bounds = list(pages) + [len(text)]
+    parts = [_clean_part(text[bounds[i] : bounds[i + 1]]) for i in range(len(pages))]
+    out, starts = "", []
+    for part in parts:
+        if out and part:
+            out += "\n\n"
+        starts.append(len(out))
+        out += part
+    return out, tuple(starts)
+
+
+def _clean_part(text: str) -> str:
+    text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip("\n")
+
+
+def _markdown(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
+    text = decode_text(data, source)
+    match = re.search(r"^#\s+(.+)$", text, re.M)
+    return text, (), match.group(1).strip() if match else ""
+
+
+def _text(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
+    return decode_text(data, source), (), ""
+
+
+def _html(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(decode_text(data, source), "html.parser")
+    for tag in soup(["script", "style", "noscript", "template", "iframe", "svg", "head"]):
+        tag.decompose()
+    blocks: list[str] = []
+    _html_blocks(soup.body or soup, blocks)
+    title_tag = BeautifulSoup(decode_text(data, source), "html.parser").title
+    return "\n\n".join(blocks), (), title_tag.get_text(strip=True) if title_tag else ""
+
+
+_BLOCK_TAGS = {"p", "li", "pre", "blockquote", "dt", "dd", "figcaption", "caption", "address"}
+
+
+def _html_blocks(node, blocks: list[str]) -> None:  # noqa: ANN001 - bs4 node
+    from bs4 import NavigableString, Tag
+
+    loose: list[str] = []
+
+    def flush() -> None:
+        text = " ".join("".join(loose).split())
+        if text:
+            blocks.append(text)
+        loose.clear()
+
+    for child in node.children:
+        if isinstance(child, NavigableString):
+            loose.append(str(child))
+            continue
+        if not isinstance(child, Tag):
+            continue
+        name = child.name.lower()
+        if re.fullmatch(r"h[1-6]", name):
+            flush()
+            text = " ".join(child.get_text(" ").split())
+            if text:
+                blocks.append("#" * int(name[1]) + " " + text)
+        elif name == "table":
+            flush()
+            blocks.append(_rows_to_markdown([[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")]))
+        elif name == "pre":
+            flush()
+            blocks.append("```\n" + child.get_text().strip("\n") + "\n```")
+        elif name in _BLOCK_TAGS:
+            flush()
+            text = " ".join(child.get_text(" ").split())
+            if text:
+                blocks.append(("- " if name == "li" else "") + text)
+        elif name in {"br"}:
+            loose.append("\n")
+        elif child.find(list(_BLOCK_TAGS | {"table", "h1", "h2", "h3", "h4", "h5", "h6", "div", "section", "ul", "ol"})):
+            flush()
+            _html_blocks(child, blocks)
+        elif name in {"div", "section", "article", "main", "header", "footer", "nav", "ul", "ol"}:
+            flush()
+            text = " ".join(child.get_text(" ").split())
+            if text:
+                blocks.append(text)
+        else:
+            loose.append(child.get_text(" "))
+    flush()
+
+
+def _rows_to_markdown(rows: list[list[str]]) -> str:
+    rows = [r for r in rows if any(cell for cell in r)]
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    rows = [[c.replace("|", "\\|").replace("\n", " ") for c in r] + [""] * (width - len(r)) for r in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(lines)
+
+
+def _pdf(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(data))
+    if reader.is_encrypted:
+        try:
+            if not reader.decrypt(""):
+                raise LoaderError(f"{source}: the PDF is encrypted; remove the password and upload it again")
+        except LoaderError:
+            raise
+        except Exception:
+            raise LoaderError(f"{source}: the PDF is encrypted; remove the password and upload it again") from None
+    text, starts = "", []
+    for page in reader.pages:
+        page_text = page.extract_text() or ""
+        if text:
+            text += "\n\n"
+        starts.append(len(text))
+        text += page_text
+    title = ""
+    if reader.metadata and reader.metadata.title:
+        title = str(reader.metadata.title)
+    return text, tuple(starts), title
+
+
+def _docx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise LoaderError(f"{source}: not a valid DOCX file (a DOCX is a zip archive; this one is not)")
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    document = docx.Document(io.BytesIO(data))
+    blocks: list[str] = []
+    title = ""
+    for element in document.element.body.iterchildren():
+        tag = element.tag.rsplit("}", 1)[-1]
+        if tag == "p":
+            para = Paragraph(element, document)
+            text = para.text.strip()
+            if not text:
+                continue
+            style = (para.style.name if para.style is not None else "") or ""
+            level = re.fullmatch(r"Heading (\d)", style)
+            if style == "Title":
+                title = title or text
+                blocks.append("# " + text)
+            elif level:
+                blocks.append("#" * min(int(level.group(1)), 6) + " " + text)
+            elif style.startswith("List"):
+                blocks.append("- " + text)
+            else:
+                blocks.append(text)
+        elif tag == "tbl":
+            table = Table(element, document)
+            blocks.append(_rows_to_markdown([[cell.text.strip() for cell in row.cells] for row in table.rows]))
+    return "\n\n".join(b for b in blocks if b), (), title
+
+
+_PARSERS: dict[str, Callable[[bytes, str], tuple[str, tuple[int, ...], str]]] = {
+    "markdown": _markdown,
+    "text": _text,
+    "html": _html,
+    "pdf": _pdf,
+    "docx": _docx,
+}

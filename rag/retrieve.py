@@ -1,0 +1,177 @@
+"""The one retrieval code path: what the inspector shows is exactly what Ask and Eval run.
+
+`retrieve()` records, for every candidate chunk, its rank and score in each stage (dense, sparse,
+fused, reranked) and whether it reached the final top-k, so a person can see where a chunk was lost.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from rag.components import Components
+from rag.config import RetrievalConfig
+from rag.rerank import get_reranker
+from rag.store.base import stored_chunk
+from rag.types import ChunkFilter, Hit, StoredChunk
+
+STAGES = ("dense", "sparse", "fused", "rerank")
+
+
+@dataclass(frozen=True)
+class StageScore:
+    rank: int | None = None  # 1-based; None when the chunk was not in that stage's list
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One chunk seen by any stage, with its rank and score in each."""
+
+    chunk: StoredChunk
+    dense: StageScore = StageScore()
+    sparse: StageScore = StageScore()
+    fused: StageScore = StageScore()
+    rerank: StageScore = StageScore()
+    final_rank: int | None = None
+
+    @property
+    def id(self) -> str:
+        return self.chunk.chunk.id
+
+    def stage(self, name: str) -> StageScore:
+        return getattr(self, name)
+
+    def as_row(self) -> dict:
+        """The flat record the CLI's --json and the inspector table use."""
+        c = self.chunk.chunk
+        row = {"chunk_id": c.id, "source": c.source, "heading": c.heading, "start": c.start, "end": c.end, "text": c.text}
+        for stage in STAGES:
+            s = self.stage(stage)
+            row[f"{stage}_rank"] = s.rank
+            row[f"{stage}_score"] = s.score
+        row["final_rank"] = self.final_rank
+        return row
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """Everything one retrieval saw. `final` is what answers are built from."""
+
+    question: str
+    config: RetrievalConfig
+    reranker: str
+    candidates: tuple[Candidate, ...]
+    filter: ChunkFilter = ChunkFilter()
+    timings_ms: dict[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def final(self) -> list[Candidate]:
+        return sorted((c for c in self.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
+
+    def ranked(self, stage: str) -> list[Candidate]:
+        """Candidates in one stage's order (only those the stage returned)."""
+        return sorted((c for c in self.candidates if c.stage(stage).rank is not None), key=lambda c: c.stage(stage).rank)
+
+    def get(self, chunk_id: str) -> Candidate | None:
+        return next((c for c in self.candidates if c.id == chunk_id), None)
+
+
+def retrieve(components: Components, question: str, config: RetrievalConfig | None = None, flt: ChunkFilter | None = None) -> RetrievalResult:
+    """Run dense, sparse, fusion and reranking for `question`.
+
+    Args:
+        components: store and encoders.
+        question: the user's question.
+        config: retrieval settings; None means the configured defaults.
+        flt: source/tag restrictions, applied inside Qdrant for every stage.
+
+    Returns:
+        A RetrievalResult holding every candidate's per-stage rank and score.
+    """
+    config = config or components.settings.retrieval
+    flt = flt or ChunkFilter()
+    components.check_models()
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    dense_vec = components.dense.encode_query(question)
+    sparse_vec = components.sparse.encode_query(question)
+    timings["encode"] = _ms(t0)
+
+    t0 = time.perf_counter()
+    store = components.store
+    n = config.candidates
+    dense_hits = store.search_dense(dense_vec, n, flt)
+    sparse_hits = store.search_sparse(sparse_vec, n, flt)
+    if config.fusion == "union":
+        fused_hits = _union(dense_hits, sparse_hits, config.rrf_k)
+    else:
+        weights = (config.dense_weight, 1.0 - config.dense_weight)
+        fused_hits = store.search_fused(dense_vec, sparse_vec, n, n, config.fusion, config.rrf_k, weights, flt)
+    timings["search"] = _ms(t0)
+
+    payloads: dict[str, Hit] = {}
+    for hits in (dense_hits, sparse_hits, fused_hits):
+        for h in hits:
+            payloads.setdefault(h.id, h)
+    stages: dict[str, dict[str, StageScore]] = {
+        "dense": _ranks(dense_hits),
+        "sparse": _ranks(sparse_hits),
+        "fused": _ranks(fused_hits),
+    }
+
+    t0 = time.perf_counter()
+    reranker = get_reranker(config.reranker)
+    pool = [stored_chunk(h.id, payloads[h.id].payload) for h in fused_hits]
+    scores = reranker.score(question, pool) if pool else []
+    order = sorted(range(len(pool)), key=lambda i: -scores[i])
+    stages["rerank"] = {pool[i].chunk.id: StageScore(r, scores[i]) for r, i in enumerate(order, 1)}
+    timings["rerank"] = _ms(t0)
+
+    final_ids: list[str] = []
+    for i in order:
+        if config.min_score is not None and scores[i] < config.min_score:
+            continue
+        final_ids.append(pool[i].chunk.id)
+        if len(final_ids) == config.final_k:
+            break
+    final_rank = {cid: r for r, cid in enumerate(final_ids, 1)}
+
+    candidates = tuple(
+        Candidate(
+            chunk=stored_chunk(cid, hit.payload),
+            dense=stages["dense"].get(cid, StageScore()),
+            sparse=stages["sparse"].get(cid, StageScore()),
+            fused=stages["fused"].get(cid, StageScore()),
+            rerank=stages["rerank"].get(cid, StageScore()),
+            final_rank=final_rank.get(cid),
+        )
+        for cid, hit in payloads.items()
+    )
+    candidates = tuple(sorted(candidates, key=_display_order))
+    return RetrievalResult(question, config, reranker.name, candidates, flt, timings)
+
+
+def _display_order(c: Candidate) -> tuple:
+    big = 10**9
+    return (c.final_rank or big, c.rerank.rank or big, c.fused.rank or big, min(c.dense.rank or big, c.sparse.rank or big))
+
+
+def _ranks(hits: Sequence[Hit]) -> dict[str, StageScore]:
+    return {h.id: StageScore(r, h.score) for r, h in enumerate(hits, 1)}
+
+
+def _union(dense: Sequence[Hit], sparse: Sequence[Hit], k: int) -> list[Hit]:
+    """Every chunk either list found, ordered by plain RRF so the reranker sees them all."""
+    scores: dict[str, float] = {}
+    hits: dict[str, Hit] = {}
+    for lst in (dense, sparse):
+        for rank, h in enumerate(lst, 1):
+            scores[h.id] = scores.get(h.id, 0.0) + 1.0 / (k + rank)
+            hits.setdefault(h.id, h)
+    return [replace(hits[i], score=s) for i, s in sorted(scores.items(), key=lambda kv: -kv[1])]
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)

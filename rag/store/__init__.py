@@ -1,0 +1,17 @@
+"""Qdrant behind one interface: `open_store(settings)` picks the backend from the settings."""
+
+from __future__ import annotations
+
+from rag.config import Settings
+from rag.store.base import CollectionModels, PointData, Store, chunk_payload, document_info
+from rag.store.client import ClientStore
+from rag.store.edge import EdgeStore
+
+__all__ = ["CollectionModels", "PointData", "Store", "chunk_payload", "document_info", "open_store", "ClientStore", "EdgeStore"]
+
+
+def open_store(settings: Settings) -> Store:
+    """Open the configured store: a Qdrant server when QDRANT_URL is set, else the embedded engine under the data dir."""
+    if settings.qdrant_url:
+        return ClientStore.connect(settings.qdrant_url, settings.qdrant_api_key.value, settings.collection)
+    return EdgeStore(settings.data_dir / "qdrant", settings.collection)

@@ -1,0 +1,141 @@
+"""The store interface every backend implements, and the payload layout they share.
+
+Two real backends sit behind it: the embedded Qdrant engine (qdrant-edge, the default, under the
+data dir) and qdrant-client (a server when QDRANT_URL is set; `:memory:` stands in for it in tests).
+The same contract tests run on both.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence, TypeVar
+
+from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
+
+DENSE = "dense"
+SPARSE = "sparse"
+# `status` is a keyword ("active" / "quarantined"), not a bool: qdrant-edge 0.9 does not match bool values.
+KEYWORD_FIELDS = ("source", "tags", "heading", "flags", "status")
+INTEGER_FIELDS = ("start", "end")
+QUARANTINED = "quarantined"
+
+
+@dataclass(frozen=True)
+class CollectionModels:
+    """What built the vectors of a collection; a mismatch would silently mix vector spaces."""
+
+    dense_model: str
+    dense_dim: int
+    sparse_model: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"dense_model": self.dense_model, "dense_dim": self.dense_dim, "sparse_model": self.sparse_model}
+
+
+@dataclass(frozen=True)
+class PointData:
+    """A chunk ready to write: both vectors plus its payload."""
+
+    id: str
+    dense: Sequence[float]
+    sparse: SparseVector
+    payload: dict[str, Any]
+
+
+class Store(Protocol):
+    """What the rest of ragscope may ask of Qdrant. Implementations are thread-safe."""
+
+    backend: str
+    lock: threading.RLock
+
+    def ensure_collection(self, models: CollectionModels) -> None: ...
+    def collection_models(self) -> CollectionModels | None: ...
+    def upsert(self, points: Sequence[PointData]) -> None: ...
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None: ...
+    def set_source_payload(self, source: str, payload: dict[str, Any]) -> None: ...
+    def delete(self, ids: Sequence[str]) -> None: ...
+    def delete_source(self, source: str) -> int: ...
+    def records(self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None) -> list[StoredChunk]: ...
+    def count(self, flt: ChunkFilter | None = None) -> int: ...
+    def sources(self) -> dict[str, int]: ...
+    def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]: ...
+    def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]: ...
+    def search_fused(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        prefetch_limit: int,
+        limit: int,
+        fusion: str,
+        rrf_k: int,
+        weights: tuple[float, float] | None,
+        flt: ChunkFilter | None = None,
+    ) -> list[Hit]: ...
+    def optimize(self) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+T = TypeVar("T")
+
+
+def locked(method: Callable[..., T]) -> Callable[..., T]:
+    """Serialise a store method on the instance's RLock (the engines are not safe for concurrent writes)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args: Any, **kwargs: Any) -> T:  # noqa: ANN001
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any]) -> dict[str, Any]:
+    """The payload stored with each point: the chunk, then its document's metadata."""
+    return {
+        "source": chunk.source,
+        "heading": chunk.heading,
+        "heading_path": list(chunk.heading_path),
+        "start": chunk.start,
+        "end": chunk.end,
+        "text": chunk.text,
+        "index": chunk.index,
+        "page": chunk.page,
+        **doc_meta,
+    }
+
+
+def stored_chunk(point_id: Any, payload: dict[str, Any], dense: Any = None, sparse: Any = None) -> StoredChunk:
+    chunk = Chunk(
+        id=str(point_id),
+        source=payload.get("source", ""),
+        heading_path=tuple(payload.get("heading_path") or ()),
+        start=int(payload.get("start", 0)),
+        end=int(payload.get("end", 0)),
+        text=payload.get("text", ""),
+        index=int(payload.get("index", 0)),
+        page=payload.get("page"),
+    )
+    return StoredChunk(
+        chunk=chunk,
+        tags=tuple(payload.get("tags") or ()),
+        quarantined=payload.get("status") == QUARANTINED,
+        flags=tuple(payload.get("flags") or ()),
+        dense=tuple(float(x) for x in dense) if dense is not None else None,
+        sparse=sparse,
+        payload=payload,
+    )
+
+
+def document_info(source: str, count: int, payload: dict[str, Any]) -> DocumentInfo:
+    return DocumentInfo(
+        source=source,
+        chunks=count,
+        size_bytes=int(payload.get("doc_size", 0)),
+        tags=tuple(payload.get("tags") or ()),
+        ingested_at=str(payload.get("ingested_at", "")),
+        sha256=str(payload.get("doc_sha", "")),
+        kind=str(payload.get("doc_kind", "")),
+    )

@@ -1,0 +1,225 @@
+"""The same store interface on qdrant-client: a Qdrant server or cluster when QDRANT_URL is set.
+
+`:memory:` (qdrant-client's local mode) stands in for the server in tests; it is brute-force Python
+and is never the default for real data. Server-only features (snapshots, aliases, replicas, API
+keys) live behind this class only.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from qdrant_client import QdrantClient, models
+
+from rag.errors import ModelMismatchError, StoreError
+from rag.store.base import (
+    DENSE,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    QUARANTINED,
+    SPARSE,
+    CollectionModels,
+    PointData,
+    locked,
+    stored_chunk,
+)
+from rag.store.edge import _mismatch_message
+from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
+
+_SCROLL_PAGE = 1000
+
+
+class ClientStore:
+    """Store on qdrant-client.
+
+    Example:
+        store = ClientStore(QdrantClient(":memory:"), "docs")
+        store.ensure_collection(CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25"))
+    """
+
+    backend = "server"
+
+    def __init__(self, client: QdrantClient, collection: str) -> None:
+        self.client = client
+        self.collection = collection
+        self.lock = threading.RLock()
+
+    @classmethod
+    def connect(cls, url: str, api_key: str, collection: str) -> "ClientStore":
+        try:
+            client = QdrantClient(location=":memory:") if url == ":memory:" else QdrantClient(url=url, api_key=api_key or None, timeout=30)
+        except Exception as e:
+            raise StoreError(f"could not connect to Qdrant at {url}: {e}") from None
+        return cls(client, collection)
+
+    def _exists(self) -> bool:
+        try:
+            return bool(self.client.collection_exists(self.collection))
+        except Exception as e:
+            raise StoreError(f"Qdrant is not reachable: {e}") from None
+
+    @locked
+    def ensure_collection(self, models_: CollectionModels) -> None:
+        existing = self.collection_models()
+        if existing is not None and existing != models_:
+            raise ModelMismatchError(_mismatch_message(self.collection, existing, models_))
+        if self._exists():
+            return
+        self.client.create_collection(
+            self.collection,
+            vectors_config={DENSE: models.VectorParams(size=models_.dense_dim, distance=models.Distance.COSINE)},
+            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            metadata=models_.as_dict(),
+        )
+        for name in KEYWORD_FIELDS:
+            self.client.create_payload_index(self.collection, name, models.PayloadSchemaType.KEYWORD)
+        for name in INTEGER_FIELDS:
+            self.client.create_payload_index(self.collection, name, models.PayloadSchemaType.INTEGER)
+
+    @locked
+    def collection_models(self) -> CollectionModels | None:
+        if not self._exists():
+            return None
+        meta = self.client.get_collection(self.collection).config.metadata or {}
+        if not meta:
+            return None
+        return CollectionModels(meta["dense_model"], int(meta["dense_dim"]), meta["sparse_model"])
+
+    @locked
+    def upsert(self, points: Sequence[PointData]) -> None:
+        if not points:
+            return
+        structs = [
+            models.PointStruct(
+                id=p.id,
+                vector={DENSE: [float(x) for x in p.dense], SPARSE: models.SparseVector(indices=list(p.sparse.indices), values=list(p.sparse.values))},
+                payload=p.payload,
+            )
+            for p in points
+        ]
+        self.client.upsert(self.collection, structs, wait=True)
+
+    @locked
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        if ids:
+            self.client.set_payload(self.collection, payload=payload, points=list(ids), wait=True)
+
+    @locked
+    def set_source_payload(self, source: str, payload: dict[str, Any]) -> None:
+        self.client.set_payload(self.collection, payload=payload, points=models.FilterSelector(filter=_filter(ChunkFilter(sources=(source,), include_quarantined=True))), wait=True)
+
+    @locked
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            self.client.delete(self.collection, points_selector=models.PointIdsList(points=list(ids)), wait=True)
+
+    @locked
+    def delete_source(self, source: str) -> int:
+        if not self._exists():
+            return 0
+        flt = ChunkFilter(sources=(source,), include_quarantined=True)
+        n = self.count(flt)
+        self.client.delete(self.collection, points_selector=models.FilterSelector(filter=_filter(flt)), wait=True)
+        return n
+
+    @locked
+    def records(self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None) -> list[StoredChunk]:
+        if not self._exists():
+            return []
+        flt = flt or ChunkFilter()
+        out: list[StoredChunk] = []
+        offset = None
+        while True:
+            page = _SCROLL_PAGE if limit is None else min(_SCROLL_PAGE, limit - len(out))
+            recs, offset = self.client.scroll(self.collection, scroll_filter=_filter(flt), limit=page, offset=offset, with_payload=True, with_vectors=with_vectors)
+            out += [_record(r) for r in recs]
+            if offset is None or (limit is not None and len(out) >= limit):
+                return out
+
+    @locked
+    def count(self, flt: ChunkFilter | None = None) -> int:
+        if not self._exists():
+            return 0
+        return int(self.client.count(self.collection, count_filter=_filter(flt or ChunkFilter(include_quarantined=True)), exact=True).count)
+
+    @locked
+    def sources(self) -> dict[str, int]:
+        if not self._exists():
+            return {}
+        response = self.client.facet(self.collection, key="source", limit=1_000_000, exact=True)
+        return {str(h.value): int(h.count) for h in response.hits}
+
+    @locked
+    def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        return self._query(query=[float(x) for x in vector], using=DENSE, limit=limit, query_filter=_filter(flt))
+
+    @locked
+    def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        if not vector.indices:
+            return []
+        return self._query(query=models.SparseVector(indices=list(vector.indices), values=list(vector.values)), using=SPARSE, limit=limit, query_filter=_filter(flt))
+
+    @locked
+    def search_fused(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        prefetch_limit: int,
+        limit: int,
+        fusion: str,
+        rrf_k: int,
+        weights: tuple[float, float] | None,
+        flt: ChunkFilter | None = None,
+    ) -> list[Hit]:
+        qfilter = _filter(flt)
+        prefetch = [models.Prefetch(query=[float(x) for x in dense], using=DENSE, limit=prefetch_limit, filter=qfilter)]
+        if sparse.indices:
+            prefetch.append(models.Prefetch(query=models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)), using=SPARSE, limit=prefetch_limit, filter=qfilter))
+        if fusion == "dbsf":
+            query: Any = models.FusionQuery(fusion=models.Fusion.DBSF)
+        else:
+            w = list(weights)[: len(prefetch)] if weights and fusion == "weighted_rrf" else None
+            query = models.RrfQuery(rrf=models.Rrf(k=rrf_k, weights=w))
+        return self._query(prefetch=prefetch, query=query, limit=limit, query_filter=qfilter)
+
+    def _query(self, **kwargs: Any) -> list[Hit]:
+        if not self._exists():
+            return []
+        try:
+            response = self.client.query_points(self.collection, with_payload=True, **kwargs)
+        except Exception as e:
+            raise StoreError(f"query failed: {e}") from None
+        return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
+
+    def optimize(self) -> None:
+        """A server optimises in the background; nothing to do here."""
+
+    def flush(self) -> None:
+        """Writes use wait=True, so they are durable when the call returns."""
+
+    @locked
+    def close(self) -> None:
+        self.client.close()
+
+
+def _record(record: models.Record) -> StoredChunk:
+    vector = record.vector if isinstance(record.vector, dict) else {}
+    raw = vector.get(SPARSE)
+    sparse = SparseVector(tuple(raw.indices), tuple(raw.values)) if raw is not None else None
+    return stored_chunk(record.id, dict(record.payload or {}), vector.get(DENSE), sparse)
+
+
+def _filter(flt: ChunkFilter | None) -> models.Filter | None:
+    flt = flt or ChunkFilter()
+    must: list[Any] = []
+    if flt.sources:
+        must.append(models.FieldCondition(key="source", match=models.MatchAny(any=list(flt.sources))))
+    if flt.tags:
+        must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=list(flt.tags))))
+    if flt.ids:
+        must.append(models.HasIdCondition(has_id=list(flt.ids)))
+    must_not = [] if flt.include_quarantined else [models.FieldCondition(key="status", match=models.MatchValue(value=QUARANTINED))]
+    if not must and not must_not:
+        return None
+    return models.Filter(must=must or None, must_not=must_not or None)

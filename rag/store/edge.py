@@ -1,0 +1,283 @@
+"""The default store: Qdrant's Rust engine in-process (qdrant-edge), one shard under the data dir.
+
+Hazard we guard against: a second open of the same shard directory breaks the process that already
+holds it (its next flush fails). So before opening, take an exclusive fcntl lock on a sidecar file;
+a second process gets a clear StoreLockedError and the first is untouched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import qdrant_edge as qe
+
+from rag.errors import ModelMismatchError, StoreError, StoreLockedError
+from rag.store.base import (
+    DENSE,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    QUARANTINED,
+    SPARSE,
+    CollectionModels,
+    PointData,
+    locked,
+    stored_chunk,
+)
+from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
+
+_SCROLL_PAGE = 1000
+
+
+class EdgeStore:
+    """Store on an embedded Qdrant shard at `<root>/<collection>/`.
+
+    Example:
+        store = EdgeStore(Path("data/qdrant"), "docs")
+        store.ensure_collection(CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25"))
+        store.count()
+    """
+
+    backend = "edge"
+
+    def __init__(self, root: Path, collection: str) -> None:
+        self.root = Path(root)
+        self.collection = collection
+        self.lock = threading.RLock()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._path = self.root / collection
+        self._meta_path = self.root / f"{collection}.meta.json"
+        self._lock_file = open(self.root / f"{collection}.lock", "a+")  # noqa: SIM115 - held for the store's life
+        try:
+            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            raise StoreLockedError(
+                f"the data directory {self.root} is in use by another process (is the app or another "
+                "`ragscope` command running?). Stop it, or point RAGSCOPE_DATA_DIR elsewhere."
+            ) from None
+        self._shard: qe.EdgeShard | None = None
+        if self._path.is_dir() and any(self._path.iterdir()):
+            self._shard = self._open_existing()
+
+    def _open_existing(self) -> qe.EdgeShard:
+        try:
+            return qe.EdgeShard.load(str(self._path))
+        except Exception as e:
+            raise StoreError(f"could not open the Qdrant data in {self._path}: {e}") from None
+
+    @property
+    def shard(self) -> qe.EdgeShard:
+        if self._shard is None:
+            raise StoreError(f"collection {self.collection!r} does not exist yet; ingest a document first")
+        return self._shard
+
+    @locked
+    def ensure_collection(self, models: CollectionModels) -> None:
+        existing = self.collection_models()
+        if existing is not None and existing != models:
+            raise ModelMismatchError(_mismatch_message(self.collection, existing, models))
+        if self._shard is None:
+            config = qe.EdgeConfig(
+                vectors={DENSE: qe.EdgeVectorParams(size=models.dense_dim, distance=qe.Distance.Cosine)},
+                sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            )
+            self._shard = qe.EdgeShard.create(str(self._path), config)
+            for name in KEYWORD_FIELDS:
+                self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
+            for name in INTEGER_FIELDS:
+                self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
+                self._shard.flush()
+        if existing is None:
+            tmp = self._meta_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(models.as_dict()))
+            os.replace(tmp, self._meta_path)
+
+    def collection_models(self) -> CollectionModels | None:
+        if not self._meta_path.exists():
+            return None
+        return CollectionModels(**json.loads(self._meta_path.read_text()))
+
+    @locked
+    def upsert(self, points: Sequence[PointData]) -> None:
+        if not points:
+            return
+        batch = [
+            qe.Point(
+                p.id,
+                {DENSE: [float(x) for x in p.dense], SPARSE: qe.SparseVector(list(p.sparse.indices), list(p.sparse.values))},
+                p.payload,
+            )
+            for p in points
+        ]
+        self.shard.update(qe.UpdateOperation.upsert_points(batch))
+
+    @locked
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        if ids:
+            self.shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
+
+    @locked
+    def set_source_payload(self, source: str, payload: dict[str, Any]) -> None:
+        self.shard.update(qe.UpdateOperation.set_payload_by_filter(_filter(ChunkFilter(sources=(source,), include_quarantined=True)), payload))
+
+    @locked
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            self.shard.update(qe.UpdateOperation.delete_points(list(ids)))
+
+    @locked
+    def delete_source(self, source: str) -> int:
+        if self._shard is None:
+            return 0
+        flt = ChunkFilter(sources=(source,), include_quarantined=True)
+        n = self.count(flt)
+        self.shard.update(qe.UpdateOperation.delete_points_by_filter(_filter(flt)))
+        return n
+
+    @locked
+    def records(self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None) -> list[StoredChunk]:
+        if self._shard is None:
+            return []
+        flt = flt or ChunkFilter()
+        if flt.ids:
+            recs = self.shard.retrieve(list(flt.ids), with_payload=True, with_vector=with_vectors)
+            wanted = ChunkFilter(sources=flt.sources, tags=flt.tags, include_quarantined=flt.include_quarantined)
+            return [_record(r) for r in recs if _matches(r.payload or {}, wanted)]
+        out: list[StoredChunk] = []
+        offset = None
+        while True:
+            page = _SCROLL_PAGE if limit is None else min(_SCROLL_PAGE, limit - len(out))
+            recs, offset = self.shard.scroll(qe.ScrollRequest(offset=offset, limit=page, filter=_filter(flt), with_payload=True, with_vector=with_vectors))
+            out += [_record(r) for r in recs]
+            if offset is None or (limit is not None and len(out) >= limit):
+                return out
+
+    @locked
+    def count(self, flt: ChunkFilter | None = None) -> int:
+        if self._shard is None:
+            return 0
+        return int(self.shard.count(qe.CountRequest(exact=True, filter=_filter(flt or ChunkFilter(include_quarantined=True)))))
+
+    @locked
+    def sources(self) -> dict[str, int]:
+        if self._shard is None:
+            return {}
+        response = self.shard.facet(qe.FacetRequest("source", limit=1_000_000, exact=True))
+        return {str(h.value): int(h.count) for h in response.hits}
+
+    @locked
+    def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        return self._query(qe.QueryRequest(limit=limit, query=qe.Query.Nearest([float(x) for x in vector], using=DENSE), filter=_filter(flt), with_payload=True))
+
+    @locked
+    def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        if not vector.indices:
+            return []
+        query = qe.Query.Nearest(qe.SparseVector(list(vector.indices), list(vector.values)), using=SPARSE)
+        return self._query(qe.QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=True))
+
+    @locked
+    def search_fused(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        prefetch_limit: int,
+        limit: int,
+        fusion: str,
+        rrf_k: int,
+        weights: tuple[float, float] | None,
+        flt: ChunkFilter | None = None,
+    ) -> list[Hit]:
+        edge_filter = _filter(flt)
+        prefetches = [qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest([float(x) for x in dense], using=DENSE), filter=edge_filter)]
+        if sparse.indices:
+            prefetches.append(qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE), filter=edge_filter))
+        if fusion == "dbsf":
+            query: Any = qe.Fusion.Dbsf()
+        else:
+            w = list(weights) if weights and fusion == "weighted_rrf" else None
+            if w is not None and len(prefetches) == 1:
+                w = w[:1]
+            query = qe.Fusion.Rrf(k=rrf_k, weights=w)
+        return self._query(qe.QueryRequest(limit=limit, prefetches=prefetches, query=query, filter=edge_filter, with_payload=True))
+
+    def _query(self, request: qe.QueryRequest) -> list[Hit]:
+        if self._shard is None:
+            return []
+        try:
+            points = self.shard.query(request)
+        except Exception as e:
+            raise StoreError(f"query failed: {e}") from None
+        return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
+
+    @locked
+    def optimize(self) -> None:
+        """Merge segments and build indexes. Holds the GIL for its whole run: never call it on a request path."""
+        if self._shard is not None:
+            self._shard.optimize()
+
+    @locked
+    def flush(self) -> None:
+        if self._shard is not None:
+            self._shard.flush()
+
+    @locked
+    def close(self) -> None:
+        if self._shard is not None:
+            try:
+                self._shard.flush()
+                self._shard.close()
+            finally:
+                self._shard = None
+        if not self._lock_file.closed:
+            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
+            self._lock_file.close()
+
+
+def _record(record: qe.Record) -> StoredChunk:
+    payload = dict(record.payload or {})
+    dense = sparse = None
+    vector = record.vector
+    if isinstance(vector, dict):
+        dense = vector.get(DENSE)
+        raw = vector.get(SPARSE)
+        if raw is not None:
+            sparse = SparseVector(tuple(int(i) for i in raw.indices), tuple(float(v) for v in raw.values))
+    return stored_chunk(record.id, payload, dense, sparse)
+
+
+def _matches(payload: dict[str, Any], flt: ChunkFilter) -> bool:
+    if flt.sources and payload.get("source") not in flt.sources:
+        return False
+    if flt.tags and not set(flt.tags) & set(payload.get("tags") or ()):
+        return False
+    return flt.include_quarantined or payload.get("status") != QUARANTINED
+
+
+def _filter(flt: ChunkFilter | None) -> qe.Filter | None:
+    flt = flt or ChunkFilter()
+    must: list[Any] = []
+    if flt.sources:
+        must.append(qe.FieldCondition("source", match=qe.MatchAny(list(flt.sources))))
+    if flt.tags:
+        must.append(qe.FieldCondition("tags", match=qe.MatchAny(list(flt.tags))))
+    if flt.ids:
+        must.append(qe.HasIdCondition(set(flt.ids)))
+    must_not = [] if flt.include_quarantined else [qe.FieldCondition("status", match=qe.MatchValue(QUARANTINED))]
+    if not must and not must_not:
+        return None
+    return qe.Filter(must=must or None, must_not=must_not or None)
+
+
+def _mismatch_message(collection: str, existing: CollectionModels, wanted: CollectionModels) -> str:
+    return (
+        f"collection {collection!r} was built with dense={existing.dense_model} ({existing.dense_dim} d), "
+        f"sparse={existing.sparse_model}, but the settings now say dense={wanted.dense_model} "
+        f"({wanted.dense_dim} d), sparse={wanted.sparse_model}. Mixing them would compare vectors from "
+        "different spaces: use another collection name (RAGSCOPE_COLLECTION) or re-ingest into a new one."
+    )

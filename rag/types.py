@@ -1,0 +1,122 @@
+"""Values that cross module boundaries. All frozen: cached objects are shared by every session."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+# Fixed namespace so a chunk's id depends only on its content, never on when it was ingested.
+CHUNK_NAMESPACE = uuid.UUID("6f0e1f55-2d3c-4b8a-9a43-5a1c0b7d2e10")
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded file: cleaned text plus where each page starts (PDF) and how it was read."""
+
+    source: str
+    text: str
+    kind: str
+    size_bytes: int
+    pages: tuple[int, ...] = ()  # char offset where each page starts; empty when the format has no pages
+    title: str = ""
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def page_at(self, offset: int) -> int | None:
+        """1-based page number holding `offset`, or None for formats without pages."""
+        if not self.pages:
+            return None
+        page = 1
+        for i, start in enumerate(self.pages):
+            if start <= offset:
+                page = i + 1
+        return page
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span of a document's text: `text == document.text[start:end]`, always."""
+
+    id: str
+    source: str
+    heading_path: tuple[str, ...]
+    start: int
+    end: int
+    text: str
+    index: int
+    page: int | None = None
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+    @property
+    def embed_text(self) -> str:
+        """What the encoders see: where the chunk sits, then its body (so headings help retrieval)."""
+        where = " > ".join((self.source, *self.heading_path))
+        return f"{where}\n{self.text}"
+
+    @staticmethod
+    def make_id(source: str, heading_path: tuple[str, ...], text: str, occurrence: int) -> str:
+        """Content-addressed id: unchanged text under the same heading keeps its id across re-ingests."""
+        key = "\x00".join((source, " > ".join(heading_path), text, str(occurrence)))
+        return str(uuid.uuid5(CHUNK_NAMESPACE, key))
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as read back from the store, with its document-level metadata."""
+
+    chunk: Chunk
+    tags: tuple[str, ...] = ()
+    quarantined: bool = False
+    flags: tuple[str, ...] = ()
+    dense: tuple[float, ...] | None = None
+    sparse: SparseVector | None = None
+    payload: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """One row of the documents table."""
+
+    source: str
+    chunks: int
+    size_bytes: int
+    tags: tuple[str, ...]
+    ingested_at: str
+    sha256: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class ChunkFilter:
+    """Restrictions applied inside Qdrant, never after the fact."""
+
+    sources: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    ids: tuple[str, ...] = ()
+    include_quarantined: bool = False
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.sources or self.tags or self.ids)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One point returned by a store query."""
+
+    id: str
+    score: float
+    payload: dict[str, Any] = field(compare=False, hash=False, default_factory=dict)
