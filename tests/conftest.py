@@ -1,0 +1,71 @@
+"""Shared fixtures: every test gets its own data dir, no network, fresh Streamlit caches.
+
+The real default models are used (they load offline from PyPI packages); they are loaded once per
+process by the encoders' own cache, so only the first test pays for it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+from rag.components import Components, build_components  # noqa: E402
+from rag.config import Settings  # noqa: E402
+from rag.ingest import ingest_files  # noqa: E402
+from rag.sample import sample_files  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
+    """Own data dir, no API key or server from the caller's environment, no outside network."""
+    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(tmp_path / "data"))
+    for name in ("QDRANT_URL", "QDRANT_API_KEY", "ANTHROPIC_API_KEY", "RAGSCOPE_PASSWORD", "RAGSCOPE_COLLECTION"):
+        if not (name == "QDRANT_URL" and request.node.get_closest_marker("integration")):
+            monkeypatch.delenv(name, raising=False)
+    real_connect = socket.socket.connect
+
+    def guarded(sock: socket.socket, address):  # noqa: ANN001
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and host not in ("127.0.0.1", "localhost", "::1") and not host.startswith("/"):
+            raise RuntimeError(f"test tried to reach {host}: tests stay offline")
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    yield
+    try:
+        import streamlit as st
+
+        st.cache_resource.clear()
+        st.cache_data.clear()
+    except Exception:  # noqa: BLE001 - streamlit absent in a minimal install
+        pass
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def components(settings: Settings):
+    comps = build_components(settings)
+    yield comps
+    comps.close()
+
+
+@pytest.fixture
+def sample_components(components: Components) -> Components:
+    """Components with the sample help centre ingested (real models, real store)."""
+    summary = ingest_files(components, sample_files())
+    assert not summary.errors, summary.errors
+    return components
