@@ -16,6 +16,8 @@ from rag.types import Chunk, Document
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _TABLE_LINE = re.compile(r"^[ \t]*\|")
+# MkDocs/Pandoc attribute lists after a heading: "## Caveat { #caveat }" is titled "Caveat".
+_HEADING_ATTRS = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
 # End of a sentence: Western punctuation followed by space, or CJK punctuation (no space needed).
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[。！？；])")
 
@@ -83,7 +85,7 @@ def parse_sections(text: str) -> list[Section]:
                 if pos > body_start:
                     sections.append(Section(current, body_start, pos))
                 level = len(heading.group(1))
-                stack = [(lvl, title) for lvl, title in stack if lvl < level] + [(level, heading.group(2).strip())]
+                stack = [(lvl, title) for lvl, title in stack if lvl < level] + [(level, _HEADING_ATTRS.sub("", heading.group(2)).strip())]
                 current = tuple(title for _, title in stack)
                 body_start = min(line_end + 1, len(text))
         pos = line_end + 1
