@@ -7,6 +7,7 @@ knows CJK full stops, so Chinese text is never cut mid-sentence.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -95,13 +96,12 @@ def parse_sections(text: str) -> list[Section]:
 
 
 def heading_path_at(sections: list[Section], offset: int) -> tuple[str, ...]:
-    path: tuple[str, ...] = ()
-    for section in sections:
-        if section.start <= offset:
-            path = section.path
-        else:
-            break
-    return path
+    """Heading path of the last section starting at or before `offset` (sections are in text order).
+
+    A binary search: a linear scan per chunk made a file with 100,000 headings take minutes to chunk.
+    """
+    i = bisect.bisect_right(sections, offset, key=lambda s: s.start)
+    return sections[i - 1].path if i else ()
 
 
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
