@@ -106,6 +106,12 @@ def ingest_document(components: Components, doc: Document, config: ChunkConfig |
     chunks = chunk_document(doc, config)
     if not chunks:
         raise LoaderError(f"{doc.source}: no text to index after chunking")
+    limit = components.settings.max_chunks_per_doc
+    if len(chunks) > limit:
+        raise LoaderError(
+            f"{doc.source}: would become {len(chunks):,} chunks, over the limit of {limit:,} per document "
+            "(RAGSCOPE_MAX_CHUNKS); split it into smaller files or raise the limit"
+        )
     components.check_models()
     components.ensure_collection()
     store = components.store
