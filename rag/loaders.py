@@ -108,12 +108,32 @@ def decode_text(data: bytes, source: str) -> str:
         raise LoaderError(f"{source}: looks like a binary file, not text")
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
+    except UnicodeDecodeError as e:
+        text = _decode_legacy(data, source, e)
     controls = sum(1 for ch in text[:20000] if unicodedata.category(ch) == "Cc" and ch not in "\n\r\t\f")
     if controls > 0.05 * min(len(text), 20000):
         raise LoaderError(f"{source}: looks like a binary file, not text")
     return text
+
+
+def _decode_legacy(data: bytes, source: str, error: UnicodeDecodeError) -> str:
+    """Windows-1252 / Latin-1 text, unless the file is UTF-8 with damaged bytes.
+
+    Real UTF-8 sequences next to invalid bytes mean a damaged or mixed file: decoding it all as
+    Latin-1 would turn every accented letter into mojibake, so refuse it and say where it breaks.
+    cp1252 is tried before Latin-1 because Windows "Latin-1" files put curly quotes in 0x80-0x9F,
+    which Latin-1 reads as control characters (and cleaning would then drop them).
+    """
+    replaced = data.decode("utf-8", errors="replace")
+    if any(ord(ch) > 127 and ch != "\ufffd" for ch in replaced):
+        raise LoaderError(
+            f"{source}: is not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}) although "
+            "other parts are UTF-8; the file is damaged or mixes encodings. Re-save it as UTF-8."
+        )
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
 
 
 def _clean(text: str, pages: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
