@@ -1,0 +1,1 @@
+"""Evaluation: question sets, retrieval and answer metrics, failure verdicts, stored runs, BEIR import."""
