@@ -1,0 +1,224 @@
+"""What a question's gold means in the collection as it is now: gold specs resolved to chunk ids.
+
+A question set names its gold in one of three ways (see `parse_gold`): chunk ids, sections
+(`source` + heading path; any chunk under that heading counts), or an answer text that must appear in
+a chunk. Sections and text survive re-chunking; ids do not. Resolution turns each gold item into a
+`GoldUnit` (a set of chunks, any of which satisfies it) so metrics count an item once however many
+chunks it spans, the way BEIR counts a document once however it is split into passages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from rag.components import Components
+from rag.types import Chunk, ChunkFilter
+
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class ChunkIdGold:
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SectionRef:
+    """A document section: `heading` is the " > "-joined heading path; empty means the whole document."""
+
+    source: str
+    heading: str = ""
+    grade: int = 1
+
+
+@dataclass(frozen=True)
+class SectionGold:
+    sections: tuple[SectionRef, ...]
+
+
+@dataclass(frozen=True)
+class TextGold:
+    text: str
+
+
+Gold = ChunkIdGold | SectionGold | TextGold
+
+
+def parse_gold(value: Any) -> Gold:
+    """Read the `gold` field of a question-set line.
+
+    Args:
+        value: a list of chunk id strings, a list of {"source", "heading"?, "grade"?} objects, or a
+            non-empty answer text.
+
+    Returns:
+        The matching gold spec.
+
+    Raises:
+        ValueError: the value has none of those shapes; the message says what was expected.
+    """
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("'gold' text is empty")
+        return TextGold(value)
+    if not isinstance(value, list) or not value:
+        raise ValueError("'gold' must be a non-empty list of chunk ids, a list of {\"source\", \"heading\"} objects, or an answer text")
+    if all(isinstance(v, str) and v.strip() for v in value):
+        return ChunkIdGold(tuple(value))
+    if all(isinstance(v, dict) for v in value):
+        return SectionGold(tuple(_section(v) for v in value))
+    raise ValueError("'gold' mixes kinds: use only chunk id strings or only {\"source\", \"heading\"} objects")
+
+
+def _section(item: dict) -> SectionRef:
+    unknown = set(item) - {"source", "heading", "grade"}
+    if unknown:
+        raise ValueError(f"gold object has unknown keys {sorted(unknown)}; allowed: source, heading, grade")
+    source, heading, grade = item.get("source"), item.get("heading", ""), item.get("grade", 1)
+    if not isinstance(source, str) or not source:
+        raise ValueError("each gold object needs a non-empty \"source\" string")
+    if not isinstance(heading, str):
+        raise ValueError("\"heading\" must be a string (the heading path joined with \" > \")")
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+        raise ValueError("\"grade\" must be a whole number of at least 1")
+    return SectionRef(source, heading, grade)
+
+
+def gold_to_json(gold: Gold | None) -> Any:
+    """The question-set JSON form of a gold spec (inverse of `parse_gold`)."""
+    if gold is None:
+        return None
+    if isinstance(gold, TextGold):
+        return gold.text
+    if isinstance(gold, ChunkIdGold):
+        return list(gold.ids)
+    return [{"source": s.source, "heading": s.heading} | ({"grade": s.grade} if s.grade != 1 else {}) for s in gold.sections]
+
+
+def normalize(text: str) -> str:
+    """Case- and whitespace-insensitive form used to find answer text in chunks."""
+    return " ".join(text.casefold().split())
+
+
+class CollectionIndex:
+    """Every retrievable chunk of the collection, indexed for gold lookup. Build once per run.
+
+    Example:
+        index = CollectionIndex.from_components(components)
+        resolution = index.resolve(TextGold("14 days"))
+        resolution.chunk_ids
+    """
+
+    def __init__(self, chunks: Iterable[Chunk], models: Sequence[str] = ()) -> None:
+        self.by_id: dict[str, Chunk] = {c.id: c for c in chunks}
+        self.by_source: dict[str, list[Chunk]] = {}
+        for c in sorted(self.by_id.values(), key=lambda c: (c.source, c.index)):
+            self.by_source.setdefault(c.source, []).append(c)
+        self._norm = {cid: normalize(c.text) for cid, c in self.by_id.items()}
+        self.fingerprint = hashlib.sha256("\n".join([*models, *sorted(self.by_id)]).encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_components(cls, components: Components) -> "CollectionIndex":
+        """Read the chunks retrieval can return (quarantined ones are never returned, so never gold)."""
+        s = components.settings
+        return cls((r.chunk for r in components.store.records(ChunkFilter())), (s.collection, s.dense_model, s.sparse_model))
+
+    def resolve(self, gold: Gold | None) -> "Resolution":
+        """Turn a gold spec into gold units; text that no chunk holds is checked for a boundary split."""
+        if gold is None:
+            return Resolution(())
+        if isinstance(gold, ChunkIdGold):
+            return Resolution(tuple(GoldUnit(f"chunk:{i}", i, 1, (i,) if i in self.by_id else ()) for i in gold.ids))
+        if isinstance(gold, SectionGold):
+            return Resolution(tuple(self._section_unit(s) for s in gold.sections))
+        return self._text(gold.text)
+
+    def _section_unit(self, ref: SectionRef) -> "GoldUnit":
+        ids = tuple(
+            c.id for c in self.by_source.get(ref.source, ())
+            if not ref.heading or c.heading == ref.heading or c.heading.startswith(ref.heading + " > ")
+        )
+        label = f"{ref.source} › {ref.heading}" if ref.heading else ref.source
+        return GoldUnit(f"section:{ref.source}#{ref.heading}", label, ref.grade, ids)
+
+    def _text(self, text: str) -> "Resolution":
+        wanted = normalize(text)
+        label = f"“{text[:60]}{'…' if len(text) > 60 else ''}”"
+        ids = tuple(cid for cid, norm in self._norm.items() if wanted in norm)
+        if ids:
+            return Resolution((GoldUnit("text", label, 1, ids),))
+        for chunks in self.by_source.values():
+            for first, second in zip(chunks, chunks[1:]):
+                if wanted in normalize(_joined(first, second)):
+                    return Resolution((GoldUnit("text", label, 1, ()),), split=(first.id, second.id))
+        return Resolution((GoldUnit("text", label, 1, ()),), nearest=self._nearest(wanted))
+
+    def _nearest(self, wanted: str) -> str | None:
+        """The chunk sharing most words with a text no chunk holds: where to start looking."""
+        words = set(_WORD.findall(wanted))
+        best = max(self._norm.items(), key=lambda kv: len(words & set(_WORD.findall(kv[1]))), default=None)
+        return best[0] if best and words & set(_WORD.findall(best[1])) else None
+
+
+def _joined(first: Chunk, second: Chunk) -> str:
+    """Two neighbouring chunks as one text; overlapping chunks are not doubled."""
+    if second.start < first.end:
+        return first.text + second.text[first.end - second.start :]
+    return first.text + " " + second.text
+
+
+@dataclass(frozen=True)
+class GoldUnit:
+    """One gold item: any of `chunk_ids` satisfies it (empty when nothing in the collection does)."""
+
+    key: str
+    label: str
+    grade: int
+    chunk_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A question's gold in chunk ids, plus what explains gold that no chunk holds."""
+
+    units: tuple[GoldUnit, ...]
+    split: tuple[str, str] | None = None  # answer text found only across these two neighbouring chunks
+    nearest: str | None = None  # chunk most like an answer text found nowhere
+
+    @property
+    def chunk_ids(self) -> frozenset[str]:
+        return frozenset(i for u in self.units for i in u.chunk_ids)
+
+    @property
+    def missing(self) -> tuple[GoldUnit, ...]:
+        return tuple(u for u in self.units if not u.chunk_ids)
+
+    def qrels(self) -> dict[str, int]:
+        """{unit key: grade} for the metric functions."""
+        return {u.key: u.grade for u in self.units}
+
+    def collapse(self, ranked_ids: Sequence[str]) -> dict[str, float]:
+        """A stage's chunk ranking as a run over gold units: a unit ranks where its first chunk ranks.
+
+        Chunks outside the gold keep their own place, so a miss still costs rank positions.
+        """
+        owners: dict[str, list[str]] = {}
+        for u in self.units:
+            for cid in u.chunk_ids:
+                owners.setdefault(cid, []).append(u.key)
+        run: dict[str, float] = {}
+        position = 0
+        for cid in ranked_ids:
+            keys = [k for k in owners.get(cid, [cid]) if k not in run]
+            if keys:
+                position += 1
+                run.update({k: 1.0 / position for k in keys})
+        return run
+
+    def track(self) -> str | None:
+        """The chunk the inspector should follow for this question."""
+        first = next((u.chunk_ids[0] for u in self.units if u.chunk_ids), None)
+        return first or (self.split[0] if self.split else self.nearest)

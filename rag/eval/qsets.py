@@ -1,0 +1,213 @@
+"""Question sets: JSONL parsing with line-numbered errors, and their storage under the data dir.
+
+One JSON object per line:
+
+    {"question": "How long do refunds take?", "gold": "5 to 10 business days"}
+    {"question": "...", "gold": [{"source": "billing/plans.md", "heading": "Billing > Refunds"}]}
+    {"question": "...", "gold": ["<chunk id>", ...], "id": "refund-time"}
+    {"question": "Does Tidepool sell hardware?", "answerable": false}
+
+Sets live as validated JSONL files in `<data_dir>/eval_sets/<name>.jsonl`, so they outlive sessions
+and the CLI can run them too. A bad set is refused whole and never replaces a stored one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rag.errors import EvalSetError
+from rag.eval.gold import Gold, gold_to_json, parse_gold
+
+SAMPLE_SET = "sample"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+_KEYS = {"question", "gold", "answerable", "id"}
+
+
+@dataclass(frozen=True)
+class Question:
+    """One line of a set. `gold` is None only for unanswerable questions."""
+
+    id: str
+    question: str
+    gold: Gold | None
+    answerable: bool = True
+    line: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "question": self.question}
+        if self.gold is not None:
+            out["gold"] = gold_to_json(self.gold)
+        if not self.answerable:
+            out["answerable"] = False
+        return out
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    name: str
+    questions: tuple[Question, ...]
+
+    @property
+    def unanswerable(self) -> int:
+        return sum(1 for q in self.questions if not q.answerable)
+
+    def to_jsonl(self) -> str:
+        return "".join(json.dumps(q.as_json(), ensure_ascii=False) + "\n" for q in self.questions)
+
+
+def parse_question_set(text: str, name: str = "set") -> QuestionSet:
+    """Parse JSONL text into a question set.
+
+    Args:
+        text: the file's text; blank lines are skipped.
+        name: the set's name, used in error messages.
+
+    Returns:
+        The questions in file order; a question without "id" gets "q<line number>".
+
+    Raises:
+        EvalSetError: a line is not a JSON object of the documented shape, an id repeats, or the set
+            is empty. The message names the line.
+    """
+    questions: list[Question] = []
+    seen: dict[str, int] = {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            q = _question(raw, n)
+        except ValueError as e:
+            raise EvalSetError(f"{name} line {n}: {e}") from None
+        if q.id in seen:
+            raise EvalSetError(f"{name} line {n}: id {q.id!r} is already used on line {seen[q.id]}")
+        seen[q.id] = n
+        questions.append(q)
+    if not questions:
+        raise EvalSetError(f"{name}: no questions; write one JSON object per line with \"question\" and \"gold\"")
+    return QuestionSet(name, tuple(questions))
+
+
+def _question(raw: str, n: int) -> Question:
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not valid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(obj, dict):
+        raise ValueError('expected a JSON object like {"question": "...", "gold": ...}')
+    unknown = set(obj) - _KEYS
+    if unknown:
+        raise ValueError(f"unknown keys {sorted(unknown)}; allowed: {', '.join(sorted(_KEYS))}")
+    question = obj.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError('"question" must be a non-empty string')
+    answerable = obj.get("answerable", True)
+    if not isinstance(answerable, bool):
+        raise ValueError('"answerable" must be true or false')
+    qid = obj.get("id", f"q{n}")
+    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or str(qid) == "":
+        raise ValueError('"id" must be a non-empty string or a number')
+    if answerable:
+        if "gold" not in obj:
+            raise ValueError('"gold" is missing (or mark the question "answerable": false)')
+        gold = parse_gold(obj["gold"])
+    else:
+        if obj.get("gold") not in (None, [], ""):
+            raise ValueError('an unanswerable question ("answerable": false) cannot have gold')
+        gold = None
+    return Question(str(qid), question.strip(), gold, answerable, n)
+
+
+def decode_upload(data: bytes, name: str) -> str:
+    """Uploaded bytes as text; a set must be UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise EvalSetError(f"{name}: not UTF-8 text (bad byte at offset {e.start}); save the file as UTF-8") from None
+
+
+def set_name(filename: str) -> str:
+    """A storage name from an uploaded file name: its stem, reduced to letters, digits, '.', '_' and '-'."""
+    stem = Path(filename.replace("\\", "/")).name
+    stem = stem[: -len(".jsonl")] if stem.lower().endswith(".jsonl") else Path(stem).stem
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-._")[:80]
+    if not cleaned:
+        raise EvalSetError(f"cannot name a question set after {filename!r}; rename the file (letters, digits, - and _)")
+    return cleaned
+
+
+def sets_dir(data_dir: Path) -> Path:
+    return data_dir / "eval_sets"
+
+
+def _path(data_dir: Path, name: str) -> Path:
+    if not _NAME.match(name):
+        raise EvalSetError(f"{name!r} is not a valid set name (letters, digits, '.', '_', '-'; at most 80)")
+    return sets_dir(data_dir) / f"{name}.jsonl"
+
+
+def save_question_set(data_dir: Path, name: str, text: str) -> QuestionSet:
+    """Validate, then store (replacing a set of the same name only once the new one parsed)."""
+    qset = parse_question_set(text, name)
+    path = _path(data_dir, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return qset
+
+
+def load_question_set(data_dir: Path, name: str) -> QuestionSet:
+    path = _path(data_dir, name)
+    if not path.is_file():
+        raise EvalSetError(f"no question set named {name!r}; upload one or load the sample set")
+    return parse_question_set(path.read_text(encoding="utf-8"), name)
+
+
+def read_question_set_file(path: Path) -> QuestionSet:
+    """A set from any JSONL file (the CLI's argument); named after the file."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise EvalSetError(f"{path}: cannot read ({e.strerror})") from None
+    return parse_question_set(decode_upload(data, path.name), set_name(path.name))
+
+
+def list_question_sets(data_dir: Path) -> list[str]:
+    folder = sets_dir(data_dir)
+    return sorted(p.stem for p in folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def delete_question_set(data_dir: Path, name: str) -> None:
+    _path(data_dir, name).unlink(missing_ok=True)
+
+
+def append_question(data_dir: Path, name: str, question: str, gold: Gold | None, answerable: bool = True) -> QuestionSet:
+    """Add one question to a stored set (created if absent): the Ask page's "add to question set".
+
+    The whole set is re-validated before it is written, so a duplicate or malformed entry is refused.
+    """
+    path = _path(data_dir, name)
+    existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+    taken = {q.id for q in parse_question_set(existing, name).questions} if existing.strip() else set()
+    n = len(taken) + 1
+    while f"q{n}" in taken:
+        n += 1
+    line = Question(f"q{n}", question, gold, answerable).as_json()
+    text = existing + ("" if not existing or existing.endswith("\n") else "\n") + json.dumps(line, ensure_ascii=False) + "\n"
+    return save_question_set(data_dir, name, text)
+
+
+def sample_question_set_text() -> str:
+    """The shipped questions over the sample help centre (rag/resources/sample_qa.jsonl)."""
+    return (resources.files("rag") / "resources" / "sample_qa.jsonl").read_text(encoding="utf-8")
+
+
+def install_sample_set(data_dir: Path) -> QuestionSet:
+    """Store the sample set as "sample" (overwriting an older copy)."""
+    return save_question_set(data_dir, SAMPLE_SET, sample_question_set_text())

@@ -1,0 +1,158 @@
+"""Question sets: parsing with line numbers, storage under the data dir, and gold resolution."""
+
+import json
+
+import pytest
+
+from rag.chunker import chunk_document
+from rag.config import ChunkConfig
+from rag.errors import EvalSetError
+from rag.eval.gold import ChunkIdGold, CollectionIndex, SectionGold, SectionRef, TextGold, gold_to_json, parse_gold
+from rag.eval.qsets import (
+    append_question,
+    decode_upload,
+    delete_question_set,
+    install_sample_set,
+    list_question_sets,
+    load_question_set,
+    parse_question_set,
+    sample_question_set_text,
+    save_question_set,
+    set_name,
+)
+from rag.types import Document
+
+GOOD = "\n".join(
+    [
+        json.dumps({"question": "How long do refunds take?", "gold": "5 to 10 business days"}),
+        "",
+        json.dumps({"question": "Refunds?", "gold": [{"source": "billing/plans.md", "heading": "Billing > Refunds", "grade": 2}], "id": "r"}),
+        json.dumps({"question": "By id", "gold": ["abc", "def"], "id": 7}),
+        json.dumps({"question": "Sell hardware?", "answerable": False}),
+    ]
+)
+
+
+def test_parse_all_gold_shapes_and_defaults():
+    qset = parse_question_set(GOOD, "demo")
+    ids = [q.id for q in qset.questions]
+    assert ids == ["q1", "r", "7", "q5"]  # default id is the line number; blank lines still count
+    text, section, chunk_ids, unanswerable = qset.questions
+    assert text.gold == TextGold("5 to 10 business days") and text.answerable
+    assert section.gold == SectionGold((SectionRef("billing/plans.md", "Billing > Refunds", 2),))
+    assert chunk_ids.gold == ChunkIdGold(("abc", "def"))
+    assert unanswerable.gold is None and not unanswerable.answerable
+    assert qset.unanswerable == 1
+    # Round trip through the stored JSON form.
+    again = parse_question_set(qset.to_jsonl(), "demo")
+    assert again.questions == tuple(q.__class__(q.id, q.question, q.gold, q.answerable, i) for i, q in enumerate(qset.questions, 1))
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ('{"question": "x", "gold": "y"', "not valid JSON"),
+        ('["question"]', "expected a JSON object"),
+        ('{"gold": "y"}', '"question" must be a non-empty string'),
+        ('{"question": "x"}', '"gold" is missing'),
+        ('{"question": "x", "gold": []}', "non-empty list"),
+        ('{"question": "x", "gold": ["a", {"source": "s"}]}', "mixes kinds"),
+        ('{"question": "x", "gold": [{"heading": "h"}]}', '"source"'),
+        ('{"question": "x", "gold": [{"source": "s", "grade": 0}]}', '"grade"'),
+        ('{"question": "x", "gold": "y", "answerable": "no"}', '"answerable" must be true or false'),
+        ('{"question": "x", "gold": "y", "answerable": false}', "cannot have gold"),
+        ('{"question": "x", "gold": "y", "extra": 1}', "unknown keys"),
+    ],
+)
+def test_malformed_line_names_its_line_number(line, fragment):
+    text = '{"question": "fine", "gold": "ok"}\n\n' + line + "\n"
+    with pytest.raises(EvalSetError) as err:
+        parse_question_set(text, "bad")
+    assert "bad line 3:" in str(err.value)
+    assert fragment in str(err.value)
+
+
+def test_duplicate_ids_and_empty_sets_are_refused():
+    dup = '{"question": "a", "gold": "x", "id": "same"}\n{"question": "b", "gold": "y", "id": "same"}\n'
+    with pytest.raises(EvalSetError, match="line 2: id 'same' is already used on line 1"):
+        parse_question_set(dup)
+    with pytest.raises(EvalSetError, match="no questions"):
+        parse_question_set("\n\n", "empty")
+    with pytest.raises(EvalSetError, match="not UTF-8"):
+        decode_upload(b"\xff\xfe\xfa bad", "x.jsonl")
+
+
+def test_storage_round_trip_and_bad_upload_keeps_the_stored_set(tmp_path):
+    save_question_set(tmp_path, "mine", GOOD)
+    assert list_question_sets(tmp_path) == ["mine"]
+    assert len(load_question_set(tmp_path, "mine").questions) == 4
+    with pytest.raises(EvalSetError, match="line 1"):
+        save_question_set(tmp_path, "mine", "not json\n")
+    assert len(load_question_set(tmp_path, "mine").questions) == 4  # nothing lost
+    with pytest.raises(EvalSetError, match="not a valid set name"):
+        save_question_set(tmp_path, "../escape", GOOD)
+    delete_question_set(tmp_path, "mine")
+    assert list_question_sets(tmp_path) == []
+    with pytest.raises(EvalSetError, match="no question set named 'mine'"):
+        load_question_set(tmp_path, "mine")
+
+
+def test_set_names_from_file_names():
+    assert set_name("My Questions (v2).jsonl") == "My-Questions-v2"
+    assert set_name("C:\\Users\\x\\qa.jsonl") == "qa"
+    with pytest.raises(EvalSetError):
+        set_name("....jsonl")
+
+
+def test_append_question_builds_a_set_by_hand(tmp_path):
+    append_question(tmp_path, "handmade", "How long do refunds take?", parse_gold([{"source": "billing/plans.md", "heading": "Billing > Refunds"}]))
+    qset = append_question(tmp_path, "handmade", "Do you sell hardware?", None, answerable=False)
+    assert [q.id for q in qset.questions] == ["q1", "q2"]
+    assert qset.questions[1].answerable is False
+    assert gold_to_json(qset.questions[0].gold) == [{"source": "billing/plans.md", "heading": "Billing > Refunds"}]
+
+
+def test_sample_set_is_valid_with_unanswerable_questions(tmp_path):
+    qset = parse_question_set(sample_question_set_text(), "sample")
+    assert 15 <= len(qset.questions) <= 20
+    assert qset.unanswerable >= 3
+    install_sample_set(tmp_path)
+    assert list_question_sets(tmp_path) == ["sample"]
+
+
+def _doc_chunks(text: str, size: int = 120):
+    doc = Document(source="notes.md", text=text, kind="markdown", size_bytes=len(text))
+    return chunk_document(doc, ChunkConfig("heading", size, 0))
+
+
+def test_text_gold_is_case_and_whitespace_insensitive_and_finds_splits():
+    first = "Refunds are processed by the billing team within one week of the request being approved."
+    second = "Reach us by email. Other topics live elsewhere in this help centre for now."
+    chunks = _doc_chunks(f"# Notes\n\n{first}\n\n{second}\n")
+    assert len(chunks) == 2
+    index = CollectionIndex(chunks)
+    found = index.resolve(TextGold("WITHIN  one\nweek"))
+    assert found.chunk_ids == {chunks[0].id} and found.split is None
+    split = index.resolve(TextGold("being approved. Reach us by email"))
+    assert split.chunk_ids == frozenset() and split.split == (chunks[0].id, chunks[1].id)
+    lost = index.resolve(TextGold("refunds are processed by carrier pigeon"))
+    assert lost.split is None and lost.nearest == chunks[0].id
+    assert lost.track() == chunks[0].id
+
+
+def test_section_and_id_gold_and_unit_collapse():
+    text = "# Guide\n\n## Setup\n\nInstall it.\n\n### Linux\n\nUse apt.\n\n## Setupwizard\n\nClick next.\n"
+    chunks = _doc_chunks(text, 60)
+    by_heading = {c.heading: c.id for c in chunks}
+    index = CollectionIndex(chunks)
+    res = index.resolve(SectionGold((SectionRef("notes.md", "Guide > Setup"),)))
+    # The subsection counts, the look-alike sibling "Setupwizard" does not.
+    assert set(res.chunk_ids) == {by_heading["Guide > Setup"], by_heading["Guide > Setup > Linux"]}
+    ids = index.resolve(ChunkIdGold((by_heading["Guide > Setupwizard"], "missing-id")))
+    assert [u.chunk_ids for u in ids.units] == [(by_heading["Guide > Setupwizard"],), ()]
+    assert len(ids.missing) == 1
+    # Two chunks of one gold section count once: the unit ranks at its first chunk, others keep their place.
+    ranked = [by_heading["Guide > Setupwizard"], by_heading["Guide > Setup > Linux"], by_heading["Guide > Setup"]]
+    run = res.collapse(ranked)
+    assert run == {by_heading["Guide > Setupwizard"]: 1.0, "section:notes.md#Guide > Setup": 0.5}
+    assert res.qrels() == {"section:notes.md#Guide > Setup": 1}
