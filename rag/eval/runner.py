@@ -1,0 +1,156 @@
+"""Run a question set through the same retrieval (and, optionally, answering) the app uses, and score it.
+
+Each question runs `retrieve()` (or `answer_question()`, which retrieves the same way), so every stage's
+ranking comes from one call; per-stage metrics use `RetrievalResult.ranked(stage)`, verdicts the whole
+result. A run reports progress after each question and checks its cancel event before each one; a
+cancelled run raises `EvalCancelled` and stores nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Callable
+
+from rag.answer import Generator, answer_question, default_generator
+from rag.components import Components
+from rag.config import RetrievalConfig
+from rag.errors import RagError
+from rag.eval.answers import AnswerRecord, answer_metrics
+from rag.eval.gold import CollectionIndex
+from rag.eval.judge import FaithfulnessJudge
+from rag.eval.metrics import by_query, evaluate, means
+from rag.eval.qsets import QuestionSet
+from rag.eval.runs import EvalRun, QuestionResult, save_run
+from rag.eval.verdicts import inspector_params, judge_question
+from rag.retrieve import STAGES, RetrievalResult, retrieve
+
+Progress = Callable[[int, int, str], None]
+
+
+class EvalCancelled(RagError):
+    """The run was cancelled; nothing was stored."""
+
+
+def run_eval(
+    components: Components,
+    qset: QuestionSet,
+    config: RetrievalConfig | None = None,
+    *,
+    answers: bool = False,
+    generator: Generator | None = None,
+    judge: FaithfulnessJudge | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    save: bool = True,
+) -> EvalRun:
+    """Evaluate `qset` against the collection and (by default) store the run.
+
+    Args:
+        components: store and encoders of the collection to evaluate.
+        qset: the questions and their gold.
+        config: retrieval settings; None means the configured defaults. Use candidates >= 20 so that
+            the @20 metrics can count.
+        answers: also generate an answer per question and score it (citations, abstentions).
+        generator: who writes answers (implies `answers`); None means Claude with a key, else extractive.
+        judge: an LLM faithfulness judge for answer sentences (needs answers).
+        progress: called after each question with (done, total, message).
+        cancel: when set, the run stops before its next question.
+        save: write the run to the eval history (`<data_dir>/eval.sqlite`).
+
+    Returns:
+        The complete run.
+
+    Raises:
+        EvalCancelled: `cancel` was set; nothing was stored.
+        RagError: the collection is empty, or retrieval / generation failed.
+    """
+    config = config or components.settings.retrieval
+    index = CollectionIndex.from_components(components)
+    if not index.by_id:
+        raise RagError(f"collection {components.settings.collection!r} has no chunks: ingest documents (or the sample help centre) before running an eval")
+    if generator is None and answers:
+        generator = default_generator(components)
+    total = len(qset.questions)
+    rows: list[QuestionResult] = []
+    runs: dict[str, dict[str, dict[str, float]]] = {stage: {} for stage in STAGES}
+    qrels: dict[str, dict[str, int]] = {}
+    reranker = config.reranker
+    for done, q in enumerate(qset.questions):
+        if cancel is not None and cancel.is_set():
+            raise EvalCancelled(f"eval cancelled after {done} of {total} questions; nothing was stored")
+        result, record = _ask(components, q.question, config, generator, judge)
+        reranker = result.reranker
+        gold = index.resolve(q.gold)
+        if q.answerable:
+            qrels[q.id] = gold.qrels()
+            for stage in STAGES:
+                runs[stage][q.id] = gold.collapse([c.id for c in result.ranked(stage)])
+        verdict = judge_question(q.answerable, gold, result, record)
+        track = verdict.track if verdict and verdict.track else gold.track()
+        rows.append(
+            QuestionResult(
+                id=q.id,
+                question=q.question,
+                answerable=q.answerable,
+                gold=q.as_json().get("gold"),
+                gold_labels=tuple(u.label for u in gold.units),
+                gold_chunks=tuple(sorted(gold.chunk_ids)),
+                scores={},
+                gold_ranks=_gold_ranks(result, gold.chunk_ids),
+                verdict=verdict,
+                inspector=inspector_params(q.question, config, track),
+                answer=record,
+            )
+        )
+        if progress is not None:
+            progress(done + 1, total, f"{done + 1}/{total}: {q.question[:80]}")
+
+    per_stage_results = {stage: evaluate(runs[stage], qrels) for stage in STAGES}
+    tables = {stage: by_query(r) for stage, r in per_stage_results.items()}
+    questions = tuple(replace(row, scores={s: tables[s].get(row.id, {}) for s in STAGES}) if row.answerable else row for row in rows)
+    settings = components.settings
+    models = {"dense": settings.dense_model, "sparse": settings.sparse_model, "reranker": reranker}
+    if generator is not None:
+        models["generator"] = f"{generator.mode}: {generator.model}"
+    if judge is not None:
+        models["judge"] = judge.model
+    now = datetime.now(timezone.utc)
+    run = EvalRun(
+        id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",
+        created_at=now.isoformat(timespec="seconds"),
+        set_name=qset.name,
+        collection=settings.collection,
+        config=config,
+        models=models,
+        fingerprint=index.fingerprint,
+        per_stage={stage: means(r) for stage, r in per_stage_results.items()},
+        answers=answer_metrics((r.answerable, r.answer) for r in rows if r.answer) if generator is not None else {},
+        questions=questions,
+    )
+    if save:
+        save_run(settings.data_dir, run)
+    return run
+
+
+def _ask(
+    components: Components, question: str, config: RetrievalConfig, generator: Generator | None, judge: FaithfulnessJudge | None
+) -> tuple[RetrievalResult, AnswerRecord | None]:
+    if generator is None:
+        return retrieve(components, question, config), None
+    answer = answer_question(components, question, config, generator=generator)
+    texts = {c.id: c.chunk.chunk.text for c in answer.retrieval.candidates}
+    judged = judge.judge_answer(answer, texts) if judge is not None else ()
+    return answer.retrieval, AnswerRecord.from_answer(answer, judged)
+
+
+def _gold_ranks(result: RetrievalResult, gold: frozenset[str]) -> dict[str, int | None]:
+    """Best rank of any gold chunk in each stage, and in the final k."""
+    ranks: dict[str, int | None] = {}
+    for stage in STAGES:
+        ranks[stage] = min((c.stage(stage).rank for c in result.candidates if c.id in gold and c.stage(stage).rank), default=None)
+    ranks["final"] = min((c.final_rank for c in result.final if c.id in gold), default=None)
+    return ranks
+

@@ -1,0 +1,306 @@
+"""Stored eval runs: what ran (config, models, collection fingerprint), what it scored, and comparisons.
+
+Runs live in SQLite at `<data_dir>/eval.sqlite`. A run is written in one transaction once every
+question is done; a cancelled or failed run writes nothing, so history only ever holds complete runs.
+One run per question set can be marked as the baseline that later runs are compared with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from rag.config import RetrievalConfig
+from rag.errors import RagError
+from rag.eval.answers import AnswerRecord
+from rag.eval.verdicts import Verdict
+
+FINAL_STAGE = "rerank"  # the pipeline's own order: what the answer is built from
+HEADLINE = ("ndcg@10", "mrr@10", "recall@1", "recall@5", "recall@10", "hit@5")
+STAGE_TITLES = {"dense": "dense", "sparse": "sparse", "fused": "hybrid (fused)", "rerank": "reranked"}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    set_name TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    config TEXT NOT NULL,
+    models TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    per_stage TEXT NOT NULL,
+    answers TEXT NOT NULL,
+    baseline INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS questions (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+"""
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """One question of a run: gold, per-stage scores and gold ranks, the verdict, the answer."""
+
+    id: str
+    question: str
+    answerable: bool
+    gold: Any  # the question set's JSON form
+    gold_labels: tuple[str, ...]
+    gold_chunks: tuple[str, ...]
+    scores: Mapping[str, Mapping[str, float]]  # stage -> metric -> value; empty when unanswerable
+    gold_ranks: Mapping[str, int | None]  # stage (and "final") -> best rank of any gold chunk
+    verdict: Verdict | None
+    inspector: Mapping[str, str]
+    answer: AnswerRecord | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict is not None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "question": self.question, "answerable": self.answerable, "gold": self.gold,
+            "gold_labels": list(self.gold_labels), "gold_chunks": list(self.gold_chunks),
+            "scores": {s: dict(m) for s, m in self.scores.items()}, "gold_ranks": dict(self.gold_ranks),
+            "verdict": self.verdict.as_json() if self.verdict else None, "inspector": dict(self.inspector),
+            "answer": self.answer.as_json() if self.answer else None,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "QuestionResult":
+        return cls(
+            d["id"], d["question"], d["answerable"], d["gold"], tuple(d["gold_labels"]), tuple(d["gold_chunks"]),
+            d["scores"], d["gold_ranks"], Verdict.from_json(d["verdict"]), d["inspector"], AnswerRecord.from_json(d["answer"]),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EvalRun:
+    """A complete run over a question set.
+
+    Example:
+        run = run_eval(components, load_question_set(data_dir, "sample"))
+        run.metrics["ndcg@10"], run.per_stage["dense"]["recall@10"]
+    """
+
+    id: str
+    created_at: str
+    set_name: str
+    collection: str
+    config: RetrievalConfig
+    models: Mapping[str, str]
+    fingerprint: str
+    per_stage: Mapping[str, Mapping[str, float]]
+    answers: Mapping[str, float | None]
+    questions: tuple[QuestionResult, ...] = field(compare=False)
+    baseline: bool = False
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """The headline numbers: the final stage's, plus the share of answerable questions whose gold reached the final k."""
+        final = self.per_stage.get(FINAL_STAGE, {})
+        out = {name: final.get(name, 0.0) for name in HEADLINE}
+        answerable = [q for q in self.questions if q.answerable]
+        out["hit@final"] = sum(1 for q in answerable if q.gold_ranks.get("final")) / len(answerable) if answerable else 0.0
+        return out
+
+    def verdict_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for q in self.questions:
+            if q.verdict:
+                counts[q.verdict.code] = counts.get(q.verdict.code, 0) + 1
+        return counts
+
+    def summary_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.id, "created_at": self.created_at, "set": self.set_name, "collection": self.collection,
+            "config": dataclasses.asdict(self.config), "models": dict(self.models), "fingerprint": self.fingerprint,
+            "baseline": self.baseline,
+        }  # fmt: skip
+
+    def as_json(self) -> dict[str, Any]:
+        """The CLI's --json shape."""
+        return {
+            **self.summary_json(),
+            "metrics": self.metrics,
+            "per_stage": {s: dict(m) for s, m in self.per_stage.items()},
+            "answers": dict(self.answers),
+            "verdicts": self.verdict_counts(),
+            "questions": [q.as_json() for q in self.questions],
+        }
+
+
+def db_path(data_dir: Path) -> Path:
+    return data_dir / "eval.sqlite"
+
+
+@contextmanager
+def _connect(data_dir: Path) -> Iterator[sqlite3.Connection]:
+    """One connection per call (pages run in several threads); the `with con` block is one transaction."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with closing(sqlite3.connect(db_path(data_dir), timeout=30)) as con:
+            con.execute("PRAGMA foreign_keys = ON")
+            con.executescript(_SCHEMA)
+            with con:
+                yield con
+    except sqlite3.DatabaseError as e:
+        raise RagError(f"eval history at {db_path(data_dir)} cannot be used ({e}); move the file away to start a new history") from None
+
+
+def save_run(data_dir: Path, run: EvalRun) -> None:
+    """Write a complete run, all or nothing."""
+    with _connect(data_dir) as con:
+        con.execute(
+            "INSERT INTO runs (id, created_at, set_name, collection, config, models, fingerprint, per_stage, answers) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                run.id, run.created_at, run.set_name, run.collection, json.dumps(dataclasses.asdict(run.config)),
+                json.dumps(dict(run.models)), run.fingerprint, json.dumps(run.per_stage), json.dumps(run.answers),
+            ),
+        )  # fmt: skip
+        con.executemany(
+            "INSERT INTO questions (run_id, position, data) VALUES (?,?,?)",
+            [(run.id, i, json.dumps(q.as_json(), ensure_ascii=False)) for i, q in enumerate(run.questions)],
+        )
+
+
+def list_runs(data_dir: Path, set_name: str | None = None) -> list[EvalRun]:
+    """Runs newest first (without their questions: load_run reads those)."""
+    if not db_path(data_dir).is_file():
+        return []
+    query = "SELECT * FROM runs" + (" WHERE set_name = ?" if set_name else "") + " ORDER BY created_at DESC, id DESC"
+    with _connect(data_dir) as con:
+        return [_run(row, ()) for row in con.execute(query, (set_name,) if set_name else ())]
+
+
+def load_run(data_dir: Path, run_id: str) -> EvalRun:
+    with _connect(data_dir) as con:
+        row = con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise RagError(f"no eval run {run_id!r}; `ragscope eval --runs` or the Eval tab lists them")
+        questions = tuple(QuestionResult.from_json(json.loads(d)) for (d,) in con.execute("SELECT data FROM questions WHERE run_id = ? ORDER BY position", (run_id,)))
+    return _run(row, questions)
+
+
+def delete_run(data_dir: Path, run_id: str) -> None:
+    with _connect(data_dir) as con:
+        con.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
+
+def set_baseline(data_dir: Path, run_id: str) -> None:
+    """Mark `run_id` as its question set's baseline (unmarking the previous one)."""
+    with _connect(data_dir) as con:
+        row = con.execute("SELECT set_name FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise RagError(f"no eval run {run_id!r} to mark as baseline")
+        con.execute("UPDATE runs SET baseline = 0 WHERE set_name = ?", (row[0],))
+        con.execute("UPDATE runs SET baseline = 1 WHERE id = ?", (run_id,))
+
+
+def baseline_of(data_dir: Path, set_name: str) -> str | None:
+    """The id of the set's baseline run, if one is marked."""
+    return next((r.id for r in list_runs(data_dir, set_name) if r.baseline), None)
+
+
+def _run(row: tuple, questions: tuple[QuestionResult, ...]) -> EvalRun:
+    rid, created, set_name, collection, config, models, fingerprint, per_stage, answers, baseline = row
+    return EvalRun(
+        rid, created, set_name, collection, RetrievalConfig(**json.loads(config)), json.loads(models), fingerprint,
+        json.loads(per_stage), json.loads(answers), questions, bool(baseline),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class QuestionChange:
+    """One question in two runs: its final-stage nDCG@10, best gold rank and verdict in each."""
+
+    id: str
+    question: str
+    score_a: float | None
+    score_b: float | None
+    rank_a: int | None
+    rank_b: int | None
+    verdict_a: str | None
+    verdict_b: str | None
+
+    @property
+    def outcome(self) -> str:
+        """'win', 'loss' or 'same' for run B against run A."""
+        if self.score_a is None or self.score_b is None or abs(self.score_b - self.score_a) < 1e-9:
+            return "same"
+        return "win" if self.score_b > self.score_a else "loss"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Run B against run A: metric deltas per stage, per-question wins and losses, verdict changes."""
+
+    a: EvalRun
+    b: EvalRun
+    deltas: Mapping[str, Mapping[str, float]]  # stage -> metric -> b - a
+    questions: tuple[QuestionChange, ...]
+
+    @property
+    def wins(self) -> list[QuestionChange]:
+        return [q for q in self.questions if q.outcome == "win"]
+
+    @property
+    def losses(self) -> list[QuestionChange]:
+        return [q for q in self.questions if q.outcome == "loss"]
+
+    @property
+    def verdict_changes(self) -> list[QuestionChange]:
+        return [q for q in self.questions if q.verdict_a != q.verdict_b]
+
+    @property
+    def same_collection(self) -> bool:
+        return self.a.fingerprint == self.b.fingerprint
+
+    def config_changes(self) -> dict[str, tuple[Any, Any]]:
+        a, b = dataclasses.asdict(self.a.config), dataclasses.asdict(self.b.config)
+        changed = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+        return changed | {k: (self.a.models.get(k), self.b.models.get(k)) for k in set(self.a.models) | set(self.b.models) if self.a.models.get(k) != self.b.models.get(k)}
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "a": self.a.id, "b": self.b.id, "same_collection": self.same_collection,
+            "changes": {k: list(v) for k, v in self.config_changes().items()},
+            "deltas": {s: dict(m) for s, m in self.deltas.items()},
+            "wins": [q.id for q in self.wins], "losses": [q.id for q in self.losses],
+            "verdict_changes": [{"id": q.id, "a": q.verdict_a, "b": q.verdict_b} for q in self.verdict_changes],
+        }  # fmt: skip
+
+
+def compare_runs(a: EvalRun, b: EvalRun) -> Comparison:
+    """Compare run B with run A (both loaded with their questions); questions are matched by id."""
+    deltas = {
+        stage: {m: b.per_stage[stage][m] - a.per_stage[stage][m] for m in a.per_stage[stage] if m in b.per_stage.get(stage, {})}
+        for stage in a.per_stage
+        if stage in b.per_stage
+    }
+    by_id = {q.id: q for q in a.questions}
+    changes = []
+    for qb in b.questions:
+        qa = by_id.get(qb.id)
+        if qa is None:
+            continue
+        changes.append(
+            QuestionChange(
+                qb.id, qb.question, _score(qa), _score(qb), qa.gold_ranks.get(FINAL_STAGE), qb.gold_ranks.get(FINAL_STAGE),
+                qa.verdict.code if qa.verdict else None, qb.verdict.code if qb.verdict else None,
+            )  # fmt: skip
+        )
+    return Comparison(a, b, deltas, tuple(changes))
+
+
+def _score(q: QuestionResult) -> float | None:
+    return q.scores.get(FINAL_STAGE, {}).get("ndcg@10") if q.answerable else None

@@ -1,0 +1,143 @@
+"""Why a question failed: one verdict per failed question, naming the first stage that lost the gold.
+
+The checks follow the data's path: the gold must exist in some chunk (else parse loss, or the answer
+straddles two chunks), be recalled by dense or sparse, survive fusion's candidate cut, survive the
+reranker, survive the score threshold and k, and then be cited (and not contradicted) by the answer,
+which must abstain exactly when the documents do not answer. The first check that fails is the
+verdict; its evidence holds the ranks and settings that show it, and `track` is the gold chunk the
+search inspector should follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from rag.config import RetrievalConfig
+from rag.eval.answers import AnswerRecord
+from rag.eval.gold import Resolution
+from rag.retrieve import Candidate, RetrievalResult
+
+# Code -> title, in pipeline order (the order the checks run in).
+VERDICTS: dict[str, str] = {
+    "parse_loss": "Gold text not in any chunk (parse loss)",
+    "boundary_split": "Answer split across a chunk boundary",
+    "missed_by_retrievers": "Missed by dense and sparse",
+    "fused_out": "Recalled by a stage but fused below the candidate cut",
+    "reranker_dropped": "Dropped by the reranker",
+    "cut": "Cut by threshold or k",
+    "not_cited": "Retrieved but not cited or contradicted by the answer",
+    "wrong_abstention": "Wrong abstention",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The first stage that lost a question's gold, with the numbers that show it."""
+
+    code: str
+    detail: str
+    evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    track: str | None = None
+
+    @property
+    def title(self) -> str:
+        return VERDICTS[self.code]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"code": self.code, "title": self.title, "detail": self.detail, "evidence": dict(self.evidence), "track": self.track}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> "Verdict | None":
+        return cls(data["code"], data["detail"], data.get("evidence", {}), data.get("track")) if data else None
+
+
+def judge_question(answerable: bool, gold: Resolution, result: RetrievalResult, answer: AnswerRecord | None = None) -> Verdict | None:
+    """The verdict for one question, or None when it did not fail.
+
+    Args:
+        answerable: False for questions the documents must not answer.
+        gold: the question's gold resolved against the collection.
+        result: what retrieval returned (with every stage's ranks).
+        answer: the checked answer, when the generator ran.
+
+    Returns:
+        A Verdict when the gold is missing from the final k, or the answer failed; else None.
+    """
+    if not answerable:
+        if answer is not None and not answer.abstained:
+            return Verdict("wrong_abstention", "answered a question the documents do not answer (it should have abstained)", {"cited": list(answer.cited)})
+        return None
+    final = [c for c in result.final if c.id in gold.chunk_ids]
+    if not final:
+        return _retrieval_verdict(gold, result)
+    best = final[0]
+    where = {"final_rank": best.final_rank, **_ranks(best)}
+    if answer is None:
+        return None
+    if answer.abstained:
+        return Verdict("wrong_abstention", f"gold was retrieved at final rank {best.final_rank} but the answer abstained: {answer.reason}", where, best.id)
+    if not gold.chunk_ids & set(answer.cited):
+        return Verdict("not_cited", f"gold was retrieved at final rank {best.final_rank} but the answer cites only {_short(answer.cited) or 'nothing'}", {**where, "cited": list(answer.cited)}, best.id)
+    if answer.unsupported:
+        return Verdict("not_cited", f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources do not state: “{answer.unsupported[0]}”", {**where, "unsupported": list(answer.unsupported)}, best.id)
+    return None
+
+
+def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
+    config = result.config
+    if not gold.chunk_ids:
+        missing = [u.label for u in gold.missing]
+        if gold.split:
+            return Verdict("boundary_split", f"the answer text starts in one chunk and ends in the next: {_short(gold.split)}", {"chunks": list(gold.split), "gold": missing}, gold.split[0])
+        return Verdict("parse_loss", f"no chunk of the collection holds {', '.join(missing)}", {"gold": missing, "nearest": gold.nearest}, gold.nearest)
+    seen = [c for c in result.candidates if c.id in gold.chunk_ids]
+    recalled = [c for c in seen if c.dense.rank or c.sparse.rank]
+    if not recalled:
+        return Verdict(
+            "missed_by_retrievers",
+            f"no gold chunk in the top {config.candidates} of dense or of sparse",
+            {"candidates": config.candidates, "dense_last_score": _last_score(result, "dense"), "sparse_last_score": _last_score(result, "sparse")},
+            sorted(gold.chunk_ids)[0],
+        )
+    fused = [c for c in recalled if c.fused.rank]
+    if not fused:
+        best = min(recalled, key=lambda c: min(c.dense.rank or 10**9, c.sparse.rank or 10**9))
+        return Verdict(
+            "fused_out",
+            f"gold at {_stage_ranks(best)} of {config.candidates}, but {config.fusion} fusion kept only the top {config.candidates}",
+            {"fusion": config.fusion, "candidates": config.candidates, **_ranks(best)},
+            best.id,
+        )
+    best = min(fused, key=lambda c: c.rerank.rank or 10**9)
+    ranks = _ranks(best)
+    k = config.final_k
+    if best.fused.rank <= k < (best.rerank.rank or 10**9):
+        return Verdict("reranker_dropped", f"gold was fused rank {best.fused.rank} (inside k={k}) but the {result.reranker} reranker moved it to rank {best.rerank.rank}", {"reranker": result.reranker, "final_k": k, **ranks}, best.id)
+    if best.rerank.rank is not None and best.rerank.rank <= k and config.min_score is not None:
+        return Verdict("cut", f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score {config.min_score:g}", {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **ranks}, best.id)
+    return Verdict("cut", f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept", {"final_k": k, **ranks}, best.id)
+
+
+def inspector_params(question: str, config: RetrievalConfig, track: str | None) -> dict[str, str]:
+    """Query parameters that open the search inspector on this question, config and gold chunk."""
+    params = {"q": question, "fusion": config.fusion, "candidates": str(config.candidates), "k": str(config.final_k), "reranker": config.reranker}
+    return params | ({"track": track} if track else {})
+
+
+def _ranks(c: Candidate) -> dict[str, Any]:
+    return {f"{s}_rank": c.stage(s).rank for s in ("dense", "sparse", "fused", "rerank")}
+
+
+def _stage_ranks(c: Candidate) -> str:
+    parts = [f"{s} rank {c.stage(s).rank}" for s in ("dense", "sparse") if c.stage(s).rank]
+    return " and ".join(parts)
+
+
+def _last_score(result: RetrievalResult, stage: str) -> float | None:
+    ranked = result.ranked(stage)
+    return ranked[-1].stage(stage).score if ranked else None
+
+
+def _short(ids: Sequence[str]) -> str:
+    return ", ".join(i[:8] for i in ids)

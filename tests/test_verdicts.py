@@ -1,0 +1,236 @@
+"""Every failure verdict, produced by real retrieval (real models, real store) on a small constructed corpus.
+
+The corpus is written here; each case picks a gold and a retrieval config that loses the gold at one
+specific stage. The answer verdicts run the real answerer with Claude behind a mocked HTTP transport
+(the real `anthropic` SDK), and the faithfulness judge the same way.
+"""
+
+from __future__ import annotations
+
+import json
+
+import anthropic
+import httpx2  # the anthropic SDK 2.x speaks httpx2; MockTransport mocks the wire, the SDK is real
+import pytest
+
+from rag.answer import AnthropicGenerator
+from rag.components import build_components
+from rag.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
+from rag.eval.gold import SectionGold, SectionRef, TextGold
+from rag.eval.judge import FaithfulnessJudge
+from rag.eval.qsets import Question, QuestionSet
+from rag.eval.runner import run_eval
+from rag.eval.verdicts import VERDICTS
+from rag.ingest import ingest_files
+from rag.types import ChunkFilter
+
+GARDEN = """# Garden guide
+
+## Watering tomatoes
+
+Water tomato plants deeply twice a week in summer, early in the morning, so the leaves dry before evening.
+
+## Pruning roses
+
+Prune roses in late winter. Cut just above an outward-facing bud at a slant.
+
+## Composting
+
+A compost heap needs green waste, brown waste, air and moisture. Turn it every two weeks.
+
+Finished compost is dark and crumbly and smells of forest soil after about six months.
+
+## Slugs
+
+Beer traps and copper tape keep slugs away from lettuce seedlings.
+"""
+TRAVEL = """# Travel
+
+## Passport renewal
+
+Renew your passport at least six months before it expires; most embassies refuse entry otherwise.
+
+## Customs
+
+Declare meat, cheese and tomatoes at the border; undeclared food is fined.
+
+## Luggage
+
+Carry-on bags may weigh at most 8 kg on most airlines.
+"""
+KITCHEN = """# Kitchen
+
+## Bread
+
+Knead bread dough for ten minutes, then let it rise for an hour in a warm place.
+
+## Knives
+
+Sharpen kitchen knives on a whetstone held at a 15 degree angle.
+"""
+WATER = "How often should I water tomato plants?"
+# Small chunks (160 chars) so the composting section is cut into two chunks at its paragraph break.
+CHUNKS = ChunkConfig("heading", 160, 0)
+
+
+def section(source: str, heading: str) -> SectionGold:
+    return SectionGold((SectionRef(source, heading),))
+
+
+@pytest.fixture(scope="module")
+def garden(tmp_path_factory):
+    # A relevance gate of 0.2 lets the two garden chunks through to the (mocked) generator as S1 and S2.
+    settings = Settings(data_dir=tmp_path_factory.mktemp("verdicts"), answer=AnswerConfig(min_rerank_score=0.2))
+    components = build_components(settings)
+    files = [("garden.md", GARDEN.encode()), ("travel.md", TRAVEL.encode()), ("kitchen.md", KITCHEN.encode())]
+    summary = ingest_files(components, files, CHUNKS)
+    assert not summary.errors
+    yield components
+    components.close()
+
+
+def one(components, gold, config, answerable=True, question=WATER, **kwargs):
+    """Run a one-question set (not stored) and return its only result."""
+    qset = QuestionSet("case", (Question("case", question, gold, answerable),))
+    return run_eval(components, qset, config, save=False, **kwargs).questions[0]
+
+
+def chunk_id(components, heading: str, index: int = 0) -> str:
+    chunks = sorted((r.chunk for r in components.store.records() if r.chunk.heading == heading), key=lambda c: c.index)
+    return chunks[index].id
+
+
+RETRIEVAL_CASES = [
+    # (verdict, gold, config)
+    ("parse_loss", TextGold("tomatoes need a trellis of bamboo canes"), RetrievalConfig()),
+    ("boundary_split", TextGold("Turn it every two weeks. Finished compost is dark"), RetrievalConfig()),
+    # Only 3 candidates per list: dense keeps the garden chunks, sparse the tomato chunks; knives is in neither.
+    ("missed_by_retrievers", section("kitchen.md", "Kitchen > Knives"), RetrievalConfig(candidates=3)),
+    # Sparse finds the customs chunk ("tomatoes"), but fusion weighted all on dense keeps only dense's top 2.
+    ("fused_out", section("travel.md", "Travel > Customs"), RetrievalConfig(candidates=2, fusion="weighted_rrf", dense_weight=1.0)),
+    # DBSF fuses customs to rank 2 (sparse likes it); the dense-cosine reranker sends it to rank 5, outside k=2.
+    ("reranker_dropped", section("travel.md", "Travel > Customs"), RetrievalConfig(candidates=10, final_k=2, reranker="dense-cosine")),
+    # Composting is fused behind the watering chunk; with k=1 only rank 1 is kept.
+    ("cut", section("garden.md", "Garden guide > Composting"), RetrievalConfig(candidates=10, final_k=1)),
+]
+
+
+@pytest.mark.parametrize(("code", "gold", "config"), RETRIEVAL_CASES, ids=[c[0] for c in RETRIEVAL_CASES])
+def test_retrieval_verdicts(garden, code, gold, config):
+    result = one(garden, gold, config)
+    assert result.verdict is not None and result.verdict.code == code, result.verdict
+    assert result.gold_ranks["final"] is None  # every retrieval verdict is a miss at the final k
+    evidence = result.verdict.evidence
+    if code == "parse_loss":
+        assert evidence["gold"] and "no chunk of the collection holds" in result.verdict.detail
+    elif code == "boundary_split":
+        first, second = evidence["chunks"]
+        assert (first, second) == (chunk_id(garden, "Garden guide > Composting", 0), chunk_id(garden, "Garden guide > Composting", 1))
+    elif code == "missed_by_retrievers":
+        assert evidence["candidates"] == 3
+        assert result.gold_ranks["dense"] is None and result.gold_ranks["sparse"] is None
+    elif code == "fused_out":
+        assert evidence["sparse_rank"] == 2 and evidence["dense_rank"] is None and evidence["fused_rank"] is None
+        assert result.verdict.track == chunk_id(garden, "Travel > Customs")
+    elif code == "reranker_dropped":
+        assert evidence["fused_rank"] <= 2 < evidence["rerank_rank"]
+        assert evidence["reranker"] == "dense-cosine"
+    elif code == "cut":
+        assert evidence["rerank_rank"] > 1 == evidence["final_k"] and "only the top k=1" in result.verdict.detail
+
+
+def test_cut_by_threshold(garden):
+    # Reranker "none" keeps the fused scores; a minimum between rank 1 and rank 2 cuts everything after rank 1.
+    from rag.retrieve import retrieve
+
+    fused = [c.fused.score for c in retrieve(garden, WATER, RetrievalConfig(candidates=10)).ranked("fused")]
+    threshold = (fused[0] + fused[1]) / 2
+    result = one(garden, section("garden.md", "Garden guide > Composting"), RetrievalConfig(candidates=10, final_k=3, min_score=threshold))
+    assert result.verdict.code == "cut"
+    evidence = result.verdict.evidence
+    assert evidence["min_score"] == threshold and 1 < evidence["rerank_rank"] <= 3 and evidence["score"] < threshold
+    assert "below the minimum score" in result.verdict.detail
+
+
+def test_a_found_gold_gets_no_verdict_and_a_tracked_inspector_link(garden):
+    gold = section("garden.md", "Garden guide > Watering tomatoes")
+    result = one(garden, gold, RetrievalConfig(candidates=10, final_k=2))
+    assert result.verdict is None and result.gold_ranks["final"] == 1
+    config = RetrievalConfig(candidates=3, fusion="rrf", final_k=4, reranker="dense-cosine")
+    missed = one(garden, section("kitchen.md", "Kitchen > Knives"), config)
+    assert missed.inspector == {
+        "q": WATER, "fusion": "rrf", "candidates": "3", "k": "4", "reranker": "dense-cosine", "track": chunk_id(garden, "Kitchen > Knives"),
+    }  # fmt: skip
+
+
+def claude(replies: list[str], judge_replies: list[str] = ()):
+    """The real SDK over a mocked transport: answer calls get `replies`, judge calls `judge_replies`, in order."""
+    answers, verdicts = list(replies), list(judge_replies)
+    seen: list[dict] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        text = (verdicts if body["max_tokens"] == 5 else answers).pop(0)
+        message = {
+            "id": f"msg_{len(seen)}", "type": "message", "role": "assistant", "model": body["model"],
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }  # fmt: skip
+        return httpx2.Response(200, json=message)
+
+    client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=httpx2.MockTransport(handler)), max_retries=0)
+    return client, seen
+
+
+# Final two: watering (dense cosine 0.84) and composting (0.26), reranked by dense cosine.
+ANSWER_CONFIG = RetrievalConfig(candidates=10, final_k=2, reranker="dense-cosine")
+WATERING = section("garden.md", "Garden guide > Watering tomatoes")
+
+
+def generator(garden, client):
+    return AnthropicGenerator(garden.settings.answer, client=client)
+
+
+def test_retrieved_but_not_cited(garden):
+    # S1 is the watering chunk (rank 1), S2 composting: the answer cites only S2.
+    client, _ = claude(["Water them twice a week [S2]."])
+    result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client))
+    assert result.verdict.code == "not_cited"
+    [cited] = result.verdict.evidence["cited"]
+    assert garden.store.records(ChunkFilter(ids=(cited,)))[0].chunk.heading == "Garden guide > Composting"
+    assert result.verdict.track == chunk_id(garden, "Garden guide > Watering tomatoes")
+
+
+def test_contradicted_by_the_answer_per_the_judge(garden):
+    client, seen = claude(["Water tomato plants every day at noon [S1]."], ["NO"])
+    judge = FaithfulnessJudge(client, "claude-test")
+    result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client), judge=judge)
+    assert result.verdict.code == "not_cited"
+    assert result.verdict.evidence["unsupported"] == ["Water tomato plants every day at noon."]
+    judge_call = seen[-1]
+    assert "Does the source state the sentence? YES/NO" in judge_call["messages"][0]["content"]
+    assert "Water tomato plants deeply twice a week" in judge_call["messages"][0]["content"]
+
+
+def test_supported_cited_answer_passes(garden):
+    client, _ = claude(["Water them deeply twice a week in summer [S1]."], ["YES"])
+    result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client), judge=FaithfulnessJudge(client, "claude-test"))
+    assert result.verdict is None
+    assert result.answer.judged[0].supported
+
+
+def test_wrong_abstentions_both_ways(garden):
+    client, _ = claude(["NOT_IN_SOURCES", "Tomatoes like a feed rich in potassium [S1]."])
+    gen = generator(garden, client)
+    false_abstention = one(garden, WATERING, ANSWER_CONFIG, generator=gen)
+    assert false_abstention.verdict.code == "wrong_abstention"
+    assert "abstained" in false_abstention.verdict.detail and false_abstention.verdict.evidence["final_rank"] == 1
+    answered = one(garden, None, ANSWER_CONFIG, answerable=False, question="Which fertiliser is best for tomato plants?", generator=gen)
+    assert answered.verdict.code == "wrong_abstention"
+    assert "should have abstained" in answered.verdict.detail
+
+
+def test_every_verdict_is_covered_here():
+    codes = {c[0] for c in RETRIEVAL_CASES} | {"not_cited", "wrong_abstention"}
+    assert codes == set(VERDICTS)
