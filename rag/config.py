@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from rag.errors import ConfigError
 
-FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union")
+FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
 CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
 
 

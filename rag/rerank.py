@@ -1,33 +1,131 @@
 """The reranking stage, pluggable by name.
 
-`none` keeps the fused order. `cross-encoder:<name or path>` runs a sentence-transformers
-CrossEncoder (a user with internet can name `cross-encoder/ms-marco-MiniLM-L-6-v2`; offline, a local
-folder). The result of `retrieve()` always says which reranker ran.
+No trained cross-encoder ships inside a PyPI package we know of, so besides `cross-encoder:<name or
+path>` (a user with internet names `cross-encoder/ms-marco-MiniLM-L-6-v2`; offline, a local folder)
+this module offers rescoring stages that load offline from the models we already have:
+
+- `none`: keep the fused order; the stage's scores are the fused scores (nothing is invented).
+- `dense-cosine`: exact cosine between the question and each candidate's stored dense vector.
+- `score-fusion[:w]`: exact dense cosine and BM25 score for every candidate (including those only one
+  list found), min-max normalised over the candidates and mixed with dense weight w (default 0.5).
+- `sentence-maxsim[:a]`: the best single sentence of each chunk against the question, blended with the
+  whole chunk's cosine: a * max sentence cosine + (1 - a) * chunk cosine (default a = 0.5).
+
+Exact scores come from the store itself (a query restricted to the candidates' ids), so they are the
+numbers Qdrant computes, with its IDF. `retrieve()` records which reranker ran.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol, Sequence
 
+import numpy as np
+
+from rag.chunker import split_sentences
+from rag.encoders import DenseEncoder
 from rag.errors import ConfigError, EncoderError
-from rag.types import StoredChunk
+from rag.store.base import Store
+from rag.types import ChunkFilter, SparseVector, StoredChunk
+
+# Name -> one line for the inspector's reranker picker and error messages.
+RERANKERS = {
+    "none": "keep the fused order",
+    "dense-cosine": "cosine with the stored dense vectors",
+    "score-fusion": "min-max mix of exact dense and BM25 scores (score-fusion:<dense weight>)",
+    "sentence-maxsim": "best sentence vs question, blended with chunk cosine (sentence-maxsim:<sentence weight>)",
+}
+CROSS_ENCODER_PREFIX = "cross-encoder:"
+
+
+@dataclass(frozen=True)
+class RerankContext:
+    """What a rescoring stage may use besides the text: query vectors, the store, the previous stage.
+
+    `prior` holds the fused score of each chunk handed to `score()`, in the same order.
+    """
+
+    question: str
+    dense_query: np.ndarray
+    sparse_query: SparseVector
+    store: Store
+    dense: DenseEncoder
+    flt: ChunkFilter
+    prior: tuple[float, ...]
 
 
 class Reranker(Protocol):
     name: str
 
-    def score(self, question: str, chunks: Sequence[StoredChunk]) -> list[float]: ...
+    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]: ...
 
 
 class NoReranker:
-    """Keeps the fused order: scores are the negated fused ranks' reciprocals, so order is preserved."""
+    """Keeps the fused order: the stage's scores are the fused scores, so a min score cuts on them."""
 
     name = "none"
 
-    def score(self, question: str, chunks: Sequence[StoredChunk]) -> list[float]:
-        return [1.0 / (i + 1) for i in range(len(chunks))]
+    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
+        return list(_need(context, self.name).prior)
+
+
+class DenseCosineReranker:
+    """Exact cosine of the question with each candidate's stored dense vector (union candidates included)."""
+
+    name = "dense-cosine"
+
+    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
+        return exact_dense_scores(_need(context, self.name), chunks)
+
+
+class ScoreFusionReranker:
+    """Weighted sum of min-max normalised exact dense and BM25 scores over the candidates.
+
+    Rank fusion (RRF) throws the score gaps away; a normalised score mix keeps them, which is why it
+    can beat RRF on the same two lists.
+    """
+
+    def __init__(self, dense_weight: float = 0.5) -> None:
+        if not 0.0 <= dense_weight <= 1.0:
+            raise ConfigError(f"score-fusion weight must be between 0 and 1; got {dense_weight}")
+        self.dense_weight = dense_weight
+        self.name = "score-fusion" if dense_weight == 0.5 else f"score-fusion:{dense_weight:g}"
+
+    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
+        ctx = _need(context, self.name)
+        dense = _minmax(exact_dense_scores(ctx, chunks))
+        sparse = _minmax(exact_sparse_scores(ctx, chunks))
+        w = self.dense_weight
+        return [w * d + (1.0 - w) * s for d, s in zip(dense, sparse)]
+
+
+class SentenceMaxSimReranker:
+    """Best-matching sentence of each chunk, blended with the chunk's own cosine.
+
+    A long chunk's single vector averages its topics away; the one sentence that answers the question
+    keeps its full similarity. Sentence vectors are cached per process (by model and text), so a chunk
+    seen before costs nothing.
+    """
+
+    def __init__(self, sentence_weight: float = 0.5) -> None:
+        if not 0.0 <= sentence_weight <= 1.0:
+            raise ConfigError(f"sentence-maxsim weight must be between 0 and 1; got {sentence_weight}")
+        self.sentence_weight = sentence_weight
+        self.name = "sentence-maxsim" if sentence_weight == 0.5 else f"sentence-maxsim:{sentence_weight:g}"
+
+    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
+        ctx = _need(context, self.name)
+        chunk_cos = exact_dense_scores(ctx, chunks) if self.sentence_weight < 1.0 else [0.0] * len(chunks)
+        a = self.sentence_weight
+        out = []
+        for chunk, whole in zip(chunks, chunk_cos):
+            best = max((float(s) for s in sentence_scores(ctx.dense, ctx.dense_query, chunk.chunk.text)), default=whole)
+            out.append(a * best + (1.0 - a) * whole)
+        return out
 
 
 class CrossEncoderReranker:
@@ -40,7 +138,7 @@ class CrossEncoderReranker:
 
     def __init__(self, model: str) -> None:
         self.model_name = model
-        self.name = f"cross-encoder:{model}"
+        self.name = f"{CROSS_ENCODER_PREFIX}{model}"
         self._model = None
         self._lock = threading.Lock()
 
@@ -56,21 +154,108 @@ class CrossEncoderReranker:
                         raise EncoderError(f"could not load cross-encoder {self.model_name!r} ({type(e).__name__}: {e})") from None
         return self._model
 
-    def score(self, question: str, chunks: Sequence[StoredChunk]) -> list[float]:
+    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
         if not chunks:
             return []
         pairs = [(question, c.chunk.embed_text) for c in chunks]
         return [float(s) for s in self._load().predict(pairs, batch_size=32, show_progress_bar=False)]
 
 
-RERANKERS = ("none",)
-
-
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=16)
 def get_reranker(name: str) -> Reranker:
-    """The reranker for a setting value; models are loaded once per process."""
-    if name == "none":
+    """The reranker for a setting value (`name` or `name:param`); models are loaded once per process.
+
+    Raises:
+        ConfigError: the name or its parameter is not one we know.
+    """
+    if name.startswith(CROSS_ENCODER_PREFIX):
+        model = name[len(CROSS_ENCODER_PREFIX) :].strip()
+        if not model:
+            raise ConfigError("cross-encoder needs a model: cross-encoder:<model name or local folder>")
+        return CrossEncoderReranker(model)
+    base, _, param = name.partition(":")
+    if base == "none" and not param:
         return NoReranker()
-    if name.startswith("cross-encoder:"):
-        return CrossEncoderReranker(name.split(":", 1)[1])
-    raise ConfigError(f"unknown reranker {name!r}; use one of {', '.join(RERANKERS)} or cross-encoder:<model name or path>")
+    if base == "dense-cosine" and not param:
+        return DenseCosineReranker()
+    if base == "score-fusion":
+        return ScoreFusionReranker(_weight(name, param))
+    if base == "sentence-maxsim":
+        return SentenceMaxSimReranker(_weight(name, param))
+    raise ConfigError(f"unknown reranker {name!r}; use one of {', '.join(RERANKERS)} or {CROSS_ENCODER_PREFIX}<model name or path>")
+
+
+def exact_dense_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> list[float]:
+    """Qdrant's cosine for each chunk, by a dense query restricted to their ids (exact for few ids)."""
+    hits = ctx.store.search_dense(ctx.dense_query, len(chunks), _ids_filter(ctx.flt, chunks)) if chunks else []
+    by_id = {h.id: h.score for h in hits}
+    return [by_id.get(c.chunk.id, 0.0) for c in chunks]
+
+
+def exact_sparse_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> list[float]:
+    """Qdrant's BM25 (with its IDF) for each chunk; 0 for a chunk sharing no term with the question."""
+    hits = ctx.store.search_sparse(ctx.sparse_query, len(chunks), _ids_filter(ctx.flt, chunks)) if chunks else []
+    by_id = {h.id: h.score for h in hits}
+    return [by_id.get(c.chunk.id, 0.0) for c in chunks]
+
+
+def sentence_scores(dense: DenseEncoder, query: np.ndarray, text: str) -> list[float]:
+    """Cosine of the question with each sentence of `text` (in `split_sentences` order)."""
+    sentences = [text[a:b] for a, b in split_sentences(text)]
+    if not sentences:
+        return []
+    return [float(x) for x in _SENTENCE_CACHE.vectors(dense, sentences) @ np.asarray(query, dtype=np.float32)]
+
+
+class _VectorCache:
+    """A bounded, thread-safe LRU of sentence vectors keyed by (model, text hash)."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._items: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def vectors(self, dense: DenseEncoder, texts: Sequence[str]) -> np.ndarray:
+        keys = [(dense.name, hashlib.blake2b(t.encode("utf-8"), digest_size=16).digest()) for t in texts]
+        with self._lock:
+            found = {k: self._items[k] for k in keys if k in self._items}
+            for k in found:
+                self._items.move_to_end(k)
+        missing = list(dict.fromkeys(i for i, k in enumerate(keys) if k not in found))
+        if missing:
+            fresh = dense.encode_documents([texts[i] for i in missing])
+            with self._lock:
+                for i, vec in zip(missing, fresh):
+                    found[keys[i]] = vec
+                    self._items[keys[i]] = vec
+                while len(self._items) > self.max_entries:
+                    self._items.popitem(last=False)
+        return np.stack([found[k] for k in keys])
+
+
+# 64k MiniLM sentence vectors are ~100 MB; enough for every candidate of a few thousand questions.
+_SENTENCE_CACHE = _VectorCache(65536)
+
+
+def _ids_filter(flt: ChunkFilter, chunks: Sequence[StoredChunk]) -> ChunkFilter:
+    return ChunkFilter(ids=tuple(c.chunk.id for c in chunks), include_quarantined=flt.include_quarantined)
+
+
+def _minmax(values: Sequence[float]) -> list[float]:
+    lo, hi = min(values, default=0.0), max(values, default=0.0)
+    return [(v - lo) / (hi - lo) if hi > lo else 0.0 for v in values]
+
+
+def _weight(name: str, param: str) -> float:
+    if not param:
+        return 0.5
+    try:
+        return float(param)
+    except ValueError:
+        raise ConfigError(f"reranker {name!r}: the part after ':' must be a number between 0 and 1") from None
+
+
+def _need(context: RerankContext | None, name: str) -> RerankContext:
+    if context is None:
+        raise ConfigError(f"reranker {name!r} rescores with the query vectors and the store: call it through retrieve()")
+    return context

@@ -12,11 +12,13 @@ from typing import Sequence
 
 from rag.components import Components
 from rag.config import RetrievalConfig
-from rag.rerank import get_reranker
-from rag.store.base import stored_chunk
-from rag.types import ChunkFilter, Hit, StoredChunk
+from rag.rerank import RerankContext, get_reranker
+from rag.store.base import Store, stored_chunk
+from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 STAGES = ("dense", "sparse", "fused", "rerank")
+# Fusions Qdrant runs itself (prefetch + fusion query); the others are assembled from the two lists.
+QDRANT_FUSIONS = ("rrf", "dbsf", "weighted_rrf")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,24 @@ class Candidate:
 
     def stage(self, name: str) -> StageScore:
         return getattr(self, name)
+
+    @property
+    def final_score(self) -> float | None:
+        """The last stage's score, for a chunk that reached the final top-k."""
+        return self.rerank.score if self.final_rank is not None else None
+
+    @property
+    def movement(self) -> str:
+        """Its path through the stages, e.g. "D4 S– → F2 → R1 ▲1" (the arrow: places gained by reranking)."""
+        def r(stage: str) -> str:
+            rank = self.stage(stage).rank
+            return "–" if rank is None else str(rank)
+
+        path = f"D{r('dense')} S{r('sparse')} → F{r('fused')} → R{r('rerank')}"
+        if self.fused.rank is None or self.rerank.rank is None:
+            return path
+        delta = self.fused.rank - self.rerank.rank
+        return path + (f" ▲{delta}" if delta > 0 else f" ▼{-delta}" if delta < 0 else " =")
 
     def as_row(self) -> dict:
         """The flat record the CLI's --json and the inspector table use."""
@@ -88,11 +108,16 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
         flt: source/tag restrictions, applied inside Qdrant for every stage.
 
     Returns:
-        A RetrievalResult holding every candidate's per-stage rank and score.
+        A RetrievalResult holding every candidate's per-stage rank and score. With reranker "none" the
+        rerank stage repeats the fused ranks and scores, so `min_score` always cuts on the last stage.
+
+    Raises:
+        RagError: a setting names an unknown reranker, a model cannot load, or the store fails.
     """
     config = config or components.settings.retrieval
     flt = flt or ChunkFilter()
     components.check_models()
+    reranker = get_reranker(config.reranker)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     dense_vec = components.dense.encode_query(question)
@@ -104,11 +129,7 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
     n = config.candidates
     dense_hits = store.search_dense(dense_vec, n, flt)
     sparse_hits = store.search_sparse(sparse_vec, n, flt)
-    if config.fusion == "union":
-        fused_hits = _union(dense_hits, sparse_hits, config.rrf_k)
-    else:
-        weights = (config.dense_weight, 1.0 - config.dense_weight)
-        fused_hits = store.search_fused(dense_vec, sparse_vec, n, n, config.fusion, config.rrf_k, weights, flt)
+    fused_hits = fused_search(store, config, dense_vec, sparse_vec, flt, lists=(dense_hits, sparse_hits))
     timings["search"] = _ms(t0)
 
     payloads: dict[str, Hit] = {}
@@ -122,9 +143,9 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
     }
 
     t0 = time.perf_counter()
-    reranker = get_reranker(config.reranker)
     pool = [stored_chunk(h.id, payloads[h.id].payload) for h in fused_hits]
-    scores = reranker.score(question, pool) if pool else []
+    context = RerankContext(question, dense_vec, sparse_vec, store, components.dense, flt, tuple(h.score for h in fused_hits))
+    scores = reranker.score(question, pool, context) if pool else []
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
     stages["rerank"] = {pool[i].chunk.id: StageScore(r, scores[i]) for r, i in enumerate(order, 1)}
     timings["rerank"] = _ms(t0)
@@ -153,6 +174,34 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
     return RetrievalResult(question, config, reranker.name, candidates, flt, timings)
 
 
+def fused_search(
+    store: Store,
+    config: RetrievalConfig,
+    dense_vec: Sequence[float],
+    sparse_vec: SparseVector,
+    flt: ChunkFilter,
+    limit: int | None = None,
+    lists: tuple[list[Hit], list[Hit]] | None = None,
+) -> list[Hit]:
+    """The fused list: one Qdrant prefetch + fusion query, or for "union"/"dense"/"sparse" the lists themselves.
+
+    Args:
+        limit: how long the fused list may be (default: the configured candidates); the tracker asks
+            for more to find a would-be rank. Union lists hold up to twice the candidates anyway.
+        lists: the dense and sparse hits already fetched with the configured candidates, if any.
+    """
+    n = config.candidates
+    if config.fusion in QDRANT_FUSIONS:
+        weights = (config.dense_weight, 1.0 - config.dense_weight)
+        return store.search_fused(dense_vec, sparse_vec, n, limit or n, config.fusion, config.rrf_k, weights, flt)
+    dense_hits, sparse_hits = lists or (store.search_dense(dense_vec, n, flt), store.search_sparse(sparse_vec, n, flt))
+    if config.fusion == "dense":
+        return dense_hits
+    if config.fusion == "sparse":
+        return sparse_hits
+    return _union(dense_hits, sparse_hits, config.rrf_k)
+
+
 def _display_order(c: Candidate) -> tuple:
     big = 10**9
     return (c.final_rank or big, c.rerank.rank or big, c.fused.rank or big, min(c.dense.rank or big, c.sparse.rank or big))
@@ -163,11 +212,14 @@ def _ranks(hits: Sequence[Hit]) -> dict[str, StageScore]:
 
 
 def _union(dense: Sequence[Hit], sparse: Sequence[Hit], k: int) -> list[Hit]:
-    """Every chunk either list found, ordered by plain RRF so the reranker sees them all."""
+    """Every chunk either list found, ordered by RRF as Qdrant computes it (1 / (k + 0-based rank)).
+
+    The reranker then sees all of them: nothing is cut before it.
+    """
     scores: dict[str, float] = {}
     hits: dict[str, Hit] = {}
     for lst in (dense, sparse):
-        for rank, h in enumerate(lst, 1):
+        for rank, h in enumerate(lst):
             scores[h.id] = scores.get(h.id, 0.0) + 1.0 / (k + rank)
             hits.setdefault(h.id, h)
     return [replace(hits[i], score=s) for i, s in sorted(scores.items(), key=lambda kv: -kv[1])]

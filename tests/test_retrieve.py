@@ -1,0 +1,143 @@
+"""retrieve(): per-stage ranks and scores on a corpus whose order is known by construction (real models, real Qdrant)."""
+
+from __future__ import annotations
+
+import pytest
+from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401
+
+from rag.config import RetrievalConfig
+from rag.errors import ConfigError
+from rag.ingest import set_quarantine
+from rag.rerank import sentence_scores
+from rag.retrieve import retrieve
+from rag.types import ChunkFilter
+
+
+def test_exact_keyword_only_bm25_finds(corpus):
+    target = chunk_at(corpus, "kitchen.md", "Kitchen > Sourdough")
+    result = retrieve(corpus, KEYWORD_QUESTION, RetrievalConfig(candidates=3, final_k=3, fusion="rrf", reranker="none"))
+    mine = result.get(target.chunk.id)
+    # Only one chunk holds the made-up word, so the sparse list is exactly that chunk.
+    assert [c.id for c in result.ranked("sparse")] == [target.chunk.id]
+    assert mine.sparse.rank == 1 and mine.sparse.score > 0
+    # Dense prefers the three "What is <name>?" entries.
+    dense = result.ranked("dense")
+    assert len(dense) == 3 and mine.dense.rank is None
+    assert {c.chunk.chunk.heading for c in dense} == {"Gadgets > What is Vexora?", "Gadgets > What is Lumiq?", "Gadgets > What is Corvan?"}
+    # RRF in Qdrant: 1 / (k + rank - 1); the sparse #1 ties with the dense #1 and so reaches the top 2.
+    assert mine.fused.score == pytest.approx(1 / 60, rel=1e-5)
+    assert mine.fused.rank in (1, 2) and mine.final_rank in (1, 2)
+    assert result.reranker == "none"
+
+
+def test_paraphrase_only_dense_finds(corpus):
+    target = chunk_at(corpus, "billing.md", "Billing > Refunds")
+    result = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=3, fusion="dense", reranker="none"))
+    mine = result.get(target.chunk.id)
+    assert mine.dense.rank == 1
+    assert mine.sparse.rank is None  # it shares no word with the question
+    sparse_headings = {c.chunk.chunk.heading for c in result.ranked("sparse")}
+    assert {"Billing > Payment methods", "Billing > Backups"} <= sparse_headings
+    assert mine.fused.rank == 1 and mine.final_rank == 1  # dense-only fusion keeps the dense order
+
+
+def test_rrf_and_weighted_rrf_scores_follow_qdrant_formulas(corpus):
+    k = 10
+    plain = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=4, final_k=4, fusion="rrf", rrf_k=k, reranker="none"))
+    for c in plain.ranked("fused"):
+        expected = sum(1 / (k + s.rank - 1) for s in (c.dense, c.sparse) if s.rank is not None)
+        assert c.fused.score == pytest.approx(expected, rel=1e-5)
+    w = 0.8
+    weighted = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=4, final_k=4, fusion="weighted_rrf", rrf_k=k, dense_weight=w, reranker="none"))
+    for c in weighted.ranked("fused"):
+        # Qdrant's weighted RRF divides the rank by the weight: 1 / (k + rank / w - 1).
+        parts = [(c.dense, w), (c.sparse, 1 - w)]
+        expected = sum(1 / (k + s.rank / wt - 1) for s, wt in parts if s.rank is not None and wt > 0)
+        assert c.fused.score == pytest.approx(expected, rel=1e-5)
+    scores = [c.fused.score for c in weighted.ranked("fused")]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_dbsf_and_union_fusions(corpus):
+    dbsf = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=3, fusion="dbsf", reranker="none"))
+    assert dbsf.ranked("fused") and all(c.fused.score is not None for c in dbsf.ranked("fused"))
+    union = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=10, fusion="union", reranker="none"))
+    found = {c.id for c in union.ranked("dense")} | {c.id for c in union.ranked("sparse")}
+    # Union cuts nothing before the reranker: every chunk either list found is reranked.
+    assert {c.id for c in union.ranked("rerank")} == found
+    assert len(union.ranked("fused")) == len(found) > 3
+
+
+def test_no_reranker_keeps_fused_scores_and_min_score_cuts_them(corpus):
+    result = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=4, final_k=4, fusion="dbsf", reranker="none"))
+    for c in result.ranked("fused"):
+        assert (c.rerank.rank, c.rerank.score) == (c.fused.rank, c.fused.score)
+    fused = [c.fused.score for c in result.ranked("fused")]
+    cut = (fused[1] + fused[2]) / 2
+    kept = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=4, final_k=4, fusion="dbsf", reranker="none", min_score=cut))
+    assert [c.rerank.score for c in kept.final] == fused[:2]
+
+
+def test_dense_cosine_reranker_rescores_with_stored_vectors(corpus):
+    result = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=5, fusion="union", reranker="dense-cosine"))
+    assert result.reranker == "dense-cosine"
+    for c in result.ranked("rerank"):
+        if c.dense.rank is not None:
+            assert c.rerank.score == pytest.approx(c.dense.score, abs=1e-5)
+    # A chunk only the sparse list found still gets its real cosine (not 0, not missing).
+    sparse_only = [c for c in result.ranked("rerank") if c.dense.rank is None]
+    assert sparse_only and all(c.rerank.score != 0.0 for c in sparse_only)
+    assert result.final[0].chunk.chunk.heading == "Billing > Refunds"
+
+
+def test_score_fusion_reranker_mixes_normalised_scores(corpus):
+    result = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=5, fusion="union", reranker="score-fusion:1"))
+    # With the whole weight on dense, the order is the dense cosine order over the union.
+    reranked = result.ranked("rerank")
+    assert reranked[0].chunk.chunk.heading == "Billing > Refunds" and reranked[0].rerank.score == pytest.approx(1.0)
+    assert reranked[-1].rerank.score == pytest.approx(0.0)
+    sparse_side = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=5, fusion="union", reranker="score-fusion:0"))
+    assert sparse_side.get(reranked[0].id).rerank.score == pytest.approx(0.0)  # Refunds has no BM25 score
+
+
+def test_sentence_maxsim_reranker_takes_best_sentence(corpus):
+    result = retrieve(corpus, "Which shipping boxes can be scanned?", RetrievalConfig(candidates=3, final_k=3, fusion="dense", reranker="sentence-maxsim:1"))
+    query = corpus.dense.encode_query("Which shipping boxes can be scanned?")
+    for c in result.ranked("rerank"):
+        assert c.rerank.score == pytest.approx(max(sentence_scores(corpus.dense, query, c.chunk.chunk.text)), abs=1e-5)
+
+
+def test_filters_are_applied_inside_qdrant(corpus):
+    # Unfiltered, the refund question's top 2 come from billing; a post-filter would leave nothing.
+    flt = ChunkFilter(sources=("kitchen.md",))
+    result = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=2, final_k=2, fusion="dense", reranker="none"), flt)
+    assert len(result.ranked("dense")) == 2
+    assert {c.chunk.chunk.source for c in result.candidates} == {"kitchen.md"}
+    assert result.filter == flt
+    tagged = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=2, final_k=2, fusion="rrf", reranker="none"), ChunkFilter(tags=("hardware",)))
+    assert len(tagged.ranked("dense")) == 2
+    assert {c.chunk.chunk.source for c in tagged.candidates} == {"gadgets.md"}
+
+
+def test_quarantined_chunk_is_never_returned(corpus):
+    target = chunk_at(corpus, "billing.md", "Billing > Refunds")
+    set_quarantine(corpus, [target.chunk.id], True)
+    try:
+        result = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=8, final_k=8, fusion="union", reranker="none"))
+        assert result.get(target.chunk.id) is None
+    finally:
+        set_quarantine(corpus, [target.chunk.id], False)
+
+
+def test_unknown_reranker_is_a_clear_error(corpus):
+    with pytest.raises(ConfigError, match="unknown reranker"):
+        retrieve(corpus, "x", RetrievalConfig(reranker="magic"))
+    with pytest.raises(ConfigError, match="between 0 and 1"):
+        retrieve(corpus, "x", RetrievalConfig(reranker="sentence-maxsim:2"))
+
+
+def test_movement_shows_rank_path(corpus):
+    result = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=5, fusion="union", reranker="dense-cosine"))
+    refunds = next(c for c in result.candidates if c.chunk.chunk.heading == "Billing > Refunds")
+    assert refunds.movement.startswith(f"D1 S– → F{refunds.fused.rank} → R1")
+    assert refunds.movement.endswith(f"▲{refunds.fused.rank - 1}" if refunds.fused.rank > 1 else "=")
