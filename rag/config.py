@@ -84,6 +84,8 @@ class AnswerConfig:
     timeout_s: float = 60.0
     min_sources: int = 1
     min_rerank_score: float = 0.25
+    # The offline extractive answerer abstains when no source sentence scores this high (see rag/answer/extractive.py).
+    min_sentence_score: float = 0.45
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,7 @@ class Settings:
                 timeout_s=num("RAGSCOPE_LLM_TIMEOUT", AnswerConfig.timeout_s, float),
                 min_sources=num("RAGSCOPE_MIN_SOURCES", AnswerConfig.min_sources),
                 min_rerank_score=num("RAGSCOPE_MIN_RERANK_SCORE", AnswerConfig.min_rerank_score, float),
+                min_sentence_score=num("RAGSCOPE_MIN_SENTENCE_SCORE", AnswerConfig.min_sentence_score, float),
             ),
             anthropic_api_key=Secret(get("ANTHROPIC_API_KEY", "")),
             password=Secret(get("RAGSCOPE_PASSWORD", "")),

@@ -33,6 +33,10 @@ class LoaderError(RagError):
     """A file could not be turned into text (empty, binary, encrypted, unsupported...)."""
 
 
+class QuestionError(RagError):
+    """A question cannot be asked as typed (empty, too long)."""
+
+
 class GenerationError(RagError):
     """The answer generator failed (API error, timeout, refusal)."""
 

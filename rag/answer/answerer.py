@@ -1,0 +1,142 @@
+"""One question in, one checked Answer out: retrieve, gate, generate, check.
+
+`answer_question` is what Eval and the CLI call; `stream_answer` is the same path for the page, which
+shows the text while it is written. Neither logs: the Ask page and `ragscope ask` record their asks
+in the ask log, Eval keeps its own runs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+from rag.answer.anthropic_gen import AnthropicGenerator
+from rag.answer.checks import Gate, check_answer, gate
+from rag.answer.extractive import ExtractiveGenerator
+from rag.answer.generator import Generator, relay
+from rag.answer.prompt import NOT_IN_SOURCES
+from rag.answer.result import Answer, Citation, Generation
+from rag.components import Components
+from rag.config import RetrievalConfig
+from rag.errors import QuestionError
+from rag.retrieve import RetrievalResult, retrieve
+from rag.types import ChunkFilter
+
+MAX_QUESTION_CHARS = 2000
+
+
+def default_generator(components: Components) -> Generator:
+    """Claude when an Anthropic key is configured, else the offline extractive answerer."""
+    settings = components.settings
+    if settings.anthropic_api_key:
+        return AnthropicGenerator(settings.answer, settings.anthropic_api_key.value)
+    return ExtractiveGenerator(components.dense, settings.answer.min_sentence_score)
+
+
+def answer_question(
+    components: Components,
+    question: str,
+    config: RetrievalConfig | None = None,
+    flt: ChunkFilter | None = None,
+    generator: Generator | None = None,
+) -> Answer:
+    """Answer `question` from the collection, with citations checked against what was sent.
+
+    Args:
+        components: store and encoders.
+        question: the question as typed.
+        config: retrieval settings; None means the configured defaults.
+        flt: source/tag restrictions for retrieval.
+        generator: who writes the text; None means `default_generator(components)`.
+
+    Returns:
+        The Answer; `abstained` with a `reason` when too few chunks were relevant enough or the
+        generator found no answer in them.
+
+    Raises:
+        QuestionError: the question is empty or too long.
+        GenerationError: the generator failed (API error, timeout, answer cut off).
+        RagError: retrieval failed (store, models, settings).
+    """
+    t0 = time.perf_counter()
+    question, generator, result, checked = _prepare(components, question, config, flt, generator)
+    if checked.abstain:
+        return _abstain_early(question, result, checked, generator, t0)
+    return build_answer(question, result, checked, generator, generator.generate(question, checked.sources, result), t0)
+
+
+def stream_answer(
+    components: Components,
+    question: str,
+    config: RetrievalConfig | None = None,
+    flt: ChunkFilter | None = None,
+    generator: Generator | None = None,
+) -> Iterator[str | Answer]:
+    """Like `answer_question`, but yields the text deltas as they are written, then the Answer.
+
+    Example:
+        for item in stream_answer(components, "How long do refunds take?"):
+            if isinstance(item, Answer):
+                answer = item
+            else:
+                print(item, end="")
+    """
+    t0 = time.perf_counter()
+    question, generator, result, checked = _prepare(components, question, config, flt, generator)
+    if checked.abstain:
+        yield _abstain_early(question, result, checked, generator, t0)
+        return
+    generation = yield from relay(generator.stream(question, checked.sources, result))
+    yield build_answer(question, result, checked, generator, generation, t0)
+
+
+def _prepare(
+    components: Components, question: str, config: RetrievalConfig | None, flt: ChunkFilter | None, generator: Generator | None
+) -> tuple[str, Generator, RetrievalResult, Gate]:
+    question = " ".join(question.split())
+    if not question:
+        raise QuestionError("type a question first")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise QuestionError(f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}")
+    generator = generator or default_generator(components)
+    result = retrieve(components, question, config, flt)
+    return question, generator, result, gate(components, result, components.settings.answer)
+
+
+def _abstain_early(question: str, result: RetrievalResult, checked: Gate, generator: Generator, t0: float) -> Answer:
+    """The gate's abstention: no generator was called."""
+    generation = Generation(NOT_IN_SOURCES, generator.model, abstain_reason=checked.reason)
+    return build_answer(question, result, checked, generator, generation, t0)
+
+
+def build_answer(question: str, result: RetrievalResult, checked: Gate, generator: Generator, generation: Generation, t0: float) -> Answer:
+    """Run the citation check on a generation and assemble the Answer."""
+    sent = tuple(s.id for s in checked.sources)
+    check = check_answer(generation.text, sent)
+    abstained = bool(generation.abstain_reason) or check.abstained
+    reason = generation.abstain_reason or (
+        f"the generator found no answer in the {len(sent)} sources sent (it replied {NOT_IN_SOURCES})" if check.abstained else ""
+    )
+    by_id = {s.id: s for s in checked.sources}
+    citations: list[Citation] = []
+    for cid in () if abstained else check.cited:
+        source = by_id[cid]
+        chunk = source.candidate.chunk.chunk
+        for start, end in generation.spans.get(source.label) or ((chunk.start, chunk.end),):
+            citations.append(Citation(cid, chunk.source, chunk.heading, start, end, chunk.page, source.label))
+    return Answer(
+        question=question,
+        text=NOT_IN_SOURCES if abstained else generation.text,
+        citations=tuple(citations),
+        abstained=abstained,
+        reason=reason,
+        mode=generator.mode,
+        sources=sent,
+        invented=() if abstained else check.invented,
+        uncited_sentences=() if abstained else check.uncited_sentences,
+        retrieval=result,
+        latency_ms=round((time.perf_counter() - t0) * 1000, 1),
+        model=generation.model,
+        relevance=checked.relevance,
+        relevance_basis=checked.basis,
+    )

@@ -1,0 +1,111 @@
+"""Citation markers in answer text, and the sentences they belong to.
+
+A marker is a bracketed id list: `[S1]`, `[S1, S3]`, `[S1][S3]`, or a chunk's UUID when a model copies
+that instead. Bare numbers (`[2]`) are read as `S2`. `arr[0]` (a word right before the bracket) and
+Markdown links (`[text](url)`) are not markers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag.chunker import split_sentences
+
+_ID = r"(?:[Ss]\d+|\d+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
+_MARKER = re.compile(rf"(?<!\w)\[\s*({_ID}(?:\s*[,;]\s*{_ID})*)\s*\](?!\()")
+_SPLIT_IDS = re.compile(r"\s*[,;]\s*")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+# A sentence this short ("Yes.", "In short:") states nothing that needs a source.
+_MIN_WORDS = 3
+_MIN_CJK = 4
+
+
+@dataclass(frozen=True)
+class CitationMarker:
+    """One bracketed marker: the ids it lists (normalised, `S2` not `2`), and where it sits in the text."""
+
+    ids: tuple[str, ...]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class AnswerSentence:
+    """A sentence of an answer (markers removed) and the ids cited for it."""
+
+    text: str
+    ids: tuple[str, ...]
+    start: int
+    end: int
+
+    @property
+    def needs_citation(self) -> bool:
+        return len(_WORD.findall(self.text)) >= _MIN_WORDS or len(_CJK.findall(self.text)) >= _MIN_CJK
+
+
+def parse_citations(text: str) -> list[CitationMarker]:
+    """Every citation marker in `text`, in order.
+
+    Args:
+        text: an answer as the generator wrote it.
+
+    Returns:
+        Markers with their ids normalised: `s1` and `1` become `S1`; UUIDs are lower-cased.
+    """
+    return [
+        CitationMarker(tuple(_normalise(i) for i in _SPLIT_IDS.split(m.group(1).strip())), m.start(), m.end())
+        for m in _MARKER.finditer(text)
+    ]
+
+
+def strip_markers(text: str) -> str:
+    """`text` without citation markers (for reading a sentence on its own)."""
+    return re.sub(r"\s+([.,;:!?。！？])", r"\1", _MARKER.sub("", text)).strip()
+
+
+def answer_sentences(text: str) -> list[AnswerSentence]:
+    """Split an answer into sentences and give each the ids cited for it.
+
+    A marker that opens a sentence ("... five days. [S1] Monthly plans ...") belongs to the sentence
+    before it, as does a "sentence" made only of markers.
+    """
+    markers = parse_citations(text)
+    sentences: list[AnswerSentence] = []
+    pos = 0
+    for line in text.split("\n"):
+        for a, b in split_sentences(line):
+            start, end = pos + a, pos + b
+            inside = [m for m in markers if start <= m.start < end]
+            leading = []
+            cursor = start
+            for m in inside:
+                if text[cursor : m.start].strip():
+                    break
+                leading.append(m)
+                cursor = m.end
+            if leading and sentences:
+                prev = sentences[-1]
+                sentences[-1] = AnswerSentence(prev.text, _ids(prev.ids, leading), prev.start, prev.end)
+                inside = inside[len(leading) :]
+            body = strip_markers(text[start:end])
+            if body:
+                sentences.append(AnswerSentence(body, _ids((), inside), start, end))
+        pos += len(line) + 1
+    return sentences
+
+
+def _ids(existing: tuple[str, ...], markers: list[CitationMarker]) -> tuple[str, ...]:
+    out = list(existing)
+    for m in markers:
+        out += [i for i in m.ids if i not in out]
+    return tuple(out)
+
+
+def _normalise(raw: str) -> str:
+    if raw.isdigit():
+        return f"S{int(raw)}"
+    if raw[0] in "Ss" and raw[1:].isdigit():
+        return f"S{int(raw[1:])}"
+    return raw.lower()
