@@ -107,10 +107,11 @@ class ChunkFilter:
     tags: tuple[str, ...] = ()
     ids: tuple[str, ...] = ()
     include_quarantined: bool = False
+    flagged_only: bool = False  # only chunks the injection scan flagged (payload `flags` not empty)
 
     @property
     def is_empty(self) -> bool:
-        return not (self.sources or self.tags or self.ids)
+        return not (self.sources or self.tags or self.ids or self.flagged_only)
 
 
 @dataclass(frozen=True)

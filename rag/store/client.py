@@ -219,7 +219,9 @@ def _filter(flt: ChunkFilter | None) -> models.Filter | None:
         must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=list(flt.tags))))
     if flt.ids:
         must.append(models.HasIdCondition(has_id=list(flt.ids)))
-    must_not = [] if flt.include_quarantined else [models.FieldCondition(key="status", match=models.MatchValue(value=QUARANTINED))]
+    must_not: list[Any] = [] if flt.include_quarantined else [models.FieldCondition(key="status", match=models.MatchValue(value=QUARANTINED))]
+    if flt.flagged_only:
+        must_not.append(models.IsEmptyCondition(is_empty=models.PayloadField(key="flags")))
     if not must and not must_not:
         return None
     return models.Filter(must=must or None, must_not=must_not or None)

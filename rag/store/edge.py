@@ -146,7 +146,7 @@ class EdgeStore:
         flt = flt or ChunkFilter()
         if flt.ids:
             recs = self.shard.retrieve(list(flt.ids), with_payload=True, with_vector=with_vectors)
-            wanted = ChunkFilter(sources=flt.sources, tags=flt.tags, include_quarantined=flt.include_quarantined)
+            wanted = ChunkFilter(sources=flt.sources, tags=flt.tags, include_quarantined=flt.include_quarantined, flagged_only=flt.flagged_only)
             return [_record(r) for r in recs if _matches(r.payload or {}, wanted)]
         out: list[StoredChunk] = []
         offset = None
@@ -168,7 +168,8 @@ class EdgeStore:
         if self._shard is None:
             return {}
         response = self.shard.facet(qe.FacetRequest("source", limit=1_000_000, exact=True))
-        return {str(h.value): int(h.count) for h in response.hits}
+        # qdrant-edge 0.9 keeps a deleted source in the facet with count 0 (even after optimize).
+        return {str(h.value): int(h.count) for h in response.hits if h.count > 0}
 
     @locked
     def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
@@ -256,6 +257,8 @@ def _matches(payload: dict[str, Any], flt: ChunkFilter) -> bool:
         return False
     if flt.tags and not set(flt.tags) & set(payload.get("tags") or ()):
         return False
+    if flt.flagged_only and not payload.get("flags"):
+        return False
     return flt.include_quarantined or payload.get("status") != QUARANTINED
 
 
@@ -269,6 +272,8 @@ def _filter(flt: ChunkFilter | None) -> qe.Filter | None:
     if flt.ids:
         must.append(qe.HasIdCondition(set(flt.ids)))
     must_not = [] if flt.include_quarantined else [qe.FieldCondition("status", match=qe.MatchValue(QUARANTINED))]
+    if flt.flagged_only:
+        must_not.append(qe.IsEmptyCondition("flags"))
     if not must and not must_not:
         return None
     return qe.Filter(must=must or None, must_not=must_not or None)
