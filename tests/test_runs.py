@@ -1,0 +1,140 @@
+"""Eval runs on the sample help centre: stored, listed, compared, marked as baseline; cancelled runs leave no trace."""
+
+from __future__ import annotations
+
+import threading
+
+import anthropic
+import httpx2
+import pytest
+
+from rag.answer import AnthropicGenerator
+
+from rag.config import RetrievalConfig
+from rag.errors import GenerationError, RagError
+from rag.eval.qsets import QuestionSet, parse_question_set, sample_question_set_text
+from rag.eval.runner import EvalCancelled, run_eval
+from rag.eval.runs import FINAL_STAGE, baseline_of, compare_runs, delete_run, list_runs, load_run, set_baseline
+from rag.ingest import ingest_files
+from rag.retrieve import STAGES
+
+
+@pytest.fixture
+def sample_set():
+    return parse_question_set(sample_question_set_text(), "sample")
+
+
+def test_run_is_stored_whole_and_scores_add_up(sample_components, sample_set):
+    calls = []
+    run = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20), progress=lambda d, n, m: calls.append((d, n)))
+    assert calls == [(i, 20) for i in range(1, 21)]
+    assert set(run.per_stage) == set(STAGES)
+    stored = load_run(sample_components.settings.data_dir, run.id)
+    assert stored == run and stored.questions == run.questions
+    assert stored.config.candidates == 20
+    assert stored.models["dense"] == "all-MiniLM-L6-v2" and stored.models["reranker"] == "none"
+    # Each stage's mean is the mean of the stored per-question scores (unanswerable questions have none).
+    answerable = [q for q in run.questions if q.answerable]
+    assert len(answerable) == 17 and all(not q.scores for q in run.questions if not q.answerable)
+    for stage in STAGES:
+        for metric in ("ndcg@10", "recall@5", "hit@1", "mrr@10"):
+            mean = sum(q.scores[stage][metric] for q in answerable) / len(answerable)
+            assert run.per_stage[stage][metric] == pytest.approx(mean)
+    # Failed questions are exactly those without gold in the final k, each with one verdict.
+    for q in answerable:
+        assert q.failed == (q.gold_ranks["final"] is None)
+    assert run.metrics["hit@final"] == pytest.approx(sum(1 for q in answerable if q.gold_ranks["final"]) / 17)
+    data_region = next(q for q in run.questions if q.id == "data-region")
+    assert data_region.verdict.code == "cut" and data_region.gold_ranks[FINAL_STAGE] > 5
+
+
+def test_compare_runs_baseline_and_delete(sample_components, sample_set):
+    data_dir = sample_components.settings.data_dir
+    a = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20))
+    # Sparse alone (dense weight 0): the English question about the Chinese export FAQ loses its gold.
+    b = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, fusion="weighted_rrf", dense_weight=0.0))
+    assert [r.id for r in list_runs(data_dir, "sample")] == [b.id, a.id]
+    cmp = compare_runs(load_run(data_dir, a.id), load_run(data_dir, b.id))
+    assert cmp.same_collection
+    assert cmp.config_changes()["fusion"] == ("dbsf", "weighted_rrf")
+    for stage in STAGES:
+        assert cmp.deltas[stage]["ndcg@10"] == pytest.approx(b.per_stage[stage]["ndcg@10"] - a.per_stage[stage]["ndcg@10"])
+    assert "export-format" in {q.id for q in cmp.losses}
+    for q in cmp.questions:
+        if q.outcome == "win":
+            assert q.score_b > q.score_a
+        elif q.outcome == "loss":
+            assert q.score_b < q.score_a
+    assert {q.id for q in cmp.verdict_changes} == {q.id for q in cmp.questions if q.verdict_a != q.verdict_b} != set()
+    # k=10 keeps the data-region gold (rank 7) that k=5 cut: same ranking, one verdict gone.
+    c = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, final_k=10), save=False)
+    wider = compare_runs(a, c)
+    assert [(q.id, q.verdict_a, q.verdict_b) for q in wider.verdict_changes] == [("data-region", "cut", None)]
+    assert wider.wins == wider.losses == [] and wider.deltas["rerank"]["ndcg@10"] == 0
+    assert wider.as_json()["verdict_changes"] == [{"id": "data-region", "a": "cut", "b": None}]
+
+    assert baseline_of(data_dir, "sample") is None
+    set_baseline(data_dir, a.id)
+    set_baseline(data_dir, b.id)  # moving the mark leaves one baseline per set
+    assert [r.id for r in list_runs(data_dir) if r.baseline] == [b.id]
+    assert baseline_of(data_dir, "sample") == b.id
+    delete_run(data_dir, b.id)
+    assert [r.id for r in list_runs(data_dir)] == [a.id]
+    with pytest.raises(RagError, match="no eval run"):
+        load_run(data_dir, b.id)
+
+
+def test_cancelled_run_stores_nothing_and_keeps_history(sample_components, sample_set):
+    data_dir = sample_components.settings.data_dir
+    kept = run_eval(sample_components, sample_set)
+    cancel = threading.Event()
+    seen = []
+
+    def progress(done, total, message):
+        seen.append(done)
+        if done == 3:
+            cancel.set()
+
+    with pytest.raises(EvalCancelled, match="after 3 of 20 questions; nothing was stored"):
+        run_eval(sample_components, sample_set, progress=progress, cancel=cancel)
+    assert seen == [1, 2, 3]
+    assert [r.id for r in list_runs(data_dir)] == [kept.id]
+    assert load_run(data_dir, kept.id).questions == kept.questions
+
+
+def test_a_failing_run_stores_nothing(sample_components, sample_set):
+    # The real generator and SDK, with the API answering 500 on the wire: the run fails, history stays empty.
+    def handler(request):
+        return httpx2.Response(500, json={"type": "error", "error": {"type": "api_error", "message": "boom"}})
+
+    client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=httpx2.MockTransport(handler)), max_retries=0)
+    with pytest.raises(GenerationError, match="the Anthropic API failed"):
+        run_eval(sample_components, sample_set, generator=AnthropicGenerator(sample_components.settings.answer, client=client))
+    assert list_runs(sample_components.settings.data_dir) == []
+
+
+def test_offline_answers_are_scored(sample_components, sample_set):
+    # Three answerable questions (one whose gold the default k cuts) and the unanswerable ones: enough to count every rate.
+    picked = [q for q in sample_set.questions if q.id in ("refund-time", "export-format", "data-region") or not q.answerable]
+    run = run_eval(sample_components, QuestionSet("answers", tuple(picked)), answers=True, save=False)
+    assert run.models["generator"].startswith("extractive")
+    answers = run.answers
+    assert answers["faithfulness"] is None  # no key, no judge
+    assert answers["citation_validity"] == 1.0  # the extractive answerer only cites what it quoted
+    unanswerable = [q for q in run.questions if not q.answerable]
+    assert answers["abstention_accuracy"] == pytest.approx(sum(q.answer.abstained for q in unanswerable) / len(unanswerable))
+    assert answers["false_abstentions"] == pytest.approx(sum(q.answer.abstained for q in run.questions if q.answerable) / 3)
+    for q in run.questions:
+        wrong = q.answer.abstained == q.answerable and (not q.answerable or q.gold_ranks["final"] is not None)
+        assert (q.verdict is not None and q.verdict.code == "wrong_abstention") == wrong
+
+
+def test_fingerprint_follows_the_collection_and_empty_collection_is_refused(components, sample_set):
+    sample_set = QuestionSet("two", sample_set.questions[:2])
+    with pytest.raises(RagError, match="has no chunks"):
+        run_eval(components, sample_set)
+    ingest_files(components, [("a.md", b"# A\n\nTidepool refunds take five days.\n")])
+    first = run_eval(components, sample_set, save=False).fingerprint
+    assert run_eval(components, sample_set, save=False).fingerprint == first
+    ingest_files(components, [("b.md", b"# B\n\nInvoices are emailed.\n")])
+    assert run_eval(components, sample_set, save=False).fingerprint != first
