@@ -1,0 +1,139 @@
+"""The offline (extractive) answerer and the abstention rules, on the sample help centre with the real models."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import threading
+
+import httpx2
+import anthropic
+import pytest
+
+from rag.answer import NOT_IN_SOURCES, AnthropicGenerator, Answer, ExtractiveGenerator, answer_question, default_generator, stream_answer
+from rag.asklog import AskLog
+from rag.components import Components
+from rag.config import RetrievalConfig
+from rag.errors import QuestionError
+from rag.loaders import load_document
+from rag.sample import sample_files
+
+REFUND_Q = "How long does a refund take to reach my card?"
+OFF_TOPIC_Q = "What is the capital of France?"
+
+
+def document_text(source: str) -> str:
+    return next(load_document(name, data).text for name, data in sample_files() if name == source)
+
+
+def with_answer_config(components: Components, **changes) -> Components:
+    settings = components.settings
+    return dataclasses.replace(components, settings=dataclasses.replace(settings, answer=dataclasses.replace(settings.answer, **changes)))
+
+
+def test_answers_refund_timing_citing_the_exact_sentence_of_the_refunds_section(sample_components):
+    answer = answer_question(sample_components, REFUND_Q)
+    assert not answer.abstained and answer.mode == "extractive"
+    assert "5 to 10 business days" in answer.text.splitlines()[0]
+    first = answer.citations[0]
+    assert (first.source, first.heading, first.label) == ("billing/plans.md", "Billing > Refunds", "S1")
+    assert answer.sources[0] == first.id
+    # The citation's offsets are the quoted sentence's exact span in the stored document.
+    assert document_text("billing/plans.md")[first.start : first.end].split() == "Approved refunds reach your card within 5 to 10 business days.".split()
+    assert answer.invented == () and answer.uncited_sentences == ()
+
+
+def test_off_topic_question_abstains_before_generating_and_says_why(sample_components):
+    called = []
+    # A real SDK client whose transport records any request: the gate must stop before generating.
+    client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(lambda r: called.append(r))))
+    answer = answer_question(sample_components, OFF_TOPIC_Q, generator=AnthropicGenerator(sample_components.settings.answer, client=client))
+    assert called == []
+    assert answer.abstained and answer.text == NOT_IN_SOURCES and answer.sources == () and answer.citations == ()
+    assert "dense cosine" in answer.reason and "0.25" in answer.reason
+    assert max(answer.relevance.values()) < sample_components.settings.answer.min_rerank_score
+
+
+def test_in_domain_question_the_docs_do_not_answer_abstains_in_the_extractive_step(sample_components):
+    answer = answer_question(sample_components, "Does Tidepool support dark mode?")
+    assert answer.abstained and answer.text == NOT_IN_SOURCES
+    assert answer.sources, "the gate let sources through; the extractive answerer found no sentence"
+    assert answer.reason.startswith("no sentence of the")
+
+
+def test_min_sources_and_min_score_are_honoured(sample_components):
+    needy = with_answer_config(sample_components, min_sources=6)
+    answer = answer_question(needy, REFUND_Q)
+    assert answer.abstained and "at least 6 needed" in answer.reason
+    strict = with_answer_config(sample_components, min_rerank_score=0.99)
+    assert answer_question(strict, REFUND_Q).abstained
+    lenient = with_answer_config(sample_components, min_rerank_score=-1.0)
+    assert len(answer_question(lenient, REFUND_Q).sources) == sample_components.settings.retrieval.final_k
+
+
+def test_relevance_is_the_dense_cosine_even_for_chunks_only_the_sparse_stage_found(sample_components):
+    answer = answer_question(sample_components, REFUND_Q, RetrievalConfig(fusion="sparse"))
+    final = answer.retrieval.final
+    assert {c.id for c in final} == set(answer.relevance)
+    query = sample_components.dense.encode_query(REFUND_Q)
+    for c in final:
+        expected = float(sample_components.dense.encode_documents([c.chunk.chunk.embed_text])[0] @ query)
+        assert answer.relevance[c.id] == pytest.approx(expected, abs=1e-3)
+    assert answer.relevance_basis == "dense cosine"
+
+
+def test_stream_yields_the_text_then_the_same_answer(sample_components):
+    items = list(stream_answer(sample_components, REFUND_Q))
+    *deltas, final = items
+    assert isinstance(final, Answer) and all(isinstance(d, str) for d in deltas)
+    assert "".join(deltas) == final.text
+    assert final.text == answer_question(sample_components, REFUND_Q).text
+
+
+def test_bad_questions_are_refused_and_the_default_is_offline_without_a_key(components):
+    with pytest.raises(QuestionError, match="type a question"):
+        answer_question(components, "  \n ")
+    with pytest.raises(QuestionError, match="under 2,000"):
+        answer_question(components, "refund " * 400)
+    assert isinstance(default_generator(components), ExtractiveGenerator)
+
+
+def test_ask_log_round_trip_replays_the_same_settings(sample_components):
+    config = RetrievalConfig(fusion="rrf", candidates=12, final_k=3)
+    answer = answer_question(sample_components, REFUND_Q, config)
+    log = AskLog.for_settings(sample_components.settings)
+    record = log.get(log.record(answer, "docs"))
+    assert record.config == config and record.question == REFUND_Q
+    assert record.sources == answer.sources and record.answer == answer.text
+    assert record.citations[0]["source"] == "billing/plans.md"
+    ranks = {r["id"]: r for r in record.retrieved}
+    assert set(ranks) == {c.id for c in answer.retrieval.candidates}
+    top = ranks[answer.sources[0]]
+    assert top["final_rank"] == 1 and top["sent"] and top["fused_rank"] is not None
+    assert record.inspector_params() == {"q": REFUND_Q, "fusion": "rrf", "candidates": "12", "k": "3", "reranker": "none"}
+    # Same settings give the same retrieval: the ask can be replayed.
+    again = answer_question(sample_components, record.question, record.config)
+    assert [c.id for c in again.retrieval.final] == [c.id for c in answer.retrieval.final]
+
+
+def test_ask_log_takes_concurrent_writers_in_wal_mode(sample_components):
+    answer = answer_question(sample_components, OFF_TOPIC_Q)
+    log = AskLog.for_settings(sample_components.settings)
+    errors = []
+
+    def write() -> None:
+        try:
+            for _ in range(5):
+                log.record(answer, "docs")
+        except Exception as e:  # noqa: BLE001 - collected for the assertion
+            errors.append(e)
+
+    threads = [threading.Thread(target=write) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(log.recent(100)) == 40
+    with sqlite3.connect(log.path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
