@@ -1,7 +1,9 @@
 """Document in, chunks out. Every chunk is an exact span of the document's text.
 
 The default strategy follows the document's own structure: a chunk never crosses a heading, tables
-and code fences stay whole units, and paragraphs are packed up to the size limit. Sentence splitting
+and code fences stay whole units, and paragraphs are packed up to the size limit. "sentence" packs
+sentences the same way, "recursive" runs langchain's splitter inside each section, and "fixed" cuts
+plain windows with overlap across headings (snapped to sentence ends or spaces). Sentence splitting
 knows CJK full stops, so Chinese text is never cut mid-sentence.
 """
 
@@ -20,7 +22,8 @@ _TABLE_LINE = re.compile(r"^[ \t]*\|")
 # MkDocs/Pandoc attribute lists after a heading: "## Caveat { #caveat }" is titled "Caveat".
 _HEADING_ATTRS = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
 # End of a sentence: Western punctuation followed by space, or CJK punctuation (no space needed).
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[。！？；])")
+# Group 1 / 2: closing quotes and brackets, which belong to the sentence they close.
+_SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=\S)|(?<=[。！？；])(?![。！？；])([」』”’）)]*)")
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chu
     elif config.strategy == "fixed":
         spans = _fixed(doc.text, config.size, config.overlap)
     else:
-        spans = _recursive(doc.text, config.size, config.overlap)
+        spans = [span for s in sections for span in _recursive(doc.text, s.start, s.end, config.size, config.overlap)]
     return _make_chunks(doc, sections, spans)
 
 
@@ -109,7 +112,7 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[t
     end = len(text) if end is None else end
     spans, cursor = [], start
     for match in _SENTENCE_END.finditer(text, start, end):
-        spans.append((cursor, match.start() if match.start() > cursor else match.end()))
+        spans.append((cursor, match.start() + len(match.group(1) or match.group(2) or "")))
         cursor = match.end()
     spans.append((cursor, end))
     return [t for t in (_trim(text, a, b) for a, b in spans) if t]
@@ -224,12 +227,43 @@ def _hard_split(text: str, start: int, end: int, size: int) -> list[tuple[int, i
 
 
 def _fixed(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
-    step = size - overlap
-    spans = [_trim(text, i, min(i + size, len(text))) for i in range(0, max(len(text) - overlap, 1), step)]
-    return [s for s in spans if s]
+    """Windows of at most `size` chars, each starting `overlap` chars before the last one ended.
+
+    A window ends at the last sentence end, else line break, else space in its second half, and
+    the next starts at the first such boundary inside the overlap, so neither cuts a word or a
+    sentence (CJK included) unless the text has no boundary there.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while start < len(text):
+        while start < len(text) and text[start].isspace():
+            start += 1  # windows start on text, so each starts after the previous one
+        end = min(start + size, len(text))
+        if end < len(text):
+            end = _boundary(text, start + size // 2, end, last=True) or end
+        spans.append((start, end))
+        if end >= len(text):
+            break
+        nxt = max(end - overlap, start + 1)
+        start = _boundary(text, nxt, end - 1, last=False) or nxt
+    return [t for t in (_trim(text, a, b) for a, b in spans) if t]
 
 
-def _recursive(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
+_BOUNDARIES = (_SENTENCE_END, re.compile(r"\n"), re.compile(r" "))
+
+
+def _boundary(text: str, lo: int, hi: int, last: bool) -> int | None:
+    """The last (or first) offset in (lo, hi] just after a sentence end, newline or space, best kind first."""
+    for pattern in _BOUNDARIES:
+        ends = [m.end() for m in pattern.finditer(text, lo, hi) if lo < m.end() <= hi]
+        if ends:
+            return ends[-1] if last else ends[0]
+    return None
+
+
+def _recursive(text: str, start: int, end: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """langchain's recursive splitter inside one section body (so, like every structured strategy,
+    it never crosses a heading); separators from paragraphs down to CJK and Western sentence ends."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     splitter = RecursiveCharacterTextSplitter(
@@ -237,15 +271,16 @@ def _recursive(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
         chunk_overlap=overlap,
         add_start_index=True,
         keep_separator="end",
-        separators=["\n\n", "\n", "。", "！", "？", ". ", " ", ""],
+        separators=["\n\n", "\n", "。", "！", "？", "；", ". ", " ", ""],
         strip_whitespace=True,
     )
+    body = text[start:end]
     spans = []
-    for piece in splitter.create_documents([text]):
-        start = piece.metadata["start_index"]
-        if start < 0:
-            start = text.find(piece.page_content)
-        spans.append((start, start + len(piece.page_content)))
+    for piece in splitter.create_documents([body]):
+        at = piece.metadata["start_index"]
+        if at < 0:
+            at = body.find(piece.page_content)
+        spans.append((start + at, start + at + len(piece.page_content)))
     return spans
 
 

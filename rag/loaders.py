@@ -90,6 +90,14 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
 
 def decode_text(data: bytes, source: str) -> str:
     """Decode text files: BOMs first, then UTF-8, then UTF-16 without BOM, then Latin-1; refuse binary."""
+    text = _decode(data, source)
+    controls = sum(1 for ch in text[:20000] if unicodedata.category(ch) == "Cc" and ch not in "\n\r\t\f")
+    if controls > 0.05 * min(len(text), 20000):
+        raise LoaderError(f"{source}: looks like a binary file, not text")
+    return text
+
+
+def _decode(data: bytes, source: str) -> str:
     for bom, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
         if data.startswith(bom):
             try:
@@ -98,22 +106,19 @@ def decode_text(data: bytes, source: str) -> str:
                 raise LoaderError(f"{source}: starts with a {codec} byte-order mark but does not decode as {codec}") from None
     if b"\x00" in data[:4096]:
         sample = data[:4096]
-        # UTF-16 text without BOM has NULs in every other byte; anything else with NULs is binary.
-        if len(sample) >= 4 and (sample[1::2].count(0) > 0.4 * len(sample) / 2 or sample[0::2].count(0) > 0.4 * len(sample) / 2):
-            codec = "utf-16-le" if sample[1::2].count(0) > sample[0::2].count(0) else "utf-16-be"
+        # UTF-16 text without BOM has NULs in every other byte (and few in the others); anything else
+        # with NULs is binary. Every decoded result still passes the control-character check.
+        odd, even = sample[1::2].count(0) / max(len(sample) // 2, 1), sample[0::2].count(0) / max(len(sample) // 2, 1)
+        if len(sample) >= 4 and max(odd, even) > 0.4 and min(odd, even) < 0.05:
             try:
-                return data.decode(codec)
+                return data.decode("utf-16-le" if odd > even else "utf-16-be")
             except UnicodeDecodeError:
                 pass
         raise LoaderError(f"{source}: looks like a binary file, not text")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        text = _decode_legacy(data, source, e)
-    controls = sum(1 for ch in text[:20000] if unicodedata.category(ch) == "Cc" and ch not in "\n\r\t\f")
-    if controls > 0.05 * min(len(text), 20000):
-        raise LoaderError(f"{source}: looks like a binary file, not text")
-    return text
+        return _decode_legacy(data, source, e)
 
 
 def _decode_legacy(data: bytes, source: str, error: UnicodeDecodeError) -> str:
@@ -292,7 +297,8 @@ def _docx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
                 title = title or text
                 blocks.append("# " + text)
             elif level:
-                blocks.append("#" * min(int(level.group(1)), 6) + " " + text)
+                # One level below the Title (which is `#`), so "Title > Heading 1" stays one path.
+                blocks.append("#" * min(int(level.group(1)) + 1, 6) + " " + text)
             elif style.startswith("List"):
                 blocks.append("- " + text)
             else:

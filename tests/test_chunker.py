@@ -1,0 +1,167 @@
+"""The chunker on tricky Markdown: headings, tables, code fences, CJK, exact offsets for every strategy."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rag.chunker import chunk_document, parse_sections, split_sentences
+from rag.config import CHUNK_STRATEGIES, ChunkConfig
+from rag.loaders import load_document
+from rag.sample import sample_files
+
+TRICKY = """# Ferry guide
+
+Welcome aboard. This guide covers tickets, the timetable and the rules on board.
+
+## Tickets
+
+A single ticket costs four euros. A day pass costs ten euros and is valid on every line.
+
+| Ticket | Price | Valid |
+|---|---|---|
+| Single | 4 € | one trip |
+| Day pass | 10 € | all day |
+| Week pass | 30 € | seven days |
+| Month pass | 90 € | thirty days |
+
+## Scripts { #scripts }
+
+```bash
+# this is a comment, not a heading
+## neither is this
+ferry-cli buy --ticket single
+```
+
+~~~
+# tilde fences hide headings too
+~~~
+
+### Deep heading ###
+
+Text under a level-three heading with closing hashes.
+
+## 中文说明
+
+船票可以在售票亭购买。也可以在应用程序里购买！周末有额外的班次吗？有的，每小时一班。儿童半价；六岁以下免费。
+"""
+
+CJK = "# 常见问题\n\n## 退款\n\n" + "".join(
+    f"第{i}条：退款会在五个工作日内退回到您的银行卡。如果超过时间没有收到，请联系客服！" for i in range(15)
+) + "\n"
+
+CJK_SENTENCE_END = "。！？；"
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return load_document("guide.md", TRICKY.encode())
+
+
+def _all_docs():
+    yield load_document("guide.md", TRICKY.encode())
+    yield load_document("zh.md", CJK.encode())
+    for name, data in sample_files():
+        yield load_document(name, data)
+
+
+@pytest.mark.parametrize("strategy", CHUNK_STRATEGIES)
+@pytest.mark.parametrize("size,overlap", [(800, 100), (200, 40), (60, 0)])
+def test_every_chunk_is_the_exact_span_of_the_text(strategy, size, overlap):
+    for d in _all_docs():
+        chunks = chunk_document(d, ChunkConfig(strategy, size, overlap))
+        assert chunks, d.source
+        for i, c in enumerate(chunks):
+            assert d.text[c.start : c.end] == c.text, (d.source, strategy, c)
+            assert c.text == c.text.strip() and c.text
+            assert c.index == i and c.source == d.source
+        assert [c.start for c in chunks] == sorted(c.start for c in chunks)
+        assert len({c.id for c in chunks}) == len(chunks)
+
+
+@pytest.mark.parametrize("strategy", ["heading", "sentence", "recursive"])
+def test_structured_strategies_never_cross_a_heading_and_keep_all_body_text(doc, strategy):
+    sections = parse_sections(doc.text)
+    chunks = chunk_document(doc, ChunkConfig(strategy, 120, 20))
+    for c in chunks:
+        (section,) = [s for s in sections if s.start <= c.start and c.end <= s.end]
+        assert c.heading_path == section.path
+    body = "".join(doc.text[s.start : s.end] for s in sections)
+    covered = "".join(c.text for c in chunks)
+    for word in re.findall(r"\w+", body):
+        assert word in covered  # nothing of a section body is dropped
+
+
+def test_heading_paths(doc):
+    paths = [c.heading_path for c in chunk_document(doc)]
+    assert paths[0] == ("Ferry guide",)
+    assert ("Ferry guide", "Tickets") in paths
+    assert ("Ferry guide", "Scripts") in paths  # MkDocs attribute list dropped
+    assert ("Ferry guide", "Scripts", "Deep heading") in paths  # closing hashes dropped
+    assert ("Ferry guide", "中文说明") in paths  # a level-2 heading pops the level-3 one
+    assert not any("comment" in " ".join(p) or "tilde" in " ".join(p) for p in paths)
+
+
+def test_heading_strategy_keeps_a_table_whole_even_when_larger_than_size(doc):
+    chunks = chunk_document(doc, ChunkConfig("heading", 60, 0))
+    (table,) = [c for c in chunks if c.text.startswith("| Ticket")]
+    assert table.text.endswith("| Month pass | 90 € | thirty days |")
+    assert len(table.text) > 60
+    assert all(len(c.text) <= 60 for c in chunks if c is not table and not c.text.startswith("```"))
+
+
+def test_code_fence_with_hash_lines_is_one_unit(doc):
+    chunks = chunk_document(doc, ChunkConfig("heading", 800, 0))
+    (code,) = [c for c in chunks if "ferry-cli" in c.text]
+    assert code.text.startswith("```bash\n# this is a comment, not a heading\n## neither is this")
+    assert code.heading_path == ("Ferry guide", "Scripts")
+
+
+def test_embed_text_starts_with_source_and_heading_path(doc):
+    chunk = next(c for c in chunk_document(doc) if c.heading_path[-1:] == ("Tickets",))
+    assert chunk.embed_text == f"guide.md > Ferry guide > Tickets\n{chunk.text}"
+
+
+@pytest.mark.parametrize("strategy", CHUNK_STRATEGIES)
+def test_cjk_chunks_end_on_a_sentence_end(strategy):
+    d = load_document("zh.md", CJK.encode())
+    chunks = [c for c in chunk_document(d, ChunkConfig(strategy, 100, 20)) if c.heading_path == ("常见问题", "退款")]
+    assert len(chunks) > 5
+    for c in chunks:
+        assert c.text[-1] in CJK_SENTENCE_END, (strategy, c.text)
+        assert len(c.text) <= 100
+
+
+@pytest.mark.parametrize("strategy", ["heading", "sentence", "recursive"])
+def test_cjk_chunks_start_on_a_sentence_start(strategy):
+    d = load_document("zh.md", CJK.encode())
+    for c in chunk_document(d, ChunkConfig(strategy, 100, 20)):
+        before = d.text[: c.start].rstrip()
+        assert not before or before[-1] in CJK_SENTENCE_END or before.endswith("退款"), c.text
+
+
+def test_split_sentences_western_and_cjk():
+    text = 'He said "stop." Then he left! Really? 是的。好的！完了'
+    assert [text[a:b] for a, b in split_sentences(text)] == ['He said "stop."', "Then he left!", "Really?", "是的。", "好的！", "完了"]
+
+
+def test_fixed_windows_overlap_and_never_cut_words():
+    text = " ".join(f"word{i}" for i in range(200))
+    d = load_document("w.txt", text.encode())
+    chunks = chunk_document(d, ChunkConfig("fixed", 100, 30))
+    for a, b in zip(chunks, chunks[1:]):
+        assert 0 < a.end - b.start <= 30  # consecutive windows share up to `overlap` chars
+    words = set(text.split())
+    assert all(set(c.text.split()) <= words for c in chunks)  # every piece is a whole word
+    assert chunks[-1].text.endswith("word199")
+
+
+def test_ids_are_stable_and_depend_on_content_and_place(doc):
+    again = chunk_document(load_document("guide.md", TRICKY.encode()))
+    assert [c.id for c in chunk_document(doc)] == [c.id for c in again]
+    renamed = chunk_document(load_document("other.md", TRICKY.encode()))
+    assert not {c.id for c in renamed} & {c.id for c in again}
+    repeated = load_document("r.md", b"# A\n\nSame text.\n\n# B\n\nSame text.\n\n# A\n\nSame text.\n")
+    assert len({c.id for c in chunk_document(repeated)}) == 3
+

@@ -1,0 +1,167 @@
+"""Loaders: every format becomes Markdown-shaped text with its structure (headings, tables, pages) kept.
+
+PDF and DOCX files are built here with reportlab and python-docx, so each test says exactly what the
+file holds. (The hostile-input corpus lives in test_bad_input.py.)
+"""
+
+from __future__ import annotations
+
+import io
+
+import docx
+import pytest
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+
+from rag.chunker import chunk_document
+from rag.config import ChunkConfig
+from rag.errors import LoaderError
+from rag.loaders import kind_of, load_document, safe_source
+
+
+def make_pdf(pages: list[list[str]], title: str = "") -> bytes:
+    """A PDF with one line of text per entry, one page per list."""
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    if title:
+        c.setTitle(title)
+    for lines in pages:
+        y = 780
+        for line in lines:
+            c.drawString(72, y, line)
+            y -= 20
+        c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
+def make_docx() -> bytes:
+    d = docx.Document()
+    d.add_heading("Ferry handbook", 0)  # the Title style
+    d.add_heading("Tickets", 1)
+    d.add_paragraph("A single ticket costs four euros.")
+    d.add_heading("Children", 2)
+    d.add_paragraph("Children under six ride free.")
+    d.add_paragraph("Bring a bike", style="List Bullet")
+    table = d.add_table(rows=3, cols=2)
+    for r, row in enumerate([("Zone", "Price"), ("A", "4 | 5"), ("B", "6")]):
+        for col, value in enumerate(row):
+            table.cell(r, col).text = value
+    d.add_heading("Bikes", 1)
+    d.add_paragraph("Bikes ride free on weekdays.")
+    buf = io.BytesIO()
+    d.save(buf)
+    return buf.getvalue()
+
+
+def test_markdown_keeps_text_and_title():
+    d = load_document("docs/guide.md", "# Ferry guide\r\n\r\n\r\n\r\nTickets   \r\ncost four euros.\r\n".encode())
+    assert (d.source, d.kind, d.title) == ("docs/guide.md", "markdown", "Ferry guide")
+    assert d.text == "# Ferry guide\n\nTickets\ncost four euros."  # CRLF, trailing spaces, blank runs cleaned
+    assert d.size_bytes == len("# Ferry guide\r\n\r\n\r\n\r\nTickets   \r\ncost four euros.\r\n".encode())
+
+
+def test_html_keeps_headings_tables_lists_and_drops_scripts():
+    html = b"""<html><head><title>Ferry</title><style>p{color:red}</style><script>steal()</script></head>
+    <body><nav><a href="/">Home</a></nav>
+    <div class="content"><h1>Timetable</h1><p>The first ferry leaves at <b>seven</b>.</p>
+    <script>document.write('injected')</script>
+    <h2>Weekend</h2><ul><li>Every hour</li><li>Bikes free</li></ul>
+    <table><tr><th>Day</th><th>First</th></tr><tr><td>Sat</td><td>8:00</td></tr></table>
+    <pre>ferry-cli timetable
+  --day sat</pre><noscript>enable js</noscript></div></body></html>"""
+    d = load_document("t.html", html)
+    assert d.title == "Ferry"
+    assert "# Timetable\n\nThe first ferry leaves at seven ." in d.text or "# Timetable\n\nThe first ferry leaves at seven." in d.text
+    assert "## Weekend" in d.text
+    assert "- Every hour\n\n- Bikes free" in d.text
+    assert "| Day | First |\n|---|---|\n| Sat | 8:00 |" in d.text
+    assert "```\nferry-cli timetable\n  --day sat\n```" in d.text
+    for gone in ("steal", "injected", "color:red", "enable js"):
+        assert gone not in d.text
+    paths = {c.heading_path for c in chunk_document(d)}
+    assert ("Timetable", "Weekend") in paths
+
+
+def test_pdf_text_layer_with_page_starts_and_title():
+    data = make_pdf([["Boarding", "Board ten minutes early."], ["Safety", "Life jackets are under every seat."], ["Lost property"]], title="Ferry manual")
+    d = load_document("manual.pdf", data)
+    assert d.kind == "pdf" and d.title == "Ferry manual"
+    assert len(d.pages) == 3 and d.pages[0] == 0
+    for number, first_line in enumerate(["Boarding", "Safety", "Lost property"], 1):
+        start = d.pages[number - 1]
+        assert d.text[start:].startswith(first_line)
+        assert d.page_at(start) == number
+    chunks = chunk_document(d, ChunkConfig("heading", 50, 0))
+    assert [(c.page, c.text.split("\n")[0]) for c in chunks] == [(1, "Boarding"), (2, "Safety"), (3, "Lost property")]
+
+
+def test_pdf_without_text_layer_is_refused():
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf)
+    c.rect(72, 72, 300, 300, fill=1)
+    c.showPage()
+    c.save()
+    with pytest.raises(LoaderError, match="no text layer"):
+        load_document("scan.pdf", buf.getvalue())
+
+
+def test_docx_headings_lists_and_tables():
+    d = load_document("handbook.docx", make_docx())
+    assert d.kind == "docx" and d.title == "Ferry handbook"
+    assert d.text.startswith("# Ferry handbook\n\n## Tickets\n\nA single ticket costs four euros.\n\n### Children")
+    assert "- Bring a bike" in d.text
+    assert "| Zone | Price |\n|---|---|\n| A | 4 \\| 5 |\n| B | 6 |" in d.text  # a pipe in a cell stays in its cell
+    paths = [c.heading_path for c in chunk_document(d)]
+    assert paths == [("Ferry handbook", "Tickets"), ("Ferry handbook", "Tickets", "Children"), ("Ferry handbook", "Bikes")]
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        "# Résumé\n\nCafé crème, déjà vu.".encode("utf-8-sig"),
+        "# Résumé\n\nCafé crème, déjà vu.".encode("utf-16"),  # BOM
+        "# Résumé\n\nCafé crème, déjà vu.".encode("utf-16-le"),  # no BOM
+        "# Résumé\n\nCafé crème, déjà vu.".encode("utf-16-be"),  # no BOM, big-endian
+        "# Résumé\n\nCafé crème, déjà vu.".encode("latin-1"),
+    ],
+    ids=["utf8-bom", "utf16-bom", "utf16le", "utf16be", "latin1"],
+)
+def test_text_encodings_decode_to_the_same_text(encoded):
+    assert load_document("r.md", encoded).text == "# Résumé\n\nCafé crème, déjà vu."
+
+
+def test_windows_1252_curly_quotes_survive():
+    d = load_document("q.txt", "“Quoted” – it’s fine".encode("cp1252"))
+    assert d.text == "“Quoted” – it’s fine"
+
+
+@pytest.mark.parametrize(
+    "name,data,message",
+    [
+        ("photo.md", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01" + bytes(range(256)) * 8, "binary"),
+        ("blob.txt", bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 200, "binary"),
+        ("archive.md", b"PK\x03\x04" + bytes(300), "binary"),
+        ("notes.odt", b"some text", "unsupported file type .odt"),
+        ("README", b"some text", "unsupported file type (none)"),
+        ("broken.docx", b"this is not a zip", "not a valid DOCX"),
+        ("empty.txt", b"\n\n  \n", "empty"),
+    ],
+)
+def test_refused_files_name_the_file_and_the_reason(name, data, message):
+    with pytest.raises(LoaderError) as info:
+        load_document(name, data)
+    assert str(info.value).startswith(f"{name}: ")
+    assert message in str(info.value)
+
+
+def test_size_limit_is_checked_before_parsing():
+    with pytest.raises(LoaderError, match="over the 1 MB limit"):
+        load_document("big.md", b"a" * 1_100_000, max_bytes=1_000_000)
+
+
+def test_safe_source_and_kind():
+    assert safe_source("..\\..\\etc/passwd.md") == "etc/passwd.md"
+    assert safe_source("/abs/./path/../x.md") == "abs/x.md"
+    assert safe_source("a\u202eb.md") == "ab.md"  # bidi override (a control/format char) removed
+    assert kind_of("A.MD") == "markdown" and kind_of("x.HTM") == "html"
