@@ -39,3 +39,4 @@ def main() -> None:
 
 
 from rag.cli import ingest_cmds  # noqa: E402,F401  (registers commands on `main`)
+from rag.cli import ask_cmd  # noqa: E402,F401

@@ -1,0 +1,69 @@
+"""`ragscope ask "QUESTION" [--json]`: the Ask page's answer on the command line, logged the same way."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import click
+
+from rag.answer import Answer, answer_question, stream_answer
+from rag.asklog import AskLog
+from rag.cli import load_components, main
+from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.errors import RagError
+
+
+@main.command()
+@click.argument("question")
+@click.option("--json", "as_json", is_flag=True, help="Print {answer, citations, abstained, reason, mode, sources} as JSON.")
+@click.option("--collection", default=None, help="Collection name (default: RAGSCOPE_COLLECTION or 'docs').")
+@click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None, help="Fusion of dense and sparse lists.")
+@click.option("--candidates", type=int, default=None, help="Candidates per stage.")
+@click.option("--k", "final_k", type=int, default=None, help="Chunks kept after reranking.")
+@click.option("--reranker", default=None, help="Reranker name (none, dense-cosine, cross-encoder:<path>...).")
+def ask(question: str, as_json: bool, collection: str | None, fusion: str | None, candidates: int | None, final_k: int | None, reranker: str | None) -> None:
+    """Answer QUESTION from the collection with cited sources; exits 1 on an error (an abstention is an answer)."""
+    components = load_components(collection)
+    try:
+        config = _config(components.settings.retrieval, fusion=fusion, candidates=candidates, final_k=final_k, reranker=reranker)
+        if as_json:
+            answer = answer_question(components, question, config)
+        else:
+            answer = _stream_to_stdout(components, question, config)
+        AskLog.for_settings(components.settings).record(answer, components.settings.collection)
+    except RagError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        components.close()
+    if as_json:
+        click.echo(json.dumps(answer.as_json(), ensure_ascii=False, indent=2))
+    else:
+        _print_details(answer)
+
+
+def _config(base: RetrievalConfig, **changes: object) -> RetrievalConfig:
+    return dataclasses.replace(base, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _stream_to_stdout(components, question: str, config: RetrievalConfig) -> Answer:  # noqa: ANN001
+    for item in stream_answer(components, question, config):
+        if isinstance(item, Answer):
+            return item
+        click.echo(item, nl=False)
+    raise RagError("the answer stream ended early")  # unreachable unless a generator is broken
+
+
+def _print_details(answer: Answer) -> None:
+    """After the streamed text: the sources cited on stdout, the flags and mode on stderr."""
+    click.echo()
+    if answer.abstained:
+        click.echo(f"abstained: {answer.reason}", err=True)
+    for c in answer.citations:
+        page = f", page {c.page}" if c.page else ""
+        click.echo(f"[{c.label}] {c.source} > {c.heading} (chars {c.start}-{c.end}{page})")
+    for ref in answer.invented:
+        click.echo(f"error: cites [{ref}], which is not one of the sources sent", err=True)
+    for sentence in answer.uncited_sentences:
+        click.echo(f"warning: no citation: {sentence}", err=True)
+    click.echo(f"answered by {answer.mode} ({answer.model}) in {answer.latency_ms:.0f} ms", err=True)
