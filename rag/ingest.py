@@ -15,7 +15,7 @@ from rag import journal
 from rag.chunker import chunk_document
 from rag.components import Components
 from rag.config import ChunkConfig
-from rag.errors import LoaderError, RagError
+from rag.errors import LoaderError, RagError, StoreError
 from rag.loaders import load_document
 from rag.scan import scan_text
 from rag.store import PointData, chunk_payload, document_info
@@ -143,11 +143,12 @@ def ingest_document(components: Components, doc: Document, config: ChunkConfig |
         LoaderError: the document has no text to index or more chunks than the configured limit.
         RagError: the store or an encoder failed; the stored version of the document is untouched.
     """
-    plan = _plan(components, doc, config or components.settings.chunk, tags)
+    config = config or components.settings.chunk
+    plan = _plan(components, doc, config, tags)
     if plan.unchanged:
         return plan.result("unchanged")
     (points,) = _embed(components, [plan])
-    return _apply(components, plan, points)
+    return _save(components, plan, points, config, tags)
 
 
 def _plan(components: Components, doc: Document, config: ChunkConfig, tags: Sequence[str] | None) -> _Plan:
@@ -209,12 +210,41 @@ def _embed(components: Components, plans: Sequence[_Plan], progress: Callable[[i
     return [points[id(p)] for p in plans]
 
 
+class _StalePlan(Exception):
+    """The stored document changed between planning and applying (another session saved it)."""
+
+
+# Re-plans allowed when other sessions keep saving the same document while this one embeds.
+_SAVE_ATTEMPTS = 5
+
+
+def _save(components: Components, plan: _Plan, points: Sequence[PointData], config: ChunkConfig, tags: Sequence[str] | None) -> FileResult:
+    """Apply the plan; when another session replaced the document meanwhile, diff against its version and retry."""
+    for _ in range(_SAVE_ATTEMPTS):
+        try:
+            return _apply(components, plan, points)
+        except _StalePlan:
+            plan = _plan(components, plan.doc, config, tags)
+            if plan.unchanged:
+                return plan.result("unchanged")
+            (points,) = _embed(components, [plan])
+    raise StoreError(f"{plan.doc.source}: another session kept saving this document at the same time; try again")
+
+
 def _apply(components: Components, plan: _Plan, points: Sequence[PointData]) -> FileResult:
-    """Replace the stored version of the document with the planned one, behind the journal."""
+    """Replace the stored version of the document with the planned one, behind the journal.
+
+    Raises:
+        _StalePlan: the stored chunks are no longer those the plan was diffed against; applying it
+            would keep chunks the other save removed and miss chunks it deleted.
+    """
     store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
     moved = {c.id: c for c in kept if _position(stored[c.id].payload) != _position(chunk_payload(c, {}))}
     folder = components.settings.data_dir / "journal"
     with store.lock:
+        current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
+        if {r.chunk.id for r in current} != set(stored):
+            raise _StalePlan(plan.doc.source)
         restore = {c.id: {k: stored[c.id].payload.get(k) for k in (*_POSITION_FIELDS, *_DOC_FIELDS)} for c in kept}
         journal.write(folder, journal.JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore))
         store.upsert(points)
@@ -292,7 +322,7 @@ def ingest_files(
         else:
             for (i, plan), points in zip(pending, groups):
                 try:
-                    result = _apply(components, plan, points)
+                    result = _save(components, plan, points, config, tags)
                 except RagError as e:
                     result = FileResult(plan.doc.source, "error", error=str(e))
                 finish(i, result)
