@@ -7,12 +7,16 @@ file holds. (The hostile-input corpus lives in test_bad_input.py.)
 from __future__ import annotations
 
 import io
+import os
+import stat
+import zipfile
 
 import docx
 import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
+from rag.archive import ArchiveLimits, expand_zip
 from rag.chunker import chunk_document
 from rag.config import ChunkConfig
 from rag.errors import LoaderError
@@ -165,3 +169,96 @@ def test_safe_source_and_kind():
     assert safe_source("/abs/./path/../x.md") == "abs/x.md"
     assert safe_source("a\u202eb.md") == "ab.md"  # bidi override (a control/format char) removed
     assert kind_of("A.MD") == "markdown" and kind_of("x.HTM") == "html"
+
+
+# .zip uploads (rag.archive): a folder of documents in, (name, bytes) out, and no zip bomb gets through.
+
+
+def make_zip(entries: list[tuple[str | zipfile.ZipInfo, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries:
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def _info(name: str, *, mode: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = mode << 16
+    return info
+
+
+def _mark_encrypted(data: bytes, name: str) -> bytes:
+    """Set the "encrypted" flag of `name` in the central directory (zipfile cannot write encrypted entries)."""
+    out = bytearray(data)
+    at = out.find(b"PK\x01\x02")
+    while at != -1:
+        name_len = int.from_bytes(out[at + 28 : at + 30], "little")
+        if out[at + 46 : at + 46 + name_len] == name.encode():
+            out[at + 8] |= 0x1
+        at = out.find(b"PK\x01\x02", at + 46)
+    return bytes(out)
+
+
+def test_zip_of_a_folder_gives_paths_inside_it_and_says_what_it_skipped():
+    data = make_zip(
+        [
+            ("docs/", b""),
+            ("docs/guide.md", b"# Guide\n\nHello."),
+            ("docs/billing/plans.md", b"# Plans\n\nThree plans."),
+            ("docs/logo.png", b"\x89PNG\r\n"),
+            ("docs/inner.zip", make_zip([("x.md", b"# X")])),
+            ("__MACOSX/docs/._guide.md", b"\x00\x05\x16\x07"),
+            (_info("docs/link.md", mode=stat.S_IFLNK | 0o777), b"/etc/passwd"),
+            ("docs/locked.md", b"ciphertext"),
+        ]
+    )
+    data = _mark_encrypted(data, "docs/locked.md")
+    expanded = expand_zip("site.zip", data)
+    assert expanded.files == (("guide.md", b"# Guide\n\nHello."), ("billing/plans.md", b"# Plans\n\nThree plans."))
+    reasons = "\n".join(expanded.skipped)
+    assert len(expanded.skipped) == 5 and all(m.startswith("site.zip: skipped ") for m in expanded.skipped)
+    for reason in ("unsupported file type .png", "archives inside archives", "archiver metadata", "symbolic link", "encrypted"):
+        assert reason in reasons
+    assert "docs/'" not in reasons  # folder entries are dropped silently
+
+
+def test_zip_entry_names_are_sanitised():
+    data = make_zip([("../../etc/evil.md", b"# Evil"), ("/abs/top.md", b"# Top"), ("a\\b.md", b"# AB"), ("./a/b.md", b"# dup")])
+    expanded = expand_zip("x.zip", data)
+    assert [name for name, _ in expanded.files] == ["etc/evil.md", "abs/top.md", "a/b.md"]
+    assert "same name came earlier" in expanded.skipped[0]
+
+
+def test_zip_bomb_by_ratio_is_refused_whole():
+    data = make_zip([("ok.md", b"# Fine\n\nA normal page."), ("bomb.md", b"a" * 20_000_000)])
+    assert len(data) < 100_000
+    with pytest.raises(LoaderError, match="zip bomb"):
+        expand_zip("bomb.zip", data)
+
+
+def test_zip_over_total_size_or_entry_count_is_refused():
+    pages = [(f"p{i}.md", os.urandom(40_000).hex().encode()) for i in range(4)]  # incompressible: no ratio alarm
+    with pytest.raises(LoaderError, match="expands to more than"):
+        expand_zip("big.zip", make_zip(pages), ArchiveLimits(max_total_bytes=200_000, max_file_bytes=100_000))
+    many = make_zip([(f"n{i}.md", b"# N") for i in range(30)])
+    with pytest.raises(LoaderError, match="30 files is over the limit of 20"):
+        expand_zip("many.zip", many, ArchiveLimits(max_entries=20))
+
+
+def test_zip_file_over_the_per_file_cap_is_skipped_others_kept():
+    data = make_zip([("big.md", os.urandom(60_000).hex().encode()), ("small.md", b"# Small")])
+    expanded = expand_zip("z.zip", data, ArchiveLimits(max_file_bytes=100_000))
+    assert [n for n, _ in expanded.files] == ["small.md"]
+    assert "big.md" in expanded.skipped[0] and "larger than" in expanded.skipped[0]
+
+
+@pytest.mark.parametrize("data", [b"not a zip at all", b"PK\x03\x04" + bytes(40), b""])
+def test_not_a_zip_is_refused(data):
+    with pytest.raises(LoaderError, match="not a readable zip archive"):
+        expand_zip("fake.zip", data)
+
+
+def test_limits_follow_the_upload_setting():
+    limits = ArchiveLimits.for_upload_mb(10)
+    assert limits.max_file_bytes == 10 * 1024 * 1024 and limits.max_total_bytes == 40 * 1024 * 1024
