@@ -1,0 +1,113 @@
+"""The Ask page through AppTest: a cited answer with its span opened in place, flags, recent questions, Eval tab."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+
+from rag.asklog import AskLog
+from rag.components import build_components
+from rag.ingest import ingest_files
+from rag.sample import sample_files
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def plain(label: str) -> str:
+    """A label as shown: the page backslash-escapes Markdown in document-derived labels."""
+    return re.sub(r"\\(.)", r"\1", label)
+
+
+@pytest.fixture
+def sample_store(settings):
+    """The sample help centre ingested, then the store closed so the page's process-wide engine can open it."""
+    components = build_components(settings)
+    assert not ingest_files(components, sample_files()).errors
+    components.close()
+    return settings
+
+
+def _ask(at: AppTest, question: str) -> AppTest:
+    at.text_input(key="ask_question").input(question)
+    next(b for b in at.button if b.label == "Ask").click()
+    return at.run()
+
+
+def _ask_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/ask.py")
+    return at.run()
+
+
+def test_answers_with_cited_span_highlighted_in_its_document(sample_store):
+    at = _ask(_ask_page(), "How long does a refund take to reach my card?")
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    html = [h.proto.body for h in at.get("html")]
+    answer = html[0]
+    assert "5 to 10 business days" in answer and "[S1]" in answer
+    assert any("Answered by **extractive**" in c.value for c in at.caption)
+    # The citation opens in place: the cited sentence is marked inside the Refunds section's text.
+    expander = next(e for e in at.expander if "billing/plans.md" in plain(e.label))
+    assert "Refunds" in expander.label
+    context = [h.proto.body for h in expander.get("html")][0]
+    assert "<mark" in context and "Approved refunds" in context.split("<mark", 1)[1]
+    assert "To request a refund" in context  # surrounding text of the same document, not only the span
+    # Sources panel with the rerank columns, and the inspector link carrying question and settings.
+    sources = at.dataframe[0].value
+    assert {"rerank rank", "rerank score", "dense cosine"} <= set(sources.columns)
+    assert (sources.iloc[0]["sent as"], bool(sources.iloc[0]["cited"])) == ("S1", True)
+    link = next(p for p in at.get("page_link") if p.proto.label == "Open in inspector")
+    params = parse_qs(link.proto.query_string)
+    assert link.proto.page == "inspector"
+    cfg = sample_store.retrieval
+    expected = {"q": "How long does a refund take to reach my card?", "fusion": cfg.fusion, "candidates": str(cfg.candidates), "k": str(cfg.final_k), "reranker": cfg.reranker}
+    assert params == {k: [v] for k, v in expected.items()}
+    # Logged, and listed under recent questions.
+    recent = AskLog.for_settings(sample_store).recent()
+    assert recent[0].question == "How long does a refund take to reach my card?"
+    assert any("How long does a refund" in plain(e.label) for e in at.expander)
+
+
+def test_off_topic_question_shows_abstention_and_reason(sample_store):
+    at = _ask(_ask_page(), "What is the capital of France?")
+    assert not at.exception
+    assert any("Abstained" in w.value for w in at.warning)
+    assert any("dense cosine" in t.value for t in at.text)
+    assert AskLog.for_settings(sample_store).recent()[0].abstained
+
+
+def test_empty_question_is_refused_with_a_message(sample_store):
+    at = _ask(_ask_page(), "   ")
+    assert not at.exception
+    assert any("Type a question" in w.value for w in at.warning)
+    assert AskLog.for_settings(sample_store).recent() == []
+
+
+def test_ask_again_reuses_the_logged_settings(sample_store):
+    at = _ask_page()
+    at.selectbox(key="ask_fusion").set_value("rrf")
+    at.number_input(key="ask_k").set_value(3)
+    at = _ask(at, "How long is the password reset link valid?")
+    record = AskLog.for_settings(sample_store).recent()[0]
+    assert (record.config.fusion, record.config.final_k) == ("rrf", 3)
+    at.selectbox(key="ask_fusion").set_value("dbsf")
+    at.number_input(key="ask_k").set_value(5)
+    at.run()
+    at.button(key=f"ask_again_{record.id}").click().run()
+    assert not at.exception
+    assert at.selectbox(key="ask_fusion").value == "rrf" and at.number_input(key="ask_k").value == 3
+    again = AskLog.for_settings(sample_store).recent()[0]
+    assert again.id != record.id and again.question == record.question and again.config == record.config
+
+
+def test_eval_tab_is_rendered(sample_store):
+    at = _ask_page()
+    assert not at.exception
+    assert [t.label for t in at.tabs] == ["Ask", "Eval"]
