@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401
+from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401 (fixture)
 
 from rag.config import RetrievalConfig
 from rag.errors import ConfigError
@@ -11,6 +11,7 @@ from rag.ingest import set_quarantine
 from rag.rerank import sentence_scores
 from rag.retrieve import retrieve
 from rag.types import ChunkFilter
+
 
 
 def test_exact_keyword_only_bm25_finds(corpus):

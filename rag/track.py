@@ -1,0 +1,425 @@
+"""Track an expected chunk through every retrieval stage, and find the smallest setting change that surfaces it.
+
+A person who knows which chunk should have answered picks it (by id, by source + heading, or by
+pasting text it contains). We then score that chunk directly in each stage, even when it is in no
+candidate list: a dense or sparse query restricted to its id gives its exact score, and a query with
+a longer list gives the rank it would have had. The first stage that lost it is named, and single
+setting changes (final k, candidates, dense weight, fusion, reranker, min score, filter) are tried by
+re-running `retrieve()`; only changes that really put the chunk in the final top-k are suggested.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from rag.components import Components
+from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.errors import RagError
+from rag.explain import get_chunk
+from rag.rerank import RERANKERS, RerankContext, get_reranker
+from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult, fused_search, retrieve
+from rag.types import ChunkFilter, Hit, StoredChunk
+
+FINAL = "final"
+_WORDS = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class TrackTarget:
+    """The chunk being tracked and how it was picked."""
+
+    chunk: StoredChunk
+    how: str  # "id" | "heading" | "text"
+    note: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.chunk.chunk.id
+
+
+@dataclass(frozen=True)
+class StageStanding:
+    """Where the tracked chunk stands in one stage."""
+
+    stage: str  # dense | sparse | fused | rerank | final
+    rank: int | None  # its rank in the list this stage really produced; None when it was not in it
+    would_be_rank: int | None  # its rank in an uncut list; None when the stage cannot rank it at all
+    score: float | None  # its score in this stage, computed directly when it was not in the list
+    list_size: int  # how many chunks this stage kept
+    note: str = ""
+
+    @property
+    def in_list(self) -> bool:
+        return self.rank is not None
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A setting change verified by re-running retrieve(): with it, the chunk reaches the final top-k."""
+
+    text: str  # e.g. "candidates >= 42"
+    config: RetrievalConfig
+    flt: ChunkFilter
+    final_rank: int
+    cost: float  # relative size of the change; the smallest is listed first
+
+
+@dataclass(frozen=True)
+class TrackReport:
+    target: TrackTarget
+    result: RetrievalResult
+    stages: tuple[StageStanding, ...]
+    dropped_at: str | None  # None when the chunk is in the final top-k
+    reason: str
+    suggestions: tuple[Suggestion, ...]
+
+    @property
+    def found(self) -> bool:
+        return self.dropped_at is None
+
+    @property
+    def smallest(self) -> Suggestion | None:
+        return self.suggestions[0] if self.suggestions else None
+
+    def stage(self, name: str) -> StageStanding:
+        return next(s for s in self.stages if s.stage == name)
+
+
+def find_target(
+    components: Components,
+    *,
+    chunk_id: str | None = None,
+    source: str | None = None,
+    heading: str | None = None,
+    text: str | None = None,
+    question: str = "",
+) -> TrackTarget:
+    """Pick the chunk to track: by id, by source + heading, or by text it should contain.
+
+    Args:
+        chunk_id: an exact chunk id.
+        source, heading: a document and a heading path ("Billing > Refunds") or its last title;
+            when several chunks sit under it, the one closest to `question` is taken.
+        text: pasted text; the stored chunk containing it (or sharing most of its words) is taken.
+        question: used to choose among several chunks under one heading.
+
+    Raises:
+        RagError: nothing matches, or no way of picking was given.
+    """
+    if chunk_id:
+        return TrackTarget(get_chunk(components, chunk_id), "id")
+    if source:
+        return _by_heading(components, source, heading or "", question)
+    if text and text.strip():
+        return _by_text(components, text)
+    raise RagError("say which chunk to track: a chunk id, a source and heading, or text it contains")
+
+
+def track(
+    components: Components,
+    question: str,
+    target: TrackTarget,
+    config: RetrievalConfig | None = None,
+    flt: ChunkFilter | None = None,
+    max_candidates: int = 300,
+) -> TrackReport:
+    """Follow `target` through every stage of `retrieve(question, config, flt)`.
+
+    Args:
+        max_candidates: the largest candidates setting tried when looking for a fix (each try is a
+            full retrieval, reranker included).
+
+    Returns:
+        Its rank and score in every stage, where it dropped out, and verified setting changes.
+    """
+    config = config or components.settings.retrieval
+    flt = flt or ChunkFilter()
+    result = retrieve(components, question, config, flt)
+    probe = _Probe(components, question, result, target)
+    stages = probe.standings()
+    dropped, reason = _dropped(target, result, stages, flt)
+    suggestions: tuple[Suggestion, ...] = ()
+    if dropped is not None:
+        suggestions = tuple(sorted(_suggest(components, probe, stages, dropped, max_candidates), key=lambda s: s.cost))
+    return TrackReport(target, result, stages, dropped, reason, suggestions)
+
+
+class _Probe:
+    """Direct scores and would-be ranks of one chunk for one retrieval."""
+
+    def __init__(self, components: Components, question: str, result: RetrievalResult, target: TrackTarget) -> None:
+        self.components = components
+        self.question = question
+        self.result = result
+        self.target = target
+        self.dense_vec = components.dense.encode_query(question)
+        self.sparse_vec = components.sparse.encode_query(question)
+        self.visible = _visible(target.chunk, result.filter)
+
+    def standings(self) -> tuple[StageStanding, ...]:
+        r = self.result
+        cfg = r.config
+        mine = r.get(self.target.id)
+        store = self.components.store
+        only = ChunkFilter(ids=(self.target.id,), include_quarantined=True)
+        dense_hits = store.search_dense(self.dense_vec, 1, only)
+        sparse_hits = store.search_sparse(self.sparse_vec, 1, only)
+        dense_score = dense_hits[0].score if dense_hits else None
+        sparse_score = sparse_hits[0].score if sparse_hits else None
+        self.would_dense = self._would_rank("dense", mine, lambda n: store.search_dense(self.dense_vec, n, r.filter))
+        self.would_sparse = (
+            self._would_rank("sparse", mine, lambda n: store.search_sparse(self.sparse_vec, n, r.filter)) if sparse_score is not None else None
+        )
+        fused_rank, fused_score, fused_note = self._fused(mine)
+        rerank_rank, rerank_score, rerank_note = self._rerank(mine, fused_score)
+        rank = lambda stage: mine.stage(stage).rank if mine else None  # noqa: E731
+        final_size = len(r.final)
+        hidden = "" if self.visible else "excluded by the filter (or quarantined): no stage can return it"
+        return (
+            StageStanding("dense", rank("dense"), self.would_dense, dense_score, len(r.ranked("dense")), hidden),
+            StageStanding(
+                "sparse",
+                rank("sparse"),
+                self.would_sparse,
+                sparse_score or 0.0,
+                len(r.ranked("sparse")),
+                hidden or ("" if sparse_score is not None else "shares no term with the question (BM25 score 0)"),
+            ),
+            StageStanding("fused", rank("fused"), fused_rank, fused_score, len(r.ranked("fused")), hidden or fused_note),
+            StageStanding("rerank", rank("rerank"), rerank_rank, rerank_score, len(r.ranked("rerank")), hidden or rerank_note),
+            StageStanding(FINAL, mine.final_rank if mine else None, rerank_rank, rerank_score, final_size, f"final k = {cfg.final_k}"),
+        )
+
+    def _would_rank(self, stage: str, mine: Any, search: Callable[[int], list[Hit]]) -> int | None:
+        """Its rank in an uncut list: the rank it had, or a longer query until it shows up."""
+        if mine is not None and mine.stage(stage).rank is not None:
+            return mine.stage(stage).rank
+        if not self.visible:
+            return None
+        total = self.components.store.count(self.result.filter)
+        limit = self.result.config.candidates
+        while limit < total:
+            limit = min(limit * 4, total)
+            ids = [h.id for h in search(limit)]
+            if self.target.id in ids:
+                return ids.index(self.target.id) + 1
+        return None
+
+    def _fused(self, mine: Any) -> tuple[int | None, float | None, str]:
+        cfg = self.result.config
+        if mine is not None and mine.fused.rank is not None:
+            return mine.fused.rank, mine.fused.score, ""
+        if not self.visible:
+            return None, None, ""
+        if cfg.fusion == "dense" or cfg.fusion == "sparse":
+            would = self.would_dense if cfg.fusion == "dense" else self.would_sparse
+            return would, None, f"fusion {cfg.fusion!r} keeps the {cfg.fusion} list as it is"
+        if cfg.fusion in QDRANT_FUSIONS:
+            longer = fused_search(self.components.store, cfg, self.dense_vec, self.sparse_vec, self.result.filter, limit=2 * cfg.candidates)
+            ids = [h.id for h in longer]
+            if self.target.id in ids:
+                i = ids.index(self.target.id)
+                return i + 1, longer[i].score, f"cut: the fused list keeps {cfg.candidates}"
+        return None, None, f"in neither prefetch list (each keeps {cfg.candidates}), so fusion never saw it"
+
+    def _rerank(self, mine: Any, fused_score: float | None) -> tuple[int | None, float | None, str]:
+        """Its rerank score and the rank it would take among the real reranked pool."""
+        if mine is not None and mine.rerank.rank is not None:
+            return mine.rerank.rank, mine.rerank.score, ""
+        if not self.visible:
+            return None, None, ""
+        r = self.result
+        pool = r.ranked("rerank")
+        chunks = [c.chunk for c in pool] + [self.target.chunk]
+        # A chunk fusion never saw has no fused score: 0, below every fused chunk.
+        prior = tuple(c.fused.score or 0.0 for c in pool) + (fused_score or 0.0,)
+        ctx = RerankContext(self.question, self.dense_vec, self.sparse_vec, self.components.store, self.components.dense, r.filter, prior)
+        scores = get_reranker(r.config.reranker).score(self.question, chunks, ctx)
+        mine_score = scores[-1]
+        rank = 1 + sum(1 for s in scores[:-1] if s >= mine_score)  # ties go to the chunks already there
+        return rank, mine_score, f"not reranked; scored directly it would rank {rank} among the {len(pool)} reranked"
+
+
+def _visible(chunk: StoredChunk, flt: ChunkFilter) -> bool:
+    if chunk.quarantined and not flt.include_quarantined:
+        return False
+    if flt.sources and chunk.chunk.source not in flt.sources:
+        return False
+    return not flt.tags or bool(set(flt.tags) & set(chunk.tags))
+
+
+def _dropped(target: TrackTarget, result: RetrievalResult, stages: Sequence[StageStanding], flt: ChunkFilter) -> tuple[str | None, str]:
+    s = {st.stage: st for st in stages}
+    cfg = result.config
+    if s[FINAL].in_list:
+        return None, f"found: final rank {s[FINAL].rank}"
+    if not _visible(target.chunk, flt):
+        if target.chunk.quarantined and not flt.include_quarantined:
+            return "filter", "the chunk is quarantined: retrieval never returns it"
+        return "filter", "the source/tag filter excludes the chunk's document"
+    if not s["fused"].in_list:
+        if not s["dense"].in_list and not s["sparse"].in_list:
+            d, sp = s["dense"].would_be_rank, s["sparse"].would_be_rank
+            return "candidates", (
+                f"outside both candidate lists (candidates = {cfg.candidates}): dense rank {_fmt(d)}, sparse rank {_fmt(sp)}"
+            )
+        return "fused", f"found by a prefetch list but cut by {cfg.fusion} fusion (fused rank {_fmt(s['fused'].would_be_rank)})"
+    rerank = s["rerank"]
+    if rerank.rank is not None and rerank.rank > cfg.final_k:
+        return "final_k", f"reranked to {rerank.rank}, below final k = {cfg.final_k}"
+    return "min_score", f"final-stage score {rerank.score:.4f} is below min score {cfg.min_score}"
+
+
+def _fmt(rank: int | None) -> str:
+    return "—" if rank is None else str(rank)
+
+
+def _suggest(components: Components, probe: _Probe, stages: Sequence[StageStanding], dropped: str, max_candidates: int) -> list[Suggestion]:
+    r = probe.result
+    cfg, flt = r.config, r.filter
+    target = probe.target.id
+    tried: dict[tuple[RetrievalConfig, ChunkFilter], Candidate | None] = {}
+
+    def run(config: RetrievalConfig, f: ChunkFilter = flt) -> Candidate | None:
+        if (config, f) not in tried:
+            tried[(config, f)] = retrieve(components, r.question, config, f).get(target)
+        return tried[(config, f)]
+
+    out: list[Suggestion] = []
+
+    def offer(text: str, config: RetrievalConfig, cost: float, f: ChunkFilter = flt) -> bool:
+        found = run(config, f)
+        if found is not None and found.final_rank is not None:
+            out.append(Suggestion(text, config, f, found.final_rank, cost))
+            return True
+        return False
+
+    if dropped == "filter":
+        chunk = probe.target.chunk
+        relaxed = ChunkFilter(include_quarantined=flt.include_quarantined)
+        if not (chunk.quarantined and not flt.include_quarantined):
+            offer("remove the source/tag filter", cfg, 1.0, relaxed)
+        return out
+    rerank = {st.stage: st for st in stages}["rerank"]
+    if dropped == "min_score" and rerank.score is not None:
+        offer(f"min score <= {rerank.score:.4g}", dataclasses.replace(cfg, min_score=rerank.score), abs((cfg.min_score or 0) - rerank.score))
+    if rerank.would_be_rank is not None and rerank.would_be_rank > cfg.final_k and dropped == "final_k":
+        k = rerank.would_be_rank
+        offer(f"final k >= {k}", dataclasses.replace(cfg, final_k=k), (k - cfg.final_k) / cfg.final_k)
+    if dropped in ("candidates", "fused"):
+        _suggest_candidates(cfg, stages, max_candidates, run, offer)
+    if cfg.fusion in ("rrf", "weighted_rrf"):
+        _suggest_weight(cfg, stages, offer)
+    for fusion in FUSION_METHODS:
+        if fusion != cfg.fusion:
+            offer(f"fusion {fusion}", dataclasses.replace(cfg, fusion=fusion), 1.0)
+    for name in RERANKERS:
+        if name != get_reranker(cfg.reranker).name:
+            offer(f"reranker {name}", dataclasses.replace(cfg, reranker=name), 1.0)
+    return out
+
+
+def _suggest_candidates(cfg: RetrievalConfig, stages: Sequence[StageStanding], cap: int, run: Callable, offer: Callable) -> None:
+    """Smallest candidates value that puts the chunk in the final top-k, or failing that, into the
+    reranked pool together with the final k its rank there needs (found by growing, then bisecting)."""
+    s = {st.stage: st for st in stages}
+    needed = [x for x in (s["dense"].would_be_rank, s["sparse"].would_be_rank) if x is not None]
+    if not needed:
+        return
+    # Below its best prefetch rank the chunk cannot even enter fusion, so start there.
+    start = max(cfg.candidates + 1, min(needed))
+    if start > cap:
+        return
+
+    def at(n: int) -> Candidate | None:
+        return run(dataclasses.replace(cfg, candidates=n))
+
+    n = _smallest(start, cap, lambda n: (c := at(n)) is not None and c.final_rank is not None)
+    if n is not None:
+        offer(f"candidates >= {n}", dataclasses.replace(cfg, candidates=n), (n - cfg.candidates) / cfg.candidates)
+        return
+    n = _smallest(start, cap, lambda n: (c := at(n)) is not None and c.rerank.rank is not None)
+    if n is not None:
+        k = at(n).rerank.rank
+        text = f"candidates >= {n} and final k >= {k}"
+        offer(text, dataclasses.replace(cfg, candidates=n, final_k=k), (n - cfg.candidates) / cfg.candidates + (k - cfg.final_k) / cfg.final_k)
+
+
+def _smallest(start: int, cap: int, ok: Callable[[int], bool]) -> int | None:
+    """The smallest n in [start, cap] with ok(n), growing by half each step and then bisecting."""
+    bad, n = start - 1, start
+    while not ok(n):
+        if n >= cap:
+            return None
+        bad, n = n, min(cap, max(n + 1, int(n * 1.5)))
+    while n - bad > 1:
+        mid = (n + bad) // 2
+        if ok(mid):
+            n = mid
+        else:
+            bad = mid
+    return n
+
+
+def _suggest_weight(cfg: RetrievalConfig, stages: Sequence[StageStanding], offer: Callable) -> None:
+    """Move the dense weight toward the list that ranks the chunk better, a tenth at a time."""
+    s = {st.stage: st for st in stages}
+    d, sp = s["dense"].would_be_rank, s["sparse"].would_be_rank
+    if d is None and sp is None:
+        return
+    up = sp is None or (d is not None and d < sp)
+    w0 = cfg.dense_weight
+    steps = [round(w0 + i / 10, 1) for i in range(1, 11)] if up else [round(w0 - i / 10, 1) for i in range(1, 11)]
+    prefix = "" if cfg.fusion == "weighted_rrf" else "fusion weighted_rrf, "
+    for w in (x for x in steps if 0.0 <= x <= 1.0):
+        text = f"{prefix}dense weight {'>=' if up else '<='} {w:g}"
+        if offer(text, dataclasses.replace(cfg, fusion="weighted_rrf", dense_weight=w), abs(w - w0) / 0.5):
+            return
+
+
+def _by_heading(components: Components, source: str, heading: str, question: str) -> TrackTarget:
+    records = components.store.records(ChunkFilter(sources=(source,), include_quarantined=True))
+    if not records:
+        raise RagError(f"no document named {source!r}; the Documents page lists them")
+    want = heading.strip().lower()
+    under = [r for r in records if not want or r.chunk.heading.lower() == want or (r.chunk.heading_path and r.chunk.heading_path[-1].lower() == want)]
+    if not under:
+        headings = sorted({r.chunk.heading for r in records})
+        raise RagError(f"{source} has no heading {heading!r}; it has: {'; '.join(headings[:12])}")
+    if len(under) == 1 or not question:
+        best = min(under, key=lambda r: r.chunk.index)
+        return TrackTarget(best, "heading", f"{len(under)} chunk(s) under this heading; tracking the first" if len(under) > 1 else "")
+    vec = components.dense.encode_query(question)
+    hits = components.store.search_dense(vec, len(under), ChunkFilter(ids=tuple(r.chunk.id for r in under), include_quarantined=True))
+    best_id = hits[0].id if hits else under[0].chunk.id
+    best = next(r for r in under if r.chunk.id == best_id)
+    return TrackTarget(best, "heading", f"{len(under)} chunks under this heading; tracking the one closest to the question")
+
+
+def _by_text(components: Components, text: str) -> TrackTarget:
+    """The stored chunk that contains `text`, or else the one sharing the largest share of its words."""
+    store = components.store
+    everything = ChunkFilter(include_quarantined=True)
+    hits = store.search_sparse(components.sparse.encode_query(text), 20, everything) + store.search_dense(components.dense.encode_query(text), 20, everything)
+    if not hits:
+        raise RagError("the collection is empty: ingest documents first")
+    ids = list(dict.fromkeys(h.id for h in hits))
+    chunks = {c.chunk.id: c for c in store.records(ChunkFilter(ids=tuple(ids), include_quarantined=True))}
+    wanted = _normal(text)
+    for cid in ids:
+        if cid in chunks and wanted in _normal(chunks[cid].chunk.text):
+            return TrackTarget(chunks[cid], "text", "the chunk contains the pasted text")
+    words = set(_WORDS.findall(wanted))
+
+    def overlap(cid: str) -> float:
+        return len(words & set(_WORDS.findall(_normal(chunks[cid].chunk.text)))) / max(1, len(words))
+
+    best = max((cid for cid in ids if cid in chunks), key=overlap)
+    return TrackTarget(chunks[best], "text", f"no chunk contains the pasted text exactly; closest chunk shares {overlap(best):.0%} of its words")
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())

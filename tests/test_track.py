@@ -1,0 +1,114 @@
+"""Tracking an expected chunk: its standing in every stage, where it dropped out, verified fixes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401 (fixture)
+
+from rag.config import RetrievalConfig
+from rag.errors import RagError
+from rag.retrieve import retrieve
+from rag.track import find_target, track
+from rag.types import ChunkFilter
+
+
+
+def _final_rank(components, question, config, flt, chunk_id):
+    c = retrieve(components, question, config, flt).get(chunk_id)
+    return c.final_rank if c else None
+
+
+def test_chunk_every_stage_misses(corpus):
+    target = find_target(corpus, source="billing.md", heading="Refunds")
+    config = RetrievalConfig(candidates=2, final_k=2, fusion="rrf", reranker="none")
+    report = track(corpus, KEYWORD_QUESTION, target, config)
+    assert report.result.get(target.id) is None  # no stage listed it
+    assert report.dropped_at == "candidates" and not report.found
+
+    everything = retrieve(corpus, KEYWORD_QUESTION, dataclasses.replace(config, candidates=50))
+    dense = report.stage("dense")
+    assert dense.rank is None
+    assert dense.would_be_rank == everything.get(target.id).dense.rank > 2
+    assert dense.score == pytest.approx(everything.get(target.id).dense.score, abs=1e-5)
+    sparse = report.stage("sparse")
+    assert (sparse.rank, sparse.would_be_rank, sparse.score) == (None, None, 0.0)
+    assert "no term" in sparse.note
+    assert report.stage("fused").rank is None and report.stage("fused").would_be_rank is None
+    assert report.stage("rerank").rank is None and report.stage("final").rank is None
+
+    by_text = {s.text: s for s in report.suggestions}
+    # It is the last of all dense candidates, so more candidates alone cannot bring it into the top 2.
+    fix = next(s for s in report.suggestions if s.text.startswith("candidates >= "))
+    assert fix.text == f"candidates >= {dense.would_be_rank} and final k >= {fix.config.final_k}"
+    n = fix.config.candidates
+    assert n >= dense.would_be_rank
+    # Verified, and the smallest: one fewer candidate does not surface it.
+    assert _final_rank(corpus, KEYWORD_QUESTION, fix.config, fix.flt, target.id) == fix.final_rank
+    assert _final_rank(corpus, KEYWORD_QUESTION, dataclasses.replace(fix.config, candidates=n - 1), ChunkFilter(), target.id) is None
+    for s in by_text.values():
+        assert _final_rank(corpus, KEYWORD_QUESTION, s.config, s.flt, target.id) == s.final_rank is not None
+    costs = [s.cost for s in report.suggestions]
+    assert costs == sorted(costs) and report.smallest == report.suggestions[0]
+
+
+def test_final_k_cut_suggests_larger_k(corpus):
+    config = RetrievalConfig(candidates=8, final_k=2, fusion="dense", reranker="none")
+    result = retrieve(corpus, PARAPHRASE_QUESTION, dataclasses.replace(config, final_k=8))
+    third = result.ranked("rerank")[2]
+    report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=third.id), config)
+    assert report.dropped_at == "final_k"
+    assert report.stage("rerank").rank == 3 and report.stage("fused").rank == 3
+    assert report.smallest.text == "final k >= 3"
+    assert report.smallest.final_rank == 3
+
+
+def test_dense_weight_suggestion_is_verified(corpus):
+    refunds = chunk_at(corpus, "billing.md", "Billing > Refunds")
+    config = RetrievalConfig(candidates=3, final_k=1, fusion="rrf", reranker="none")
+    report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=refunds.chunk.id), config)
+    assert report.stage("dense").rank == 1 and report.stage("sparse").rank is None
+    assert report.dropped_at == "final_k"
+    weight = next(s for s in report.suggestions if "dense weight" in s.text)
+    assert weight.text.startswith("fusion weighted_rrf, dense weight >= ")
+    assert weight.config.fusion == "weighted_rrf" and weight.config.dense_weight > 0.5
+    assert _final_rank(corpus, PARAPHRASE_QUESTION, weight.config, ChunkFilter(), refunds.chunk.id) == 1
+    lower = dataclasses.replace(weight.config, dense_weight=round(weight.config.dense_weight - 0.1, 1))
+    assert _final_rank(corpus, PARAPHRASE_QUESTION, lower, ChunkFilter(), refunds.chunk.id) is None
+
+
+def test_chunk_outside_the_filter(corpus):
+    refunds = chunk_at(corpus, "billing.md", "Billing > Refunds")
+    flt = ChunkFilter(sources=("kitchen.md",))
+    report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=refunds.chunk.id), RetrievalConfig(reranker="none"), flt)
+    assert report.dropped_at == "filter" and "filter" in report.reason
+    assert report.stage("dense").score > 0  # still scored directly, for the record
+    assert report.smallest.text == "remove the source/tag filter" and report.smallest.flt.sources == ()
+
+
+def test_found_chunk_needs_no_suggestion(corpus):
+    refunds = chunk_at(corpus, "billing.md", "Billing > Refunds")
+    report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=refunds.chunk.id), RetrievalConfig(fusion="dense", reranker="none"))
+    assert report.found and report.stage("final").rank == 1 and report.suggestions == ()
+
+
+def test_find_target_by_text_heading_and_id(corpus):
+    sourdough = chunk_at(corpus, "kitchen.md", "Kitchen > Sourdough")
+    exact = find_target(corpus, text="the batch   marker is ZORBLAXITE")
+    assert exact.id == sourdough.chunk.id and "contains" in exact.note
+    fuzzy = find_target(corpus, text="knead the dough, then bake in a hot oven until the crust is golden")
+    assert fuzzy.id == sourdough.chunk.id and "closest" in fuzzy.note
+    assert find_target(corpus, source="kitchen.md", heading="Kitchen > Sourdough").id == sourdough.chunk.id
+    assert find_target(corpus, source="kitchen.md", heading="sourdough").id == sourdough.chunk.id
+    assert find_target(corpus, chunk_id=sourdough.chunk.id).how == "id"
+    with pytest.raises(RagError, match="no heading"):
+        find_target(corpus, source="kitchen.md", heading="Pizza")
+    with pytest.raises(RagError, match="no document"):
+        find_target(corpus, source="nope.md", heading="x")
+    with pytest.raises(RagError, match="not a chunk id"):
+        find_target(corpus, chunk_id="nope")
+    with pytest.raises(RagError, match="no chunk with id"):
+        find_target(corpus, chunk_id="00000000-0000-0000-0000-000000000000")
+    with pytest.raises(RagError, match="say which chunk"):
+        find_target(corpus)
