@@ -186,7 +186,7 @@ def load_run(data_dir: Path, run_id: str) -> EvalRun:
     with _connect(data_dir) as con:
         row = con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
-            raise RagError(f"no eval run {run_id!r}; `ragscope eval --runs` or the Eval tab lists them")
+            raise RagError(f"no eval run {run_id!r}; `ragscope eval --list-runs` or the Eval tab lists them")
         questions = tuple(QuestionResult.from_json(json.loads(d)) for (d,) in con.execute("SELECT data FROM questions WHERE run_id = ? ORDER BY position", (run_id,)))
     return _run(row, questions)
 

@@ -1,0 +1,145 @@
+"""`ragscope eval`: score a question set (or a BEIR folder) with the app's own retrieval, store the run, compare."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import click
+
+from rag.cli import load_components, main
+from rag.config import FUSION_METHODS
+from rag.errors import RagError
+from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir
+from rag.eval.judge import FaithfulnessJudge
+from rag.eval.qsets import read_question_set_file
+from rag.eval.runner import run_eval
+from rag.eval.runs import FINAL_STAGE, HEADLINE, STAGE_TITLES, EvalRun, baseline_of, compare_runs, list_runs, load_run, set_baseline
+from rag.eval.verdicts import VERDICTS
+
+MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
+
+
+@main.command("eval")
+@click.argument("qset", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--beir", "beir_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Evaluate a BEIR folder (ingested into collection beir-<folder>).")
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N questions.")
+@click.option("--collection", default=None, help="Collection to evaluate (default: RAGSCOPE_COLLECTION; BEIR: beir-<folder>).")
+@click.option("--candidates", type=click.IntRange(min=1), default=None, help=f"Candidates per stage (default: the setting, at least {MIN_CANDIDATES}).")
+@click.option("--k", "final_k", type=click.IntRange(min=1), default=None, help="Final k.")
+@click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None)
+@click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], cross-encoder:<path>.")
+@click.option("--min-score", type=float, default=None, help="Drop final chunks scoring below this.")
+@click.option("--answers", is_flag=True, help="Also answer each question and score citations and abstentions.")
+@click.option("--judge", is_flag=True, help="With --answers: judge each sentence's faithfulness with Claude (needs ANTHROPIC_API_KEY).")
+@click.option("--baseline", default=None, help="Compare with this run id, or 'marked' for the set's marked baseline.")
+@click.option("--mark-baseline", is_flag=True, help="Mark this run as its set's baseline.")
+@click.option("--list-runs", is_flag=True, help="List stored runs and exit.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: run_id, metrics, per_stage, questions (and comparison).")
+def eval_command(
+    qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None, candidates: int | None,
+    final_k: int | None, fusion: str | None, reranker: str | None, min_score: float | None, answers: bool, judge: bool,
+    baseline: str | None, mark_baseline: bool, list_runs: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Evaluate retrieval (and optionally answers) on SET.jsonl or --beir DIR; every run is stored."""
+    if list_runs:
+        _print_runs(load_components(collection), as_json)
+        return
+    if (qset is None) == (beir_dir is None):
+        raise click.UsageError("give a question set file (SET.jsonl) or --beir DIR, not both")
+    if judge and not answers:
+        raise click.UsageError("--judge needs --answers")
+    components = load_components(collection or (collection_name(beir_dir) if beir_dir else None))
+    try:
+        if beir_dir is not None:
+            data = load_beir(beir_dir, split)
+            with _bar(len(data.corpus), "ingest") as bar:
+                summary = ingest_beir(components, data, lambda frac, _msg: bar.update(round(frac * len(data.corpus)) - bar.n))
+            click.echo(f"{summary.documents} documents ({summary.chunks_written} chunks written, {len(summary.errors)} errors)", err=True)
+            questions = beir_question_set(data, limit)
+        else:
+            questions = read_question_set_file(qset)
+            if limit:
+                questions = dataclasses.replace(questions, questions=questions.questions[:limit])
+        base = components.settings.retrieval
+        config = dataclasses.replace(
+            base,
+            candidates=candidates or max(base.candidates, MIN_CANDIDATES),
+            final_k=final_k or base.final_k,
+            fusion=fusion or base.fusion,
+            reranker=reranker or base.reranker,
+            min_score=base.min_score if min_score is None else min_score,
+        )
+        llm_judge = FaithfulnessJudge.from_settings(components.settings) if judge else None
+        if judge and llm_judge is None:
+            raise click.UsageError("--judge needs ANTHROPIC_API_KEY")
+        with _bar(len(questions.questions), "eval") as bar:
+            run = run_eval(components, questions, config, answers=answers, judge=llm_judge, progress=lambda done, total, _m: bar.update(done - bar.n))
+        data_dir = components.settings.data_dir
+        if mark_baseline:
+            set_baseline(data_dir, run.id)
+        comparison = None
+        if baseline:
+            other = baseline_of(data_dir, run.set_name) if baseline == "marked" else baseline
+            if other is None:
+                raise click.ClickException(f"no baseline is marked for set {run.set_name!r}; pass a run id")
+            comparison = compare_runs(load_run(data_dir, other), run)
+    except RagError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        components.close()
+    if as_json:
+        out = run.as_json() | ({"comparison": comparison.as_json()} if comparison else {})
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        return
+    _print_run(run)
+    if comparison:
+        _print_comparison(comparison)
+
+
+def _bar(total: int, label: str):  # noqa: ANN202
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=label, file=click.get_text_stream("stderr"), unit="q" if label == "eval" else "doc", disable=None)
+
+
+def _print_run(run: EvalRun) -> None:
+    click.echo(f"run {run.id}  set {run.set_name}  collection {run.collection} ({run.fingerprint})")
+    c = run.config
+    click.echo(f"fusion {c.fusion}  candidates {c.candidates}  k {c.final_k}  reranker {run.models.get('reranker')}  min score {c.min_score}")
+    columns = (*HEADLINE, "recall@20")
+    click.echo("stage".ljust(16) + "".join(m.rjust(11) for m in columns))
+    for stage, title in STAGE_TITLES.items():
+        click.echo(title.ljust(16) + "".join(f"{run.per_stage[stage][m]:11.3f}" for m in columns))
+    click.echo(f"gold in the final k: {run.metrics['hit@final']:.3f}")
+    for name, value in run.answers.items():
+        click.echo(f"{name}: {'n/a' if value is None else f'{value:.3f}'}")
+    failed = [q for q in run.questions if q.verdict]
+    click.echo(f"{len(failed)} failed of {len(run.questions)}")
+    for q in failed:
+        click.echo(f"  {q.id}\t{q.verdict.title}\t{q.verdict.detail}")
+
+
+def _print_comparison(cmp) -> None:  # noqa: ANN001
+    click.echo(f"\nagainst run {cmp.a.id}" + ("" if cmp.same_collection else "  (collection changed since)"))
+    for key, (old, new) in cmp.config_changes().items():
+        click.echo(f"  {key}: {old} -> {new}")
+    for m in HEADLINE:
+        click.echo(f"  {m}: {cmp.deltas[FINAL_STAGE][m]:+.3f}")
+    click.echo(f"  {len(cmp.wins)} wins, {len(cmp.losses)} losses, {len(cmp.verdict_changes)} verdict changes")
+    for q in cmp.verdict_changes:
+        old, new = (VERDICTS.get(v, "passed") if v else "passed" for v in (q.verdict_a, q.verdict_b))
+        click.echo(f"  {q.id}: {old} -> {new}")
+
+
+def _print_runs(components, as_json: bool) -> None:  # noqa: ANN001
+    runs = list_runs(components.settings.data_dir)
+    components.close()
+    if as_json:
+        click.echo(json.dumps([r.summary_json() | {"metrics": r.per_stage.get(FINAL_STAGE, {})} for r in runs], indent=2))
+        return
+    for r in runs:
+        mark = "*" if r.baseline else " "
+        click.echo(f"{mark} {r.id}\t{r.set_name}\t{r.collection}\tndcg@10 {r.per_stage.get(FINAL_STAGE, {}).get('ndcg@10', 0):.3f}")
