@@ -53,7 +53,7 @@ def run_ask(question: str, config: RetrievalConfig) -> None:
                     st.session_state["ask_answer"] = item
                 else:
                     text += item
-                    shown.html(answer_html(text, ()))
+                    shown.html(answer_html(text, None))
         shown.empty()
         st.session_state["ask_log_id"] = log.record(st.session_state["ask_answer"], settings.collection)
     except RagError as e:

@@ -15,7 +15,7 @@ import anthropic
 import httpx2
 import pytest
 
-from rag.answer import NOT_IN_SOURCES, SYSTEM_PROMPT, AnthropicGenerator, Answer, answer_question, default_generator, stream_answer
+from rag.answer import NOT_IN_SOURCES, SYSTEM_PROMPT, Answer, AnthropicGenerator, answer_question, default_generator, stream_answer
 from rag.answer.result import Source, source_label
 from rag.chunker import chunk_document
 from rag.config import AnswerConfig

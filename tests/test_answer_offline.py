@@ -6,11 +6,11 @@ import dataclasses
 import sqlite3
 import threading
 
-import httpx2
 import anthropic
+import httpx2
 import pytest
 
-from rag.answer import NOT_IN_SOURCES, AnthropicGenerator, Answer, ExtractiveGenerator, answer_question, default_generator, stream_answer
+from rag.answer import NOT_IN_SOURCES, Answer, AnthropicGenerator, ExtractiveGenerator, answer_question, default_generator, stream_answer
 from rag.asklog import AskLog
 from rag.components import Components
 from rag.config import RetrievalConfig

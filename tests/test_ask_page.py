@@ -9,7 +9,6 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-
 from rag.asklog import AskLog
 from rag.components import build_components
 from rag.ingest import ingest_files

@@ -79,6 +79,7 @@ def test_answer_html_escapes_text_and_marks_invented_citations():
     assert "<img" not in html and "&lt;img src=x" in html
     assert 'title="plans.md &gt; &lt;b&gt;Refunds&lt;/b&gt;"' in html
     assert "[S1]</sup>" in html and "[S9?]</sup>" in html and "#c81e1e" in html
+    assert "[S9]</sup>" in answer_html("Ten days [S9].", None)  # still streaming: not judged yet
 
 
 def test_context_html_escapes_document_text_and_highlights_the_span():

@@ -7,8 +7,8 @@ Public API:
     AnthropicGenerator, ExtractiveGenerator, default_generator(components)
 """
 
-from rag.answer.anthropic_gen import AnthropicGenerator
 from rag.answer.answerer import answer_question, default_generator, stream_answer
+from rag.answer.anthropic_gen import AnthropicGenerator
 from rag.answer.checks import AnswerCheck, check_answer, gate
 from rag.answer.citations import CitationMarker, answer_sentences, parse_citations
 from rag.answer.extractive import ExtractiveGenerator

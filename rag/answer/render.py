@@ -24,12 +24,13 @@ def md_escape(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
-def answer_html(text: str, sent: Collection[str], titles: Mapping[str, str] | None = None) -> str:
+def answer_html(text: str, sent: Collection[str] | None, titles: Mapping[str, str] | None = None) -> str:
     """The answer with its citation markers as superscripts; markers naming nothing sent shown in red.
 
     Args:
         text: the answer as written (markers included).
-        sent: the labels (and chunk ids) that were sent; any other cited id is invented.
+        sent: the labels (and chunk ids) that were sent; any other cited id is invented. None while
+            the answer is still streaming and unchecked: every marker is shown plainly.
         titles: label -> `source > heading`, shown on hover.
     """
     titles = titles or {}
@@ -38,7 +39,7 @@ def answer_html(text: str, sent: Collection[str], titles: Mapping[str, str] | No
     for marker in parse_citations(text):
         out.append(html.escape(text[cursor : marker.start]))
         for ref in marker.ids:
-            if ref in sent:
+            if sent is None or ref in sent:
                 title = html.escape(titles.get(ref, ref), quote=True)
                 out.append(f'<sup title="{title}" style="color:#1c64f2;font-weight:600">[{html.escape(ref)}]</sup>')
             else:
