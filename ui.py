@@ -7,6 +7,8 @@ without app.py (Streamlit's `pages/` folder quirk); `setup()` is idempotent and 
 from __future__ import annotations
 
 import hmac
+import importlib.util
+from collections.abc import Mapping
 
 import streamlit as st
 
@@ -64,14 +66,69 @@ def sidebar(components: Components) -> None:
             st.caption(f"Store unavailable: {e}")
         st.caption(f"Dense: {s.dense_model} · Sparse: {s.sparse_model}")
         st.caption(f"Answers: {'Anthropic ' + s.answer.anthropic_model if s.anthropic_api_key else 'offline (extractive)'}")
-        if not s.password:
-            st.caption("Access: open (no RAGSCOPE_PASSWORD set)")
+        providers = _oidc_providers()
+        if providers is not None and st.user.get("is_logged_in"):
+            st.caption("Signed in as")
+            st.text(str(st.user.get("email") or st.user.get("name") or "(no name given)"))
+            if st.button("Sign out", key="auth_logout"):
+                st.logout()
+        if not s.password and providers is None:
+            st.caption("Access: open (no RAGSCOPE_PASSWORD and no [auth] sign-in configured)")
+
+
+def _oidc_providers() -> list[str] | None:
+    """Identity providers from the `[auth]` section of secrets.toml; None when sign-in is not configured.
+
+    `[auth]` holding `client_id` is Streamlit's default provider (""); each `[auth.<name>]` table is
+    a named one. An `[auth]` section naming no provider still counts as configured, so the gate stays
+    shut and says what is missing instead of opening the app.
+    """
+    try:
+        auth = st.secrets.get("auth")
+    except FileNotFoundError:  # no secrets.toml at all
+        return None
+    if not auth:
+        return None
+    named = [name for name, value in auth.items() if isinstance(value, Mapping)]
+    return ([""] if "client_id" in auth else []) + named
 
 
 def _gate(settings: Settings) -> None:
-    """Password gate when RAGSCOPE_PASSWORD is configured; without it the sidebar says the app is open."""
-    if not settings.password or st.session_state.get("auth_ok"):
-        return
+    """Require every configured way in: OIDC sign-in (`[auth]` in secrets.toml), then RAGSCOPE_PASSWORD.
+
+    With neither configured the app is open and the sidebar says so. Runs before the engine is
+    opened, on every page (a page URL opened directly runs without app.py).
+    """
+    providers = _oidc_providers()
+    if providers is not None and not st.user.get("is_logged_in", False):
+        _sign_in(providers)
+    if settings.password and not st.session_state.get("auth_ok"):
+        _password(settings)
+
+
+def _sign_in(providers: list[str]) -> None:
+    """The OIDC sign-in screen; always stops the page (st.login redirects the browser away)."""
+    st.title("ragscope")
+    if importlib.util.find_spec("authlib") is None:
+        st.error(
+            "Sign-in is configured ([auth] in secrets.toml) but Authlib is not installed: run "
+            "`pip install 'ragscope[auth]'` and restart the app."
+        )
+    elif not providers:
+        st.error(
+            "The [auth] section in secrets.toml names no identity provider: add client_id, client_secret "
+            "and server_metadata_url to it, or one [auth.<name>] table per provider."
+        )
+    else:
+        st.write("Sign in to use ragscope.")
+        for name in providers:
+            if st.button(f"Sign in with {name}" if name else "Sign in", key=f"auth_login_{name or 'default'}"):
+                st.login(name or None)
+    st.stop()
+
+
+def _password(settings: Settings) -> None:
+    """The RAGSCOPE_PASSWORD form; stops the page until the right password is given."""
     st.title("ragscope")
     with st.form("auth_form"):
         given = st.text_input("Password", type="password", key="auth_password")

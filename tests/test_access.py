@@ -1,0 +1,180 @@
+"""Access: a configured password or OIDC sign-in guards every page, however it is reached.
+
+Pages are checked three ways: through app.py's navigation, with `switch_page`, and opened on their
+own (what a first visit straight to a page URL runs, Streamlit's `pages/` quirk). The Qdrant API key
+is checked at the HTTP layer of the real qdrant-client, with a mocked transport (no network).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui
+from rag.config import Settings
+from rag.store import ClientStore, open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
+PASSWORD = "correct horse battery staple"
+OIDC = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32}
+PROVIDER = {"client_id": "id", "client_secret": "secret", "server_metadata_url": "https://idp.example/.well-known/openid-configuration"}
+
+
+def _titles(at: AppTest) -> list[str]:
+    return [t.value for t in at.title]
+
+
+def _gated(at: AppTest) -> bool:
+    """Only the gate is on screen: its title, no page title, no sidebar (drawn by pages only)."""
+    return not at.exception and _titles(at) == ["ragscope"] and not at.sidebar.children
+
+
+def _runs(page: str) -> list[AppTest]:
+    """The page reached through app.py's navigation, and the page file run on its own."""
+    via_app = AppTest.from_file(APP, default_timeout=60)
+    via_app.run()
+    via_app.switch_page(page)
+    alone = AppTest.from_file(str(ROOT / page), default_timeout=60)
+    return [via_app, alone]
+
+
+def test_every_page_discovered():
+    assert {"pages/documents.py", "pages/inspector.py", "pages/ask.py"} <= set(PAGES)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_password_guards_every_page(page, monkeypatch):
+    monkeypatch.setenv("RAGSCOPE_PASSWORD", PASSWORD)
+    for at in _runs(page):
+        at.run()
+        assert _gated(at), (page, _titles(at), [e.value for e in at.exception])
+        assert [t.label for t in at.text_input] == ["Password"]
+
+        at.text_input(key="auth_password").input("wrong")
+        at.button[0].click().run()
+        assert _gated(at) and [e.value for e in at.error] == ["Wrong password."]
+
+        at.text_input(key="auth_password").input(PASSWORD)
+        at.button[0].click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert "ragscope" not in _titles(at) and _titles(at), (page, _titles(at))
+        assert not any("Access: open" in c.value for c in at.sidebar.caption)
+
+
+def test_password_gate_comes_before_the_store_is_opened(monkeypatch, tmp_path):
+    """A stranger at the gate cannot make the app open (or create) the data dir."""
+    monkeypatch.setenv("RAGSCOPE_PASSWORD", PASSWORD)
+    data_dir = tmp_path / "fresh"
+    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(data_dir))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert _gated(at)
+    assert not data_dir.exists()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_without_access_config_the_app_says_it_is_open(page):
+    for at in _runs(page):
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not at.text_input or "Password" not in [t.label for t in at.text_input]
+        assert any(c.value.startswith("Access: open") for c in at.sidebar.caption)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_oidc_sign_in_guards_every_page(page, monkeypatch):
+    monkeypatch.setattr(ui.importlib.util, "find_spec", _authlib_present)
+    for at in _runs(page):
+        at.secrets["auth"] = {**OIDC, **PROVIDER}
+        at.user = {"is_logged_in": False}
+        at.run()
+        assert _gated(at), (page, _titles(at))
+        assert [b.label for b in at.button] == ["Sign in"]
+
+        at.user = {"is_logged_in": True, "email": "owner@tidepool.example", "name": "Owner"}
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert "ragscope" not in _titles(at) and _titles(at)
+        assert "owner@tidepool.example" in [t.value for t in at.sidebar.text]
+        assert any(b.label == "Sign out" for b in at.sidebar.button)
+        assert not any("Access: open" in c.value for c in at.sidebar.caption)
+
+
+def test_oidc_named_providers_and_password_both_required(monkeypatch):
+    monkeypatch.setattr(ui.importlib.util, "find_spec", _authlib_present)
+    monkeypatch.setenv("RAGSCOPE_PASSWORD", PASSWORD)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["auth"] = {**OIDC, "google": PROVIDER, "okta": PROVIDER}
+    at.user = {"is_logged_in": False}
+    at.run()
+    assert _gated(at) and sorted(b.label for b in at.button) == ["Sign in with google", "Sign in with okta"]
+    at.user = {"is_logged_in": True, "email": "owner@tidepool.example"}
+    at.run()
+    assert _gated(at) and [t.label for t in at.text_input] == ["Password"]  # signed in, password still asked
+
+
+def test_oidc_configured_without_authlib_stays_shut_and_says_why(monkeypatch):
+    real = ui.importlib.util.find_spec
+    monkeypatch.setattr(ui.importlib.util, "find_spec", lambda name, *a: None if name == "authlib" else real(name, *a))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["auth"] = {**OIDC, **PROVIDER}
+    at.user = {"is_logged_in": False}
+    at.run()
+    assert _gated(at) and not at.button
+    assert "pip install 'ragscope[auth]'" in at.error[0].value
+
+
+def test_oidc_section_without_provider_stays_shut():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["auth"] = dict(OIDC)
+    at.user = {"is_logged_in": False}
+    at.run()
+    assert _gated(at) and not at.button and len(at.error) == 1
+
+
+def _authlib_present(name: str, *args):  # noqa: ANN202
+    """find_spec as if Authlib were installed (it is an optional extra, absent in the test env)."""
+    import importlib.machinery
+
+    if name == "authlib":
+        return importlib.machinery.ModuleSpec("authlib", None)
+    return _real_find_spec(name, *args)
+
+
+_real_find_spec = ui.importlib.util.find_spec
+
+
+def test_qdrant_api_key_reaches_the_server_in_every_request(monkeypatch):
+    """From the environment to the `api-key` header of the real client's HTTP requests (mocked transport)."""
+    monkeypatch.setenv("QDRANT_URL", "http://qdrant.internal:6333")
+    monkeypatch.setenv("QDRANT_API_KEY", "s3cret-qdrant-key")
+    settings = Settings.from_env()
+    assert "s3cret" not in repr(settings)
+    with pytest.warns(UserWarning, match="insecure connection"):  # qdrant-client's own warning for http + key
+        store = open_store(settings)
+    assert isinstance(store, ClientStore)
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"result": {"exists": False}, "status": "ok", "time": 0.0})
+
+    store.client._client.openapi_client.client._client._transport = httpx.MockTransport(handler)
+    assert store.count() == 0  # asks the server whether the collection exists
+    assert seen and all(r.headers.get("api-key") == "s3cret-qdrant-key" for r in seen)
+    assert {r.url.host for r in seen} == {"qdrant.internal"}
+
+
+@pytest.mark.filterwarnings("ignore:Failed to obtain server version")  # its version probe meets the offline guard
+def test_no_api_key_header_without_a_key():
+    store = ClientStore.connect("http://qdrant.internal:6333", "", "docs")
+    seen: list[httpx.Request] = []
+    store.client._client.openapi_client.client._client._transport = httpx.MockTransport(
+        lambda r: seen.append(r) or httpx.Response(200, json={"result": {"exists": False}, "status": "ok", "time": 0.0})
+    )
+    store.count()
+    assert seen and all("api-key" not in r.headers for r in seen)
