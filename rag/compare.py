@@ -1,0 +1,81 @@
+"""Two retrieval configs side by side on one question: both final rankings, their overlap, rank changes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rag.components import Components
+from rag.config import RetrievalConfig
+from rag.retrieve import RetrievalResult, retrieve
+from rag.types import ChunkFilter, StoredChunk
+
+
+@dataclass(frozen=True)
+class RankChange:
+    """One chunk in either final list, with its rank under each config."""
+
+    chunk: StoredChunk
+    rank_a: int | None
+    rank_b: int | None
+
+    @property
+    def delta(self) -> int | None:
+        """Places gained under B (positive: higher under B); None when it is in only one list."""
+        return None if self.rank_a is None or self.rank_b is None else self.rank_a - self.rank_b
+
+    @property
+    def status(self) -> str:
+        if self.rank_a is not None and self.rank_b is not None:
+            return "both"
+        return "only A" if self.rank_a is not None else "only B"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: RetrievalResult
+    b: RetrievalResult
+    changes: tuple[RankChange, ...]  # ordered by the better of the two ranks
+
+    @property
+    def overlap(self) -> int:
+        return sum(1 for c in self.changes if c.status == "both")
+
+    @property
+    def jaccard(self) -> float:
+        return self.overlap / len(self.changes) if self.changes else 1.0
+
+
+def compare(components: Components, question: str, config_a: RetrievalConfig, config_b: RetrievalConfig, flt: ChunkFilter | None = None) -> Comparison:
+    """Run `question` under both configs (same filter) and line up their final rankings.
+
+    Args:
+        components: store and encoders.
+        question: the question.
+        config_a, config_b: the two settings to compare (e.g. dense only vs hybrid + rerank).
+        flt: source/tag filter applied to both.
+
+    Returns:
+        Both results and, for every chunk in either final list, its rank under each.
+    """
+    a = retrieve(components, question, config_a, flt)
+    b = retrieve(components, question, config_b, flt)
+    chunks = {c.id: c.chunk for c in (*a.final, *b.final)}
+    ranks_a = {c.id: c.final_rank for c in a.final}
+    ranks_b = {c.id: c.final_rank for c in b.final}
+    big = 10**9
+    changes = sorted(
+        (RankChange(chunk, ranks_a.get(cid), ranks_b.get(cid)) for cid, chunk in chunks.items()),
+        key=lambda c: (min(c.rank_a or big, c.rank_b or big), c.rank_a or big),
+    )
+    return Comparison(a, b, tuple(changes))
+
+
+def config_label(config: RetrievalConfig) -> str:
+    """A one-line description of a config for headers and legends."""
+    fusion = {"dense": "dense only", "sparse": "sparse only"}.get(config.fusion, config.fusion)
+    if config.fusion in ("rrf", "weighted_rrf", "union"):
+        fusion += f" k={config.rrf_k}"
+    if config.fusion == "weighted_rrf":
+        fusion += f" w={config.dense_weight:g}"
+    cut = f" · min score {config.min_score:g}" if config.min_score is not None else ""
+    return f"{fusion} · {config.candidates} candidates · rerank {config.reranker} · top {config.final_k}{cut}"

@@ -1,0 +1,77 @@
+"""`ragscope search`: JSON schema, per-stage fields, filters, and clear failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from retrieval_corpus import PARAPHRASE_QUESTION, ingest_corpus
+
+from rag.cli import main
+
+FIELDS = {
+    "chunk_id", "source", "heading", "start", "end", "text",
+    "dense_rank", "dense_score", "sparse_rank", "sparse_score",
+    "fused_rank", "fused_score", "rerank_rank", "rerank_score", "final_rank",
+}  # fmt: skip
+
+
+@pytest.fixture
+def ingested(components):
+    """The retrieval corpus in the test's data dir, store closed so the CLI can open it."""
+    ingest_corpus(components)
+    components.close()
+
+
+def _search(*args: str):
+    return CliRunner().invoke(main, ["search", *args])
+
+
+def test_json_schema_and_stage_values(ingested):
+    out = _search(PARAPHRASE_QUESTION, "-k", "2", "--candidates", "3", "--fusion", "union", "--reranker", "dense-cosine", "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["reranker"] == "dense-cosine"
+    rows = data["results"]
+    assert rows and all(set(r) == FIELDS for r in rows)
+    finals = sorted((r for r in rows if r["final_rank"] is not None), key=lambda r: r["final_rank"])
+    assert [r["final_rank"] for r in finals] == [1, 2]
+    assert finals[0]["heading"] == "Billing > Refunds" and finals[0]["source"] == "billing.md"
+    # Null where a chunk was not in a stage: Refunds shares no word with the question.
+    assert finals[0]["sparse_rank"] is None and finals[0]["sparse_score"] is None
+    assert finals[0]["dense_rank"] == 1 and isinstance(finals[0]["dense_score"], float)
+    assert all(r["rerank_rank"] is not None for r in rows)  # union: everything found is reranked
+    text = finals[0]["text"]
+    assert "Refunds are issued" in text and finals[0]["end"] - finals[0]["start"] == len(text)
+
+
+def test_filters_restrict_inside_the_store(ingested):
+    out = _search(PARAPHRASE_QUESTION, "--filter", "source=kitchen.md", "--candidates", "2", "--fusion", "dense", "--reranker", "none", "--json")
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)["results"]
+    assert len(rows) == 2 and {r["source"] for r in rows} == {"kitchen.md"}
+    tagged = json.loads(_search(PARAPHRASE_QUESTION, "--filter", "tag=hardware", "--reranker", "none", "--json").stdout)["results"]
+    assert tagged and {r["source"] for r in tagged} == {"gadgets.md"}
+
+
+def test_table_output_names_the_reranker(ingested):
+    out = _search(PARAPHRASE_QUESTION, "--reranker", "none", "-k", "3")
+    assert out.exit_code == 0, out.output
+    assert "billing.md > Billing > Refunds" in out.stdout
+    assert "reranker: none" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--filter", "colour=red"], "source=NAME or tag=NAME"),
+        (["--reranker", "magic"], "unknown reranker"),
+        (["--candidates", "0"], "candidates must be greater than 0"),
+        (["--fusion", "best"], "Invalid value for '--fusion'"),
+    ],
+)
+def test_bad_options_exit_non_zero_with_a_message(ingested, args, message):
+    out = _search("refunds", *args)
+    assert out.exit_code != 0
+    assert message in out.output
