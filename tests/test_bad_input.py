@@ -8,6 +8,7 @@ oversized files, pathological Markdown, script-laden HTML and hostile file names
 from __future__ import annotations
 
 import io
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 from reportlab.lib.pdfencrypt import StandardEncryption
 from reportlab.pdfgen import canvas
 
+from rag.archive import ArchiveLimits, expand_zip
 from rag.chunker import chunk_document
 from rag.cli import main
 from rag.components import build_components
@@ -249,3 +251,38 @@ def test_cli_prints_one_line_per_bad_file_and_exits_nonzero(tmp_path, monkeypatc
         assert [d.source for d in list_documents(components)].count("latin1.md") == 1
     finally:
         components.close()
+
+
+def _zip(entries: list[tuple[str, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for name, data in entries:
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_zip_bombs_are_refused_before_they_inflate_and_store_nothing(seeded, tmp_path, monkeypatch):
+    """The .zip upload path (as the Documents page runs it): refused with a message, memory bounded, disk untouched."""
+    monkeypatch.chdir(tmp_path)
+    limits = ArchiveLimits.for_upload_mb(seeded.settings.max_upload_mb)
+    before = _snapshot(seeded)
+    outside_before = _files_outside(tmp_path, seeded.settings.data_dir)
+    ratio_bomb = _zip([("docs/readme.md", b"# Hi\n\nfine"), ("docs/zeros.md", bytes(40 * 1024 * 1024))])
+    assert len(ratio_bomb) < 100_000  # 40 MB of zeros in well under 100 kB
+    wide = _zip([(f"docs/{i}.md", b"# Page\n\ntext") for i in range(limits.max_entries + 1)])
+    for name, data, reason in (("bomb.zip", ratio_bomb, "zip bomb"), ("wide.zip", wide, "per archive")):
+        with pytest.raises(Exception) as info:
+            expand_zip(name, data, limits)
+        assert type(info.value).__name__ == "LoaderError"
+        assert name in str(info.value) and reason in str(info.value)
+
+    nested = _zip([("docs/inner.zip", ratio_bomb), ("docs/ok.md", b"# Ok\n\nThe ferry leaves at nine.")])
+    expanded = expand_zip("nested.zip", nested, limits)
+    assert [n for n, _ in expanded.files] == ["ok.md"]
+    assert any("inner.zip" in m and "not expanded" in m for m in expanded.skipped)
+
+    # A .zip given straight to ingest (the CLI's path) is refused by type, not opened.
+    (result,) = ingest_files(seeded, [("bomb.zip", ratio_bomb)]).files
+    assert result.status == "error" and "unsupported file type .zip" in result.error
+    assert _snapshot(seeded) == before
+    assert _files_outside(tmp_path, seeded.settings.data_dir) == outside_before
