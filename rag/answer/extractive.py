@@ -13,10 +13,12 @@ little: without it "Does Tidepool sell hardware?" matched "Tidepool has three pl
 alone. A question with no terms left (e.g. Chinese, which the stemmer cannot split) is scored by
 cosine alone. The answer is the best sentence plus up to two more within `_SPREAD` of it; when even
 the best one scores under `min_sentence_score` it abstains with NOT_IN_SOURCES, as the model is told to.
-On the sample help centre (rag/resources/sample_qa.jsonl plus similar questions) the default 0.45
-keeps the answerable English questions (best 0.45-0.78) and drops in-domain questions the docs do not
-answer (dark mode, Linux app, hardware, Bitcoin: best 0.30-0.44). The margin is thin: this is a
-sentence picker, not a reader; Claude decides answerability far better.
+On the sample set (rag/resources/sample_qa.jsonl) the default 0.45 answers 15 of the 17 answerable
+questions (best sentence 0.47-0.78; the other two are English questions answered only in the Chinese
+FAQ, which MiniLM, English-only, cannot match) and abstains on "Linux app" and "phone number" (also on
+dark mode and hardware: 0.30-0.43), but answers "Bitcoin" (0.46, quoting the refund-email sentence,
+cited and visibly off the point). The margin is thin: this is a sentence picker, not a reader; Claude
+decides answerability far better.
 """
 
 from __future__ import annotations
