@@ -79,7 +79,7 @@ class RetrievalConfig:
 class AnswerConfig:
     """How answers are generated and when the system abstains instead."""
 
-    anthropic_model: str = "claude-sonnet-4-5"
+    anthropic_model: str = "claude-sonnet-5-5"
     max_tokens: int = 1024
     timeout_s: float = 60.0
     min_sources: int = 1
