@@ -24,7 +24,7 @@ from rag.eval.judge import FaithfulnessJudge
 from rag.eval.metrics import by_query, evaluate, means
 from rag.eval.qsets import QuestionSet
 from rag.eval.runs import EvalRun, QuestionResult, save_run
-from rag.eval.verdicts import inspector_params, judge_question
+from rag.eval.verdicts import inspector_link, judge_question
 from rag.retrieve import STAGES, RetrievalResult, retrieve
 
 Progress = Callable[[int, int, str], None]
@@ -101,7 +101,7 @@ def run_eval(
                 scores={},
                 gold_ranks=_gold_ranks(result, gold.chunk_ids),
                 verdict=verdict,
-                inspector=inspector_params(q.question, config, track),
+                inspector=inspector_link(q.question, config, track),
                 answer=record,
             )
         )

@@ -177,7 +177,7 @@ def list_runs(data_dir: Path, set_name: str | None = None) -> list[EvalRun]:
     """Runs newest first (without their questions: load_run reads those)."""
     if not db_path(data_dir).is_file():
         return []
-    query = "SELECT * FROM runs" + (" WHERE set_name = ?" if set_name else "") + " ORDER BY created_at DESC, id DESC"
+    query = "SELECT * FROM runs" + (" WHERE set_name = ?" if set_name else "") + " ORDER BY created_at DESC, rowid DESC"
     with _connect(data_dir) as con:
         return [_run(row, ()) for row in con.execute(query, (set_name,) if set_name else ())]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from rag.asklog import inspector_params
 from rag.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
 from rag.eval.gold import Resolution
@@ -119,10 +120,9 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
     return Verdict("cut", f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept", {"final_k": k, **ranks}, best.id)
 
 
-def inspector_params(question: str, config: RetrievalConfig, track: str | None) -> dict[str, str]:
-    """Query parameters that open the search inspector on this question, config and gold chunk."""
-    params = {"q": question, "fusion": config.fusion, "candidates": str(config.candidates), "k": str(config.final_k), "reranker": config.reranker}
-    return params | ({"track": track} if track else {})
+def inspector_link(question: str, config: RetrievalConfig, track: str | None) -> dict[str, str]:
+    """Query parameters that open the search inspector on this question and config, following the gold chunk."""
+    return inspector_params(question, config) | ({"track": track} if track else {})
 
 
 def _ranks(c: Candidate) -> dict[str, Any]:

@@ -1,0 +1,263 @@
+"""The Eval tab (drawn inside the Ask page): question sets, runs with progress, verdicts, comparisons.
+
+Thin: every number comes from `rag.eval`; this file only lays out widgets, tables and charts.
+Question text, gold and verdict details are untrusted: they appear in dataframes, `st.text`, or
+escaped Markdown, never as HTML. Cancelling a run uses Streamlit's own interruption: clicking
+"Cancel" starts a rerun, which stops the running script at its next progress update; the run is
+stored only once complete, so a cancelled run leaves no trace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from urllib.parse import urlencode
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from rag.answer.render import md_escape
+from rag.components import Components
+from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.errors import RagError
+from rag.eval.judge import FaithfulnessJudge
+from rag.eval.metrics import KS
+from rag.eval.qsets import (
+    decode_upload,
+    delete_question_set,
+    install_sample_set,
+    list_question_sets,
+    load_question_set,
+    save_question_set,
+    set_name,
+)
+from rag.eval.runner import run_eval
+from rag.eval.runs import FINAL_STAGE, STAGE_TITLES, EvalRun, baseline_of, compare_runs, list_runs, load_run, set_baseline
+from rag.eval.verdicts import VERDICTS
+from rag.rerank import RERANKERS
+
+INSPECTOR = "pages/inspector.py"
+INSPECTOR_URL = "inspector"  # the inspector page's URL path, relative to this page
+MIN_CANDIDATES = 20
+METRIC_COLUMNS = ("ndcg@10", "mrr@10", *(f"recall@{k}" for k in KS), *(f"hit@{k}" for k in KS))
+CHART_METRICS = ("ndcg@10", "mrr@10", "recall@5", "recall@10", "recall@20")
+
+
+def render(components: Components) -> None:
+    """Draw the whole Eval tab."""
+    data_dir = components.settings.data_dir
+    st.subheader("Question sets")
+    name = _question_sets(data_dir)
+    if name is None:
+        return
+    st.subheader(f"Run {md_escape(name)}")
+    _run_form(components, name)
+    runs = _runs(data_dir, name)
+    if not runs:
+        st.caption("No runs of this set yet.")
+        return
+    st.subheader("Results")
+    ids = [r.id for r in runs]
+    if st.session_state.get("eval_run_id") not in ids:
+        st.session_state["eval_run_id"] = ids[0]
+    chosen = st.selectbox("Run", ids, key="eval_run_id", format_func=lambda i: _run_label(next(r for r in runs if r.id == i)))
+    run = load_run(data_dir, chosen)
+    _results(run)
+    st.subheader("History and comparison")
+    _history(data_dir, runs, run)
+
+
+def _question_sets(data_dir) -> str | None:  # noqa: ANN001
+    """Upload, load the sample, list, view and delete sets; returns the selected set's name."""
+    cols = st.columns([3, 1])
+    upload = cols[0].file_uploader("Upload a question set (JSONL)", type=["jsonl"], key="eval_upload")
+    if upload is not None and st.session_state.get("eval_uploaded") != upload.file_id:
+        st.session_state["eval_uploaded"] = upload.file_id
+        try:
+            qset = save_question_set(data_dir, set_name(upload.name), decode_upload(upload.getvalue(), upload.name))
+            st.session_state["eval_set"] = qset.name
+            st.success(f"Stored {len(qset.questions)} questions as “{md_escape(qset.name)}”.")
+        except RagError as e:
+            st.error(str(e))
+    if cols[1].button("Load sample question set", key="eval_load_sample"):
+        st.session_state["eval_set"] = install_sample_set(data_dir).name
+    names = list_question_sets(data_dir)
+    if not names:
+        st.info('No question sets yet. Upload a JSONL file (one {"question": ..., "gold": ...} per line) or load the sample set.')
+        return None
+    if st.session_state.get("eval_set") not in names:
+        st.session_state["eval_set"] = names[0]
+    name = st.selectbox("Question set", names, key="eval_set")
+    try:
+        qset = load_question_set(data_dir, name)
+    except RagError as e:
+        st.error(str(e))
+        return None
+    with st.expander(f"{len(qset.questions)} questions ({qset.unanswerable} unanswerable)"):
+        rows = [{"id": q.id, "question": q.question, "answerable": q.answerable, "gold": str(q.as_json().get("gold", ""))} for q in qset.questions]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        if st.button("Delete this set", key="eval_delete_set"):
+            delete_question_set(data_dir, name)
+            st.session_state.pop("eval_set", None)
+            st.rerun()
+    return name
+
+
+def _run_form(components: Components, name: str) -> None:
+    """Settings for a run, the run button, and the progress bar with its cancel button."""
+    base = components.settings.retrieval
+    defaults = {"eval_fusion": base.fusion, "eval_candidates": max(base.candidates, MIN_CANDIDATES), "eval_k": base.final_k, "eval_reranker": base.reranker}
+    for key, value in defaults.items():
+        st.session_state.setdefault(key, value)
+    cols = st.columns(5)
+    fusion = cols[0].selectbox("Fusion", FUSION_METHODS, key="eval_fusion")
+    candidates = cols[1].number_input("Candidates", 1, 1000, key="eval_candidates", help=f"At least {MIN_CANDIDATES} for the @20 metrics to count.")
+    final_k = cols[2].number_input("Final k", 1, 100, key="eval_k")
+    reranker = cols[3].selectbox("Reranker", list(dict.fromkeys([base.reranker, *RERANKERS])), key="eval_reranker")
+    min_score = cols[4].number_input("Min score", value=base.min_score, key="eval_min_score", help="Empty: no threshold.")
+    has_key = bool(components.settings.anthropic_api_key)
+    answers = st.checkbox("Also answer each question and score the answers", key="eval_answers", help="Claude with a key, else the offline extractive answerer.")
+    judge = st.checkbox("Judge faithfulness per sentence with Claude", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")
+    if candidates < MIN_CANDIDATES:
+        st.caption(f"With {candidates} candidates the @20 metrics can only count {candidates} chunks.")
+    if st.session_state.get("eval_cancel"):
+        st.info("Run cancelled; nothing was stored.")
+    if not st.button("Run eval", key="eval_start", type="primary"):
+        return
+    try:
+        config = dataclasses.replace(base, fusion=fusion, candidates=int(candidates), final_k=int(final_k), reranker=reranker, min_score=min_score)
+        qset = load_question_set(components.settings.data_dir, name)
+        bar = st.progress(0.0, text=f"0/{len(qset.questions)}")
+        st.button("Cancel", key="eval_cancel")
+        llm_judge = FaithfulnessJudge.from_settings(components.settings) if judge else None
+        run = run_eval(components, qset, config, answers=answers, judge=llm_judge, progress=lambda d, n, m: bar.progress(d / n, text=md_escape(m)))
+    except RagError as e:
+        st.error(str(e))
+        return
+    bar.empty()
+    st.session_state["eval_run_id"] = run.id
+    st.success(f"Run {run.id} stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions.")
+
+
+def _runs(data_dir, name: str) -> list[EvalRun]:  # noqa: ANN001
+    try:
+        return list_runs(data_dir, name)
+    except RagError as e:
+        st.error(str(e))
+        return []
+
+
+def _run_label(run: EvalRun) -> str:
+    c = run.config
+    mark = " · baseline" if run.baseline else ""
+    return f"{run.id} · {c.fusion}, {c.candidates} cand., k {c.final_k}, {run.models.get('reranker', c.reranker)}{mark}"
+
+
+def _results(run: EvalRun) -> None:
+    """Per-stage metrics (table and chart), answer rates, verdict counts, and the per-question table."""
+    st.caption(f"Collection {md_escape(run.collection)} (fingerprint {run.fingerprint}) · dense {md_escape(run.models.get('dense', ''))} · sparse {md_escape(run.models.get('sparse', ''))}")
+    rows = [{"stage": STAGE_TITLES[s], **{m: run.per_stage[s].get(m) for m in METRIC_COLUMNS}} for s in STAGE_TITLES]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="eval_stage_table")
+    long = pd.DataFrame([{"stage": STAGE_TITLES[s], "metric": m, "value": run.per_stage[s][m]} for s in STAGE_TITLES for m in CHART_METRICS])
+    chart = alt.Chart(long).mark_bar().encode(
+        x=alt.X("metric:N", sort=list(CHART_METRICS), title=None),
+        xOffset=alt.XOffset("stage:N", sort=list(STAGE_TITLES.values())),
+        y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("stage:N", sort=list(STAGE_TITLES.values())),
+        tooltip=["stage", "metric", alt.Tooltip("value:Q", format=".3f")],
+    )
+    st.altair_chart(chart, width="stretch")
+    if run.answers:
+        st.dataframe(pd.DataFrame([{"answer metric": k.replace("_", " "), "value": v} for k, v in run.answers.items()]), hide_index=True, key="eval_answer_table")
+    counts = run.verdict_counts()
+    failed = sum(counts.values())
+    st.markdown(f"**{failed} of {len(run.questions)} questions failed**" + ("" if not counts else ": " + ", ".join(f"{VERDICTS[c]} ({n})" for c, n in counts.items())))
+    only_failed = st.toggle("Only failed questions", key="eval_only_failed", value=failed > 0)
+    table = [_question_row(q) for q in run.questions if q.failed or not only_failed]
+    st.dataframe(
+        pd.DataFrame(table),
+        hide_index=True,
+        width="stretch",
+        key="eval_question_table",
+        column_config={"inspector": st.column_config.LinkColumn("inspector", display_text="open ↗", help="The inspector on this question and config, tracking the gold chunk")},
+    )
+    for q in run.questions:
+        if q.verdict:
+            with st.expander(f"{md_escape(q.id)} · {q.verdict.title}"):
+                st.text(f"Question: {q.question}\nGold: {', '.join(q.gold_labels)}\nWhy: {q.verdict.detail}")
+                if q.answer and not q.answer.abstained:
+                    st.text(f"Answer: {q.answer.text}")
+                st.page_link(INSPECTOR, label="Open in the inspector, gold tracked", icon="🔬", query_params=dict(q.inspector))
+
+
+def _question_row(q) -> dict:  # noqa: ANN001
+    row = {"id": q.id, "question": q.question, "gold": ", ".join(q.gold_labels) or ("(unanswerable)" if not q.answerable else "")}
+    row |= {f"{STAGE_TITLES[s]} rank": q.gold_ranks.get(s) for s in STAGE_TITLES} | {"final rank": q.gold_ranks.get("final")}
+    row["ndcg@10"] = q.scores.get(FINAL_STAGE, {}).get("ndcg@10")
+    if q.answer:
+        row["answer"] = "abstained" if q.answer.abstained else q.answer.text
+    row["verdict"] = q.verdict.title if q.verdict else ""
+    row["why"] = q.verdict.detail if q.verdict else ""
+    row["inspector"] = f"{INSPECTOR_URL}?{urlencode(dict(q.inspector))}"
+    return row
+
+
+def _history(data_dir, runs: list[EvalRun], run: EvalRun) -> None:  # noqa: ANN001
+    """The per-run trend, the baseline mark, and a comparison of two runs."""
+    if st.button("Mark this run as the baseline", key="eval_mark_baseline", disabled=run.baseline):
+        set_baseline(data_dir, run.id)
+        st.rerun()
+    trend = pd.DataFrame(
+        [{"run": r.id, "created": r.created_at, "metric": m, "value": r.per_stage[FINAL_STAGE][m]} for r in reversed(runs) for m in ("ndcg@10", "recall@10")]
+    )
+    line = alt.Chart(trend).mark_line(point=True).encode(
+        x=alt.X("run:N", sort=None, title="run (oldest first)"), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])), color="metric:N", tooltip=["run", "created", "metric", alt.Tooltip("value:Q", format=".3f")]
+    )
+    st.altair_chart(line, width="stretch")
+    if len(runs) < 2:
+        st.caption("Run the set again with other settings to compare.")
+        return
+    ids = [r.id for r in runs]
+    others = [i for i in ids if i != run.id]
+    default = baseline_of(data_dir, run.set_name)
+    st.session_state.setdefault("eval_compare_with", default if default in others else others[0])
+    if st.session_state["eval_compare_with"] not in ids:
+        st.session_state["eval_compare_with"] = others[0]
+    against = st.selectbox("Compare the selected run with", ids, key="eval_compare_with", format_func=lambda i: _run_label(next(r for r in runs if r.id == i)))
+    cmp = compare_runs(load_run(data_dir, against), run)
+    if not cmp.same_collection:
+        st.warning("The collection changed between these runs (different chunks or models): differences mix retrieval and content changes.")
+    changes = cmp.config_changes()
+    st.caption("Changed: " + (", ".join(f"{md_escape(k)} {md_escape(str(a))} → {md_escape(str(b))}" for k, (a, b) in changes.items()) or "nothing in the settings"))
+    deltas = [{"stage": STAGE_TITLES[s], **{m: cmp.deltas[s].get(m) for m in METRIC_COLUMNS}} for s in STAGE_TITLES if s in cmp.deltas]
+    st.dataframe(pd.DataFrame(deltas), hide_index=True, width="stretch", key="eval_delta_table")
+    st.markdown(f"**{len(cmp.wins)} wins, {len(cmp.losses)} losses, {len(cmp.verdict_changes)} verdict changes**")
+    changed = [q for q in cmp.questions if q.outcome != "same" or q.verdict_a != q.verdict_b]
+    rows = [
+        {"id": q.id, "question": q.question, "outcome": q.outcome, "ndcg@10 before": q.score_a, "ndcg@10 after": q.score_b,
+         "rank before": q.rank_a, "rank after": q.rank_b, "verdict before": VERDICTS.get(q.verdict_a or "", "passed"),
+         "verdict after": VERDICTS.get(q.verdict_b or "", "passed")}
+        for q in changed
+    ]  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="eval_change_table")
+    _rank_shift(cmp, run.config)
+
+
+def _rank_shift(cmp, config: RetrievalConfig) -> None:  # noqa: ANN001
+    """How far each question's best gold chunk moved in the final ranking (positive: moved up)."""
+    missing = max(cmp.a.config.candidates, config.candidates) + 1  # "not retrieved" plotted just past the last candidate
+    shifts = [
+        {"question": q.id, "shift": (q.rank_a or missing) - (q.rank_b or missing), "before": q.rank_a or "not retrieved", "after": q.rank_b or "not retrieved"}
+        for q in cmp.questions
+        if q.rank_a != q.rank_b
+    ]
+    if not shifts:
+        st.caption("No gold chunk changed rank.")
+        return
+    bars = alt.Chart(pd.DataFrame(shifts)).mark_bar().encode(
+        x=alt.X("question:N", sort="-y"),
+        y=alt.Y("shift:Q", title="rank shift (up is better)"),
+        color=alt.condition("datum.shift > 0", alt.value("#2e7d32"), alt.value("#c62828")),
+        tooltip=["question", "before", "after", "shift"],
+    )
+    st.altair_chart(bars, width="stretch")
