@@ -132,6 +132,8 @@ def test_retrieval_verdicts(garden, code, gold, config):
     elif code == "fused_out":
         assert evidence["sparse_rank"] == 2 and evidence["dense_rank"] is None and evidence["fused_rank"] is None
         assert result.verdict.track == chunk_id(garden, "Travel > Customs")
+        # The link reproduces the run: the dense weight that fused the gold away travels with it.
+        assert result.inspector["dense_weight"] == "1.0" and result.inspector["track"] == result.verdict.track
     elif code == "reranker_dropped":
         assert evidence["fused_rank"] <= 2 < evidence["rerank_rank"]
         assert evidence["reranker"] == "dense-cosine"
@@ -150,6 +152,7 @@ def test_cut_by_threshold(garden):
     evidence = result.verdict.evidence
     assert evidence["min_score"] == threshold and 1 < evidence["rerank_rank"] <= 3 and evidence["score"] < threshold
     assert "below the minimum score" in result.verdict.detail
+    assert float(result.inspector["min_score"]) == threshold
 
 
 def test_a_found_gold_gets_no_verdict_and_a_tracked_inspector_link(garden):
@@ -159,7 +162,8 @@ def test_a_found_gold_gets_no_verdict_and_a_tracked_inspector_link(garden):
     config = RetrievalConfig(candidates=3, fusion="rrf", final_k=4, reranker="dense-cosine")
     missed = one(garden, section("kitchen.md", "Kitchen > Knives"), config)
     assert missed.inspector == {
-        "q": WATER, "fusion": "rrf", "candidates": "3", "k": "4", "reranker": "dense-cosine", "track": chunk_id(garden, "Kitchen > Knives"),
+        "q": WATER, "fusion": "rrf", "candidates": "3", "k": "4", "reranker": "dense-cosine", "dense_weight": "0.5", "rrf_k": "60",
+        "track": chunk_id(garden, "Kitchen > Knives"),
     }  # fmt: skip
 
 

@@ -121,8 +121,15 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
 
 
 def inspector_link(question: str, config: RetrievalConfig, track: str | None) -> dict[str, str]:
-    """Query parameters that open the search inspector on this question and config, following the gold chunk."""
-    return inspector_params(question, config) | ({"track": track} if track else {})
+    """Query parameters that open the search inspector on this question and the run's whole config, following the gold chunk.
+
+    Beyond the Ask page's parameters it carries dense_weight, rrf_k and min_score, since a verdict can
+    depend on them (fusion weighted away from a stage, a score threshold).
+    """
+    params = inspector_params(question, config) | {"dense_weight": str(config.dense_weight), "rrf_k": str(config.rrf_k)}
+    if config.min_score is not None:
+        params["min_score"] = str(config.min_score)  # repr precision: the same cut in the inspector
+    return params | ({"track": track} if track else {})
 
 
 def _ranks(c: Candidate) -> dict[str, Any]:
