@@ -10,7 +10,14 @@ import click
 from rag.cli import load_components, main, progress_bar
 from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
-from rag.ingest import FileResult, IngestSummary, collect_paths, delete_document, ingest_files, list_documents
+from rag.archive import ArchiveLimits, expand_zip, is_zip_name
+from rag.ingest import FileResult, IngestSummary, clean_tags, collect_paths, delete_document, ingest_files, list_documents
+
+
+# Files read and handed to ingest_files at a time: enough documents for its cross-document embedding
+# batches, few enough that a folder of large PDFs is never all in memory at once.
+_BATCH_FILES = 32
+_BATCH_BYTES = 64 * 1024 * 1024
 
 
 @main.command()
@@ -21,29 +28,57 @@ from rag.ingest import FileResult, IngestSummary, collect_paths, delete_document
 @click.option("--overlap", type=int, default=None, help="Overlap in characters (fixed/recursive).")
 @click.option("--tags", default=None, help="Comma-separated tags for every document ingested.")
 def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None, size: int | None, overlap: int | None, tags: str | None) -> None:
-    """Ingest files and folders (recursively); exits 1 if any file failed."""
+    """Ingest files, folders (recursively) and .zip archives; exits 1 if any file failed."""
     components = load_components(collection)
     base = components.settings.chunk
     try:
         config = ChunkConfig(strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap)
     except RagError as e:
+        components.close()
         raise click.ClickException(str(e)) from None
     files = collect_paths(paths)
     if not files:
-        raise click.ClickException("no supported files found (.md, .txt, .html, .pdf, .docx)")
-    tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags is not None else None
+        components.close()
+        raise click.ClickException("no supported files found (.md, .txt, .html, .pdf, .docx, .zip)")
+    tag_list = clean_tags(tags.split(",")) if tags is not None else None
+    limits = ArchiveLimits.for_upload_mb(components.settings.max_upload_mb)
     results: list[FileResult] = []
+    batch: list[tuple[str, bytes]] = []
     with progress_bar(len(files), "ingest") as bar:
+
+        def run_batch() -> None:
+            done = ingest_files(components, batch, config, tag_list, lambda _f, message: _advance(bar, message)).files
+            results.extend(done)
+            for failed in (r for r in done if r.status == "error"):
+                click.echo(f"error: {failed.error}", err=True)
+            batch.clear()
+
         for name, path in files:
             try:
                 data = path.read_bytes()
             except OSError as e:
                 results.append(FileResult(name, "error", error=f"{name}: cannot read ({e.strerror})"))
-            else:
-                results += ingest_files(components, [(name, data)], config, tag_list).files
-            if results[-1].status == "error":
                 click.echo(f"error: {results[-1].error}", err=True)
-            bar.update(1)
+                bar.update(1)
+                continue
+            if is_zip_name(name):
+                try:
+                    archive = expand_zip(name, data, limits)
+                except RagError as e:
+                    results.append(FileResult(name, "error", error=str(e)))
+                    click.echo(f"error: {e}", err=True)
+                    bar.update(1)
+                    continue
+                for message in archive.skipped:
+                    click.echo(message, err=True)
+                bar.total += len(archive.files) - 1
+                batch += archive.files
+            else:
+                batch.append((name, data))
+            if len(batch) >= _BATCH_FILES or sum(len(d) for _, d in batch) >= _BATCH_BYTES:
+                run_batch()
+        if batch:
+            run_batch()
     components.close()
     summary = IngestSummary(tuple(results))
     click.echo(
@@ -53,6 +88,14 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
     )
     if summary.errors:
         raise SystemExit(1)
+
+
+def _advance(bar, message: str) -> None:  # noqa: ANN001 - tqdm
+    """One step per finished file; embedding progress goes in the bar's postfix."""
+    if message.startswith("embedding"):
+        bar.set_postfix_str(message)
+    else:
+        bar.update(1)
 
 
 @main.command()

@@ -1,0 +1,155 @@
+"""`ragscope ingest`, `docs` and `delete` through click's CliRunner, on the real models and store.
+
+Each test runs in its own data dir (RAGSCOPE_DATA_DIR from conftest); results are checked through
+the CLI's own output and by opening the store afterwards.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rag.cli import main
+from rag.components import build_components
+from rag.config import Settings
+from rag.ingest import list_documents
+
+GUIDE = b"# Ferry guide\n\n## Tickets\n\nA single ticket costs four euros.\n\n## Timetable\n\nThe first ferry leaves at seven.\n"
+PRICES = b"# Prices\n\nA day pass costs ten euros.\n"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "billing").mkdir(parents=True)
+    (root / "guide.md").write_bytes(GUIDE)
+    (root / "billing" / "prices.md").write_bytes(PRICES)
+    (root / "notes.txt").write_bytes(b"Plain notes about the ferry.")
+    (root / "logo.png").write_bytes(b"\x89PNG\r\n")  # not a supported type: not picked up from a folder
+    return root
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def _docs() -> dict[str, dict]:
+    result = _run("docs", "--json")
+    assert result.exit_code == 0, result.output
+    return {d["source"]: d for d in json.loads(result.stdout)}
+
+
+def test_ingest_folder_prints_summary_on_stderr_and_reingest_is_unchanged(folder):
+    first = _run("ingest", str(folder))
+    assert first.exit_code == 0, first.output
+    assert first.stdout == ""  # stdout stays clean; progress and summary go to stderr
+    assert "3 documents, 4 chunks written, 0 unchanged, 0 errors" in first.stderr
+    docs = _docs()
+    assert set(docs) == {"guide.md", "billing/prices.md", "notes.txt"}
+    assert docs["guide.md"]["chunks"] == 2 and docs["guide.md"]["size_bytes"] == len(GUIDE)
+
+    again = _run("ingest", str(folder))
+    assert again.exit_code == 0
+    assert "3 documents, 0 chunks written, 4 unchanged, 0 errors" in again.stderr
+
+
+def test_docs_plain_listing(folder):
+    assert _run("ingest", str(folder), "--tags", "ferry, help").exit_code == 0
+    result = _run("docs")
+    assert result.exit_code == 0
+    lines = sorted(result.stdout.splitlines())
+    assert len(lines) == 3
+    assert lines[1].split("\t")[:4] == ["guide.md", "2 chunks", f"{len(GUIDE)} B", "ferry,help"]
+
+
+def test_strategy_size_and_tags_options(folder):
+    result = _run("ingest", str(folder / "guide.md"), "--strategy", "fixed", "--size", "50", "--overlap", "0", "--tags", "b,a,,a")
+    assert result.exit_code == 0, result.output
+    docs = _docs()
+    assert docs["guide.md"]["tags"] == ["a", "b"]
+    assert docs["guide.md"]["chunks"] > 2  # 50-char windows instead of one chunk per section
+
+
+def test_a_failing_file_exits_nonzero_and_the_others_still_go_in(folder):
+    (folder / "empty.md").write_bytes(b"")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    result = _run("ingest", str(folder))
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert any(line.startswith("error: empty.md: the file is empty") for line in errors)
+    assert any(line.startswith("error: broken.pdf: could not read this PDF") for line in errors)
+    assert "3 documents, 4 chunks written, 0 unchanged, 2 errors" in result.stderr
+    assert set(_docs()) == {"guide.md", "billing/prices.md", "notes.txt"}
+
+
+def test_zip_archive_is_expanded(tmp_path):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("site/guide.md", GUIDE)
+        z.writestr("site/billing/prices.md", PRICES)
+        z.writestr("site/logo.png", b"\x89PNG")
+    (tmp_path / "site.zip").write_bytes(buf.getvalue())
+    (tmp_path / "bomb.zip").write_bytes(_bomb())
+    result = _run("ingest", str(tmp_path / "site.zip"), str(tmp_path / "bomb.zip"))
+    assert result.exit_code == 1  # the bomb failed; the site went in
+    assert "site.zip: skipped 'site/logo.png': unsupported file type .png" in result.stderr
+    assert "error: bomb.zip:" in result.stderr and "zip bomb" in result.stderr
+    assert set(_docs()) == {"guide.md", "billing/prices.md"}
+
+
+def _bomb() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("big.md", b"a" * 20_000_000)
+    return buf.getvalue()
+
+
+def test_delete_removes_a_document_and_unknown_names_fail(folder):
+    assert _run("ingest", str(folder)).exit_code == 0
+    result = _run("delete", "guide.md")
+    assert result.exit_code == 0
+    assert "deleted guide.md (2 chunks)" in result.stderr
+    assert set(_docs()) == {"billing/prices.md", "notes.txt"}
+    missing = _run("delete", "guide.md")
+    assert missing.exit_code == 1
+    assert "no document named 'guide.md'" in missing.stderr
+
+
+def test_bad_options_and_empty_folders_are_explained(folder, tmp_path):
+    bad = _run("ingest", str(folder), "--size", "10")
+    assert bad.exit_code == 1 and "chunk size must be at least 50" in bad.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    none = _run("ingest", str(empty))
+    assert none.exit_code == 1 and "no supported files found" in none.stderr
+    assert _run("ingest", str(tmp_path / "missing")).exit_code == 2  # click: path does not exist
+
+
+def test_collection_option_keeps_collections_apart(folder):
+    assert _run("ingest", str(folder / "guide.md"), "--collection", "other").exit_code == 0
+    assert _docs() == {}
+    listed = _run("docs", "--json", "--collection", "other")
+    assert [d["source"] for d in json.loads(listed.stdout)] == ["guide.md"]
+
+
+def test_data_dir_in_use_by_the_app_is_refused_without_harm(folder):
+    app = build_components(Settings.from_env())  # stands in for a running app holding the data dir
+    try:
+        result = _run("ingest", str(folder))
+        assert result.exit_code == 1
+        assert "in use by another process" in result.stderr
+        app.ensure_collection()
+        assert app.store.count() == 0  # the holder still works
+    finally:
+        app.close()
+    assert _run("ingest", str(folder)).exit_code == 0
+    components = build_components(Settings.from_env())
+    try:
+        assert len(list_documents(components)) == 3
+    finally:
+        components.close()
