@@ -1,6 +1,331 @@
+"""Search inspector: every retrieval stage for one question, and why a chunk was or was not found.
+
+Thin: widgets here; retrieval, explanations, tracking, comparison and the probe live in rag/.
+
+Query parameters, so other pages can link "Open in inspector" (parsed by rag.inspect_params):
+    ?q=QUESTION&fusion=rrf|dbsf|weighted_rrf|union|dense|sparse&candidates=N&k=N
+    &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|cross-encoder:<name or path>
+    &dense_weight=W&rrf_k=N&min_score=S&source=NAME&tag=NAME&track=<chunk id>
+`source` and `tag` may repeat. A link is applied once when it arrives; later edits are the user's.
+Session-state keys start with `inspector_`. Document text is only ever shown escaped (st.markdown of
+`escape_markdown` / `highlight_markdown` output) or in dataframes, never rendered as HTML.
+"""
+
+import dataclasses
+
+import pandas as pd
 import streamlit as st
 
 import ui
+from rag.compare import Comparison, compare, config_label
+from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.errors import RagError
+from rag.explain import escape_markdown, explain
+from rag.ingest import document_chunks, list_documents
+from rag.inspect_params import parse_inspector_params
+from rag.probe import ProbeReport, probe
+from rag.rerank import RERANKERS
+from rag.retrieve import STAGES, Candidate, RetrievalResult, retrieve
+from rag.track import TrackReport, find_target, track
+from rag.types import ChunkFilter
 
-components = ui.page("Inspector")
-st.info("Coming soon.")
+components = ui.page("Search inspector")
+base = components.settings.retrieval
+CUSTOM = "other…"
+TRACK_BY = ("chunk id", "source + heading", "pasted text")
+RANK = st.column_config.NumberColumn(format="%d", width="small")
+SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
+
+
+def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) -> None:
+    """Put a config (and optionally a filter) into the settings widgets; also the 'Apply' buttons' callback."""
+    ss = st.session_state
+    ss["inspector_fusion"] = config.fusion
+    ss["inspector_candidates"] = config.candidates
+    ss["inspector_k"] = config.final_k
+    ss["inspector_reranker"] = config.reranker if config.reranker in RERANKERS else CUSTOM
+    ss["inspector_reranker_custom"] = "" if config.reranker in RERANKERS else config.reranker
+    ss["inspector_dense_weight"] = float(config.dense_weight)
+    ss["inspector_rrf_k"] = config.rrf_k
+    ss["inspector_use_min"] = config.min_score is not None
+    ss["inspector_min_score"] = float(config.min_score or 0.0)
+    if flt is not None:
+        ss["inspector_sources"] = list(flt.sources)
+        ss["inspector_tags"] = list(flt.tags)
+
+
+def apply_link() -> None:
+    """Load the URL's query parameters into the widgets once per distinct link (the first visit included)."""
+    params = {k: st.query_params.get_all(k) for k in st.query_params}
+    seen = tuple(sorted((k, tuple(v)) for k, v in params.items()))
+    if st.session_state.get("inspector_link") == seen:
+        return
+    st.session_state["inspector_link"] = seen
+    try:
+        request = parse_inspector_params(params, base)
+    except RagError as e:
+        st.error(f"The link's settings were not applied: {e}")
+        request = parse_inspector_params({k: v for k, v in params.items() if k in ("q", "source", "tag", "track")}, base)
+    set_config_state(request.config, request.flt)
+    st.session_state["inspector_q"] = request.question
+    if request.track:
+        st.session_state["inspector_track_by"] = TRACK_BY[0]
+        st.session_state["inspector_track_id"] = request.track
+        st.session_state["inspector_track_auto"] = True
+
+
+def settings_sidebar() -> RetrievalConfig | None:
+    """The stage settings; None (after saying why) when they do not make a valid config."""
+    with st.sidebar:
+        st.subheader("Stage settings")
+        fusion = st.selectbox("Fusion", FUSION_METHODS, key="inspector_fusion", help="How the dense and sparse lists become one (dense/sparse: that list alone)")
+        candidates = st.number_input("Candidates per stage", 1, 2000, key="inspector_candidates")
+        final_k = st.number_input("Final k", 1, 500, key="inspector_k")
+        reranker = st.selectbox("Reranker", [*RERANKERS, CUSTOM], key="inspector_reranker", format_func=lambda n: f"{n}: {RERANKERS[n]}" if n in RERANKERS else n)
+        if reranker == CUSTOM:
+            reranker = st.text_input("Reranker", key="inspector_reranker_custom", placeholder="cross-encoder:/models/ms-marco-MiniLM-L-6-v2 or sentence-maxsim:0.7")
+        dense_weight = st.slider("Dense weight (weighted_rrf)", 0.0, 1.0, step=0.05, key="inspector_dense_weight")
+        rrf_k = st.number_input("RRF k", 1, 1000, key="inspector_rrf_k")
+        use_min = st.checkbox("Cut on a minimum final-stage score", key="inspector_use_min")
+        min_score = st.number_input("Min score", step=0.01, format="%.4f", key="inspector_min_score", disabled=not use_min)
+    try:
+        return dataclasses.replace(
+            base,
+            fusion=fusion,
+            candidates=int(candidates),
+            final_k=int(final_k),
+            reranker=reranker or "none",
+            dense_weight=float(dense_weight),
+            rrf_k=int(rrf_k),
+            min_score=float(min_score) if use_min else None,
+        )
+    except RagError as e:
+        st.error(str(e))
+        return None
+
+
+def filter_inputs() -> ChunkFilter:
+    docs = list_documents(components)
+    sources = sorted({d.source for d in docs} | set(st.session_state.get("inspector_sources", [])))
+    tags = sorted({t for d in docs for t in d.tags} | set(st.session_state.get("inspector_tags", [])))
+    with st.expander("Filters (applied inside Qdrant)", expanded=bool(st.session_state.get("inspector_sources") or st.session_state.get("inspector_tags"))):
+        left, right = st.columns(2)
+        chosen_sources = left.multiselect("Sources", sources, key="inspector_sources")
+        chosen_tags = right.multiselect("Tags", tags, key="inspector_tags")
+    return ChunkFilter(sources=tuple(chosen_sources), tags=tuple(chosen_tags))
+
+
+def where(c: Candidate) -> str:
+    return " > ".join(x for x in (c.chunk.chunk.source, c.chunk.chunk.heading) if x)
+
+
+def stage_table(result: RetrievalResult) -> Candidate | None:
+    """The ranked table of every candidate; returns the selected row's candidate (the first by default)."""
+    rows = []
+    for c in result.candidates:
+        row = {"final": c.final_rank, "chunk id": c.id, "source > heading": where(c)}
+        for stage in STAGES:
+            s = c.stage(stage)
+            row[f"{stage} #"], row[stage] = s.rank, s.score
+        row["movement"] = c.movement
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for col in ["final", *(f"{s} #" for s in STAGES)]:
+        frame[col] = frame[col].astype("Int64")
+    config = {
+        "final": st.column_config.NumberColumn("final", format="%d", width="small", help="Rank in the final top-k"),
+        "chunk id": st.column_config.TextColumn("chunk id", width="small"),
+        "movement": st.column_config.TextColumn("movement", help="D(ense) S(parse) → F(used) → R(erank) ranks; ▲/▼ places gained/lost by reranking"),
+        **{f"{s} #": RANK for s in STAGES},
+        **{s: SCORE for s in STAGES},
+    }
+    event = st.dataframe(frame, key="inspector_table", hide_index=True, column_config=config, on_select="rerun", selection_mode="single-row")
+    picked = event.selection.rows if event is not None else []
+    return result.candidates[picked[0]] if picked else (result.candidates[0] if result.candidates else None)
+
+
+def chunk_detail(question: str, candidate: Candidate) -> None:
+    """The chosen chunk's full text, matched terms in bold and the best sentence highlighted, all escaped."""
+    st.markdown(f"#### {escape_markdown(where(candidate))}")
+    st.caption(f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · {candidate.movement}")
+    try:
+        ex = explain(components, question, candidate.id)
+    except RagError as e:
+        st.error(str(e))
+        return
+    st.markdown(ex.markdown())
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Sparse (BM25) score {ex.sparse.score:.4f}** = Σ query weight × IDF (applied by Qdrant) × stored term weight")
+        if ex.sparse.terms:
+            terms = pd.DataFrame(
+                [
+                    {"term": t.term, "query weight": t.query_weight, "stored tf part": t.doc_weight, "idf": t.idf, "contribution": t.contribution, "chunks with term": t.doc_freq, "in body": t.in_text}
+                    for t in ex.sparse.terms
+                ]
+            )
+            st.dataframe(terms, hide_index=True, column_config={c: SCORE for c in ("query weight", "stored tf part", "idf", "contribution")})
+        else:
+            st.caption("No question term occurs in this chunk.")
+        if ex.sparse.missing:
+            st.caption("Not in this chunk: " + escape_markdown(", ".join(ex.sparse.missing)))
+    with right:
+        st.markdown(f"**Dense cosine {ex.dense.score:.4f}** for the whole chunk")
+        if ex.dense.best:
+            st.markdown(f"Best sentence (cosine {ex.dense.best.cosine:.4f}), highlighted above:")
+            st.markdown(f"> {escape_markdown(ex.dense.best.text)}")
+
+
+def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> None:
+    by = st.radio("Pick the expected chunk by", TRACK_BY, key="inspector_track_by", horizontal=True)
+    pick: dict[str, str] = {}
+    if by == TRACK_BY[0]:
+        pick["chunk_id"] = st.text_input("Chunk id", key="inspector_track_id", placeholder="copy it from the table")
+    elif by == TRACK_BY[1]:
+        sources = sorted(components.store.sources())
+        source = st.selectbox("Source", sources, key="inspector_track_source")
+        headings = sorted({c.chunk.heading for c in document_chunks(components, source)}) if source else []
+        pick = {"source": source or "", "heading": st.selectbox("Heading", headings, key="inspector_track_heading") or ""}
+    else:
+        pick["text"] = st.text_area("Text the expected chunk should contain", key="inspector_track_text")
+    if st.button("Track", key="inspector_track_button") or st.session_state.pop("inspector_track_auto", False):
+        try:
+            with st.spinner("Scoring the chunk in every stage and re-running retrieval with candidate fixes…"):
+                target = find_target(components, question=question, **pick)
+                st.session_state["inspector_track_report"] = track(components, question, target, config, flt)
+        except RagError as e:
+            st.error(str(e))
+            st.session_state.pop("inspector_track_report", None)
+    report: TrackReport | None = st.session_state.get("inspector_track_report")
+    if report is not None and report.result.question == question:
+        show_track(report)
+
+
+def show_track(report: TrackReport) -> None:
+    chunk = report.target.chunk.chunk
+    st.markdown(f"Tracking **{escape_markdown(' > '.join(x for x in (chunk.source, chunk.heading) if x))}** (`{chunk.id}`)")
+    if report.target.note:
+        st.caption(report.target.note)
+    rows = [
+        {"stage": s.stage, "rank": s.rank, "would-be rank": s.would_be_rank, "score": s.score, "list size": s.list_size, "note": s.note}
+        for s in report.stages
+    ]
+    frame = pd.DataFrame(rows).astype({"rank": "Int64", "would-be rank": "Int64"})
+    st.dataframe(frame, hide_index=True, key="inspector_track_table", column_config={"rank": RANK, "would-be rank": RANK, "score": SCORE})
+    if report.found:
+        st.success(report.reason)
+        return
+    st.warning(f"Lost at **{report.dropped_at}**: {escape_markdown(report.reason)}")
+    if not report.suggestions:
+        st.info("No single setting change tried here surfaces it; the chunk may need rewording, or a better reranker.")
+    for i, s in enumerate(report.suggestions):
+        left, right = st.columns([4, 1])
+        label = "Smallest change" if i == 0 else "Also works"
+        left.markdown(f"{label}: `{s.text}`, verified: final rank {s.final_rank}")
+        right.button("Apply", key=f"inspector_apply_{i}", on_click=set_config_state, args=(s.config, s.flt))
+
+
+def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> None:
+    st.caption(f"A = the settings in the sidebar: {config_label(config)}")
+    cols = st.columns(4)
+    st.session_state.setdefault("inspector_cmp_fusion", "dense")
+    st.session_state.setdefault("inspector_cmp_reranker", "none")
+    st.session_state.setdefault("inspector_cmp_candidates", config.candidates)
+    st.session_state.setdefault("inspector_cmp_k", config.final_k)
+    fusion = cols[0].selectbox("B fusion", FUSION_METHODS, key="inspector_cmp_fusion")
+    reranker = cols[1].selectbox("B reranker", list(RERANKERS), key="inspector_cmp_reranker")
+    candidates = cols[2].number_input("B candidates", 1, 2000, key="inspector_cmp_candidates")
+    final_k = cols[3].number_input("B final k", 1, 500, key="inspector_cmp_k")
+    if st.button("Compare", key="inspector_cmp_button"):
+        config_b = dataclasses.replace(config, fusion=fusion, reranker=reranker, candidates=int(candidates), final_k=int(final_k))
+        try:
+            with st.spinner("Running both configs…"):
+                st.session_state["inspector_cmp"] = compare(components, question, config, config_b, flt)
+        except RagError as e:
+            st.error(str(e))
+    comparison: Comparison | None = st.session_state.get("inspector_cmp")
+    if comparison is not None and comparison.a.question == question:
+        show_comparison(comparison)
+
+
+def show_comparison(cmp: Comparison) -> None:
+    st.metric("Overlap of the final lists", f"{cmp.overlap} of {len(cmp.changes)} chunks", help=f"Jaccard {cmp.jaccard:.2f}")
+    left, right = st.columns(2)
+    for col, name, result in ((left, "A", cmp.a), (right, "B", cmp.b)):
+        col.markdown(f"**{name}**: {config_label(result.config)} · reranker ran: `{result.reranker}`")
+        frame = pd.DataFrame([{"rank": c.final_rank, "source > heading": where(c), "score": c.final_score} for c in result.final])
+        col.dataframe(frame, hide_index=True, key=f"inspector_cmp_{name}", column_config={"rank": RANK, "score": SCORE})
+    changes = pd.DataFrame(
+        [
+            {
+                "source > heading": " > ".join(x for x in (ch.chunk.chunk.source, ch.chunk.chunk.heading) if x),
+                "rank A": ch.rank_a,
+                "rank B": ch.rank_b,
+                "change": "" if ch.delta is None else f"▲{ch.delta}" if ch.delta > 0 else f"▼{-ch.delta}" if ch.delta < 0 else "=",
+                "in": ch.status,
+            }
+            for ch in cmp.changes
+        ]
+    ).astype({"rank A": "Int64", "rank B": "Int64"})
+    st.dataframe(changes, hide_index=True, key="inspector_cmp_changes", column_config={"rank A": RANK, "rank B": RANK})
+
+
+def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
+    st.caption("Searches a sentence lifted from each sampled chunk: a healthy chunk comes back first for its own words.")
+    sample = st.number_input("Chunks to probe", 1, 1000, value=20, key="inspector_probe_n")
+    if st.button("Run health check", key="inspector_probe_button"):
+        bar = st.progress(0.0, text="Probing…")
+        try:
+            st.session_state["inspector_probe"] = probe(components, int(sample), config, flt, progress=lambda f, m: bar.progress(f, text=m))
+        except RagError as e:
+            st.error(str(e))
+        bar.empty()
+    report: ProbeReport | None = st.session_state.get("inspector_probe")
+    if report is None:
+        return
+    st.metric("Own chunk at rank 1", f"{report.share_at_1:.0%}", help=f"{len(report.cases) - len(report.failures)} of {len(report.cases)} probed chunks")
+    if report.failures:
+        rows = [
+            {
+                "chunk": " > ".join(x for x in (f.chunk.chunk.source, f.chunk.chunk.heading) if x),
+                "lifted sentence": f.sentence,
+                "own rank": f.rank,
+                "ranked first": " > ".join(x for x in (f.top.chunk.source, f.top.chunk.heading) if x) if f.top else "",
+                "duplicate text": f.duplicate,
+                "chunk id": f.chunk.chunk.id,
+            }
+            for f in report.failures
+        ]
+        st.dataframe(pd.DataFrame(rows).astype({"own rank": "Int64"}), hide_index=True, key="inspector_probe_failures", column_config={"own rank": RANK})
+
+
+apply_link()
+config = settings_sidebar()
+flt = filter_inputs()
+question = st.text_input("Question", key="inspector_q", placeholder="Type the question that failed")
+
+if config is not None and question.strip():
+    try:
+        result = retrieve(components, question, config, flt)
+    except RagError as e:
+        st.error(str(e))
+        result = None
+    if result is not None:
+        timings = " · ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
+        st.caption(f"Reranker ran: **{result.reranker}** · {config_label(config)} · {timings}")
+        if not result.candidates:
+            st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
+        chosen = stage_table(result)
+        if chosen is not None:
+            chunk_detail(question, chosen)
+        track_tab, compare_tab, health_tab = st.tabs(["Track an expected chunk", "Compare two configs", "Health check"])
+        with track_tab:
+            track_section(question, config, flt)
+        with compare_tab:
+            compare_section(question, config, flt)
+        with health_tab:
+            health_section(config, flt)
+elif config is not None:
+    st.info("Type a question to see every retrieval stage. The health check below needs none.")
+    with st.expander("Health check", expanded=True):
+        health_section(config, flt)

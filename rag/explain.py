@@ -186,9 +186,9 @@ def _bold_spans(text: str, start: int, end: int, spans: Sequence[tuple[int, int]
     for a, b in sorted(spans):
         if a < cursor or b > end:
             continue
-        out += [_escape(text[cursor:a]), f"**{_escape(text[a:b])}**"]
+        out += [escape_markdown(text[cursor:a]), f"**{escape_markdown(text[a:b])}**"]
         cursor = b
-    out.append(_escape(text[cursor:end]))
+    out.append(escape_markdown(text[cursor:end]))
     return "".join(out)
 
 
@@ -214,7 +214,8 @@ def _doc_freq(idf: float, total: int) -> int | None:
     return round(n) if abs(n - round(n)) < 0.05 and round(n) >= 1 else None
 
 
-def _escape(text: str) -> str:
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every character Markdown or Streamlit could interpret: the text shows as written."""
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 

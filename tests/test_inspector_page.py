@@ -1,0 +1,171 @@
+"""The Search inspector page through AppTest: stage table, escaped detail, links, tracking, compare, health check."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, ingest_corpus
+from streamlit.testing.v1 import AppTest
+
+from rag.components import build_components
+from rag.ingest import ingest_files
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+HOSTILE = """# Tricks
+
+## Garden tricks
+
+Water the tomatoes <script>alert('x')</script> ![pixel](http://evil.example/p.png) [click](http://evil.example) :red[loud] at dawn, **daily**.
+"""
+
+
+@pytest.fixture
+def store(settings):
+    """The retrieval corpus plus a hostile document, then the store closed so the page's engine can open it."""
+    components = build_components(settings)
+    ingest_corpus(components)
+    assert not ingest_files(components, [("tricks.md", HOSTILE.encode())], tags=["tricks"]).errors
+    refunds = chunk_at(components, "billing.md", "Billing > Refunds").chunk.id
+    components.close()
+    return refunds
+
+
+def _open(**params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    at.switch_page("pages/inspector.py")
+    return at.run()
+
+
+def _table(at: AppTest):
+    return at.dataframe(key="inspector_table").value
+
+
+def _frame_with(at: AppTest, *columns: str):
+    """The first dataframe holding these columns (display-only dataframes carry no key in AppTest)."""
+    return next(d.value for d in at.dataframe if set(columns) <= set(d.value.columns))
+
+
+def test_link_parameters_drive_the_stage_table(store):
+    at = _open(q=PARAPHRASE_QUESTION, fusion="union", candidates="3", k="2", reranker="dense-cosine")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.title[0].value == "Search inspector"
+    assert at.text_input(key="inspector_q").value == PARAPHRASE_QUESTION
+    assert at.number_input(key="inspector_candidates").value == 3
+    table = _table(at)
+    assert list(table.columns) == [
+        "final", "chunk id", "source > heading", "dense #", "dense", "sparse #", "sparse", "fused #", "fused", "rerank #", "rerank", "movement",
+    ]  # fmt: skip
+    top = table.iloc[0]
+    assert top["source > heading"] == "billing.md > Billing > Refunds" and top["final"] == 1
+    assert top["dense #"] == 1 and pd_na(top["sparse #"]) and top["rerank #"] == 1
+    assert top["movement"].startswith("D1 S– → F") and top["movement"].endswith(("▲1", "▲2", "▲3", "▲4", "▲5", "="))
+    assert table["final"].dropna().tolist() == [1, 2]
+    assert any("Reranker ran: **dense-cosine**" in c.value for c in at.caption)
+    # The first row's detail: its text, escaped, with the best sentence highlighted.
+    assert any(":blue-background[Refunds are issued within 14 days of purchase to the original card\\.]" in m.value for m in at.markdown)
+
+
+def pd_na(value) -> bool:
+    import pandas as pd
+
+    return value is pd.NA or pd.isna(value)
+
+
+def test_document_text_is_escaped_never_rendered(store):
+    at = _open(q="When should I water the tomatoes?", source="tricks.md", reranker="none")
+    assert not at.exception
+    assert _table(at).iloc[0]["source > heading"] == "tricks.md > Tricks > Garden tricks"
+    shown = "\n".join(m.value for m in at.markdown)
+    assert "\\<script\\>" in shown and "\\!\\[pixel\\]" in shown and "\\:red\\[loud\\]" in shown
+    assert "<script>" not in shown and "](http" not in shown
+    assert not any(getattr(m.proto, "allow_html", False) for m in at.markdown)
+    assert not at.get("html")
+
+
+def test_tracking_a_missed_chunk_from_a_link_and_applying_the_fix(store):
+    at = _open(q=KEYWORD_QUESTION, fusion="rrf", candidates="2", k="2", reranker="none", track=store)
+    assert not at.exception, at.exception
+    assert any("Lost at **candidates**" in w.value for w in at.warning)
+    standing = _frame_with(at, "stage", "would-be rank")
+    assert standing["stage"].tolist() == ["dense", "sparse", "fused", "rerank", "final"]
+    assert pd_na(standing.iloc[0]["rank"]) and standing.iloc[0]["would-be rank"] > 2
+    fixes = [m.value for m in at.markdown if m.value.startswith(("Smallest change", "Also works"))]
+    assert fixes and "verified: final rank" in fixes[0]
+    smallest = re.search(r"`(.+?)`", fixes[0]).group(1)
+    at.button(key="inspector_apply_0").click()
+    at.run()
+    assert not at.exception
+    wanted = dict(re.findall(r"(candidates|final k) >= (\d+)", smallest))
+    if "candidates" in wanted:
+        assert at.number_input(key="inspector_candidates").value == int(wanted["candidates"])
+    if "final k" in wanted:
+        assert at.number_input(key="inspector_k").value == int(wanted["final k"])
+    # With the fix applied, the tracked chunk is in the final top-k of the main table.
+    table = _table(at)
+    assert table.loc[table["chunk id"] == store, "final"].notna().all() and (table["chunk id"] == store).any()
+
+
+def test_track_by_pasted_text_compare_and_health_check(store):
+    at = _open(q=PARAPHRASE_QUESTION, fusion="rrf", candidates="3", k="1", reranker="none")
+    at.radio(key="inspector_track_by").set_value("pasted text")
+    at.run()
+    at.text_area(key="inspector_track_text").input("issued within 14 days of purchase")
+    at.button(key="inspector_track_button").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Lost at **final\\_k**" in w.value or "Lost at **final_k**" in w.value for w in at.warning)
+
+    at.button(key="inspector_cmp_button").click()
+    at.run()
+    changes = _frame_with(at, "rank A", "rank B")
+    assert {"rank A", "rank B", "change", "in"} <= set(changes.columns)
+    refunds = changes[changes["source > heading"] == "billing.md > Billing > Refunds"].iloc[0]
+    # B defaults to dense only, which puts Refunds first; A (rrf, k=1) does not keep it.
+    assert refunds["rank B"] == 1 and pd_na(refunds["rank A"]) and refunds["in"] == "only B"
+
+    at.number_input(key="inspector_probe_n").set_value(4)
+    at.button(key="inspector_probe_button").click()
+    at.run()
+    assert not at.exception
+    assert any(m.label == "Own chunk at rank 1" for m in at.metric)
+
+
+def test_bad_link_and_bad_settings_show_errors(store):
+    at = _open(q="refunds", candidates="lots")
+    assert not at.exception
+    assert any("candidates='lots' is not a number" in e.value for e in at.error)
+    assert at.text_input(key="inspector_q").value == "refunds"  # the rest of the link still applies
+    at.selectbox(key="inspector_reranker").set_value("other…")
+    at.run()
+    at.text_input(key="inspector_reranker_custom").input("magic")
+    at.run()
+    assert any("unknown reranker 'magic'" in e.value for e in at.error), [e.value for e in at.error] + [x.value for x in at.exception]
+
+
+def test_empty_question_offers_the_health_check(store):
+    at = _open()
+    assert not at.exception
+    assert any("Type a question" in i.value for i in at.info)
+    assert at.button(key="inspector_probe_button")
+
+
+def test_link_parameters_parse_on_top_of_the_defaults():
+    from rag.config import RetrievalConfig
+    from rag.errors import ConfigError
+    from rag.inspect_params import parse_inspector_params
+
+    base = RetrievalConfig()
+    req = parse_inspector_params(
+        {"q": ["why?"], "k": ["7"], "dense_weight": ["0.7"], "min_score": ["0.2"], "source": ["a.md", "b.md", "a.md"], "tag": ["x"], "track": ["abc"], "utm": ["1"]},
+        base,
+    )
+    assert (req.question, req.config.final_k, req.config.dense_weight, req.config.min_score) == ("why?", 7, 0.7, 0.2)
+    assert req.config.candidates == base.candidates and req.config.fusion == base.fusion
+    assert (req.flt.sources, req.flt.tags, req.track) == (("a.md", "b.md"), ("x",), "abc")
+    with pytest.raises(ConfigError, match="fusion must be one of"):
+        parse_inspector_params({"fusion": ["best"]}, base)
