@@ -10,6 +10,7 @@ stored only once complete, so a cancelled run leaves no trace.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from urllib.parse import urlencode
 
 import altair as alt
@@ -32,7 +33,18 @@ from rag.eval.qsets import (
     set_name,
 )
 from rag.eval.runner import run_eval
-from rag.eval.runs import FINAL_STAGE, STAGE_TITLES, EvalRun, baseline_of, compare_runs, list_runs, load_run, set_baseline
+from rag.eval.runs import (
+    FINAL_STAGE,
+    STAGE_TITLES,
+    Comparison,
+    EvalRun,
+    QuestionResult,
+    baseline_of,
+    compare_runs,
+    list_runs,
+    load_run,
+    set_baseline,
+)
 from rag.eval.verdicts import VERDICTS
 from rag.rerank import RERANKERS
 
@@ -67,7 +79,7 @@ def render(components: Components) -> None:
     _history(data_dir, runs, run)
 
 
-def _question_sets(data_dir) -> str | None:  # noqa: ANN001
+def _question_sets(data_dir: Path) -> str | None:
     """Upload, load the sample, list, view and delete sets; returns the selected set's name."""
     cols = st.columns([3, 1])
     upload = cols[0].file_uploader("Upload a question set (JSONL)", type=["jsonl"], key="eval_upload")
@@ -139,7 +151,7 @@ def _run_form(components: Components, name: str) -> None:
     st.success(f"Run {run.id} stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions.")
 
 
-def _runs(data_dir, name: str) -> list[EvalRun]:  # noqa: ANN001
+def _runs(data_dir: Path, name: str) -> list[EvalRun]:
     try:
         return list_runs(data_dir, name)
     except RagError as e:
@@ -190,7 +202,7 @@ def _results(run: EvalRun) -> None:
                 st.page_link(INSPECTOR, label="Open in the inspector, gold tracked", icon="🔬", query_params=dict(q.inspector))
 
 
-def _question_row(q) -> dict:  # noqa: ANN001
+def _question_row(q: QuestionResult) -> dict:
     row = {"id": q.id, "question": q.question, "gold": ", ".join(q.gold_labels) or ("(unanswerable)" if not q.answerable else "")}
     row |= {f"{STAGE_TITLES[s]} rank": q.gold_ranks.get(s) for s in STAGE_TITLES} | {"final rank": q.gold_ranks.get("final")}
     row["ndcg@10"] = q.scores.get(FINAL_STAGE, {}).get("ndcg@10")
@@ -202,7 +214,7 @@ def _question_row(q) -> dict:  # noqa: ANN001
     return row
 
 
-def _history(data_dir, runs: list[EvalRun], run: EvalRun) -> None:  # noqa: ANN001
+def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     """The per-run trend, the baseline mark, and a comparison of two runs."""
     if st.button("Mark this run as the baseline", key="eval_mark_baseline", disabled=run.baseline):
         set_baseline(data_dir, run.id)
@@ -243,7 +255,7 @@ def _history(data_dir, runs: list[EvalRun], run: EvalRun) -> None:  # noqa: ANN0
     _rank_shift(cmp, run.config)
 
 
-def _rank_shift(cmp, config: RetrievalConfig) -> None:  # noqa: ANN001
+def _rank_shift(cmp: Comparison, config: RetrievalConfig) -> None:
     """How far each question's best gold chunk moved in the final ranking (positive: moved up)."""
     missing = max(cmp.a.config.candidates, config.candidates) + 1  # "not retrieved" plotted just past the last candidate
     shifts = [

@@ -46,7 +46,7 @@ def test_json_has_the_documented_shape_and_the_run_is_stored(ingested):
 
 
 def test_baseline_comparison_and_listing(ingested):
-    settings, path = ingested
+    _, path = ingested
     runner = CliRunner()
     first = json.loads(runner.invoke(main, ["eval", str(path), "--json", "--mark-baseline"]).stdout)
     second = runner.invoke(main, ["eval", str(path), "--json", "--k", "10", "--baseline", "marked"])

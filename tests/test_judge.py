@@ -59,7 +59,7 @@ def test_judge_asks_per_sentence_against_its_cited_sources():
     first, second = (s["body"] for s in seen)
     headers = seen[0]["headers"]
     assert seen[0]["url"].endswith("/v1/messages") and "sk-test" in headers.get("x-api-key", "") + headers.get("authorization", "")
-    assert first["model"] == "claude-sonnet-4-5" and first["max_tokens"] == 5
+    assert first["model"] == Settings().answer.anthropic_model and first["max_tokens"] == 5
     prompt = first["messages"][0]["content"]
     assert JUDGE_QUESTION in prompt and TEXTS["id-refunds"] in prompt and TEXTS["id-monthly"] not in prompt
     # Document text cannot close the wrapper: its markup arrives escaped, and the system prompt says it is data.

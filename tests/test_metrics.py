@@ -5,7 +5,17 @@ import math
 
 import pytest
 
-from rag.eval.metrics import KS, by_query, evaluate, hit_at_k, means, mrr_at_k, ndcg_at_k, ranking, recall_at_k
+from rag.eval.metrics import (
+    KS,
+    by_query,
+    evaluate,
+    hit_at_k,
+    means,
+    mrr_at_k,
+    ndcg_at_k,
+    ranking,
+    recall_at_k,
+)
 
 # q1: relevant a (grade 2) and b (grade 1); c judged non-relevant. q2: relevant x, never retrieved.
 # q3 has no relevant doc, so it is not judged at all.

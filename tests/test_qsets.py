@@ -7,7 +7,15 @@ import pytest
 from rag.chunker import chunk_document
 from rag.config import ChunkConfig
 from rag.errors import EvalSetError
-from rag.eval.gold import ChunkIdGold, CollectionIndex, SectionGold, SectionRef, TextGold, gold_to_json, parse_gold
+from rag.eval.gold import (
+    ChunkIdGold,
+    CollectionIndex,
+    SectionGold,
+    SectionRef,
+    TextGold,
+    gold_to_json,
+    parse_gold,
+)
 from rag.eval.qsets import (
     append_question,
     decode_upload,

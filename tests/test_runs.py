@@ -9,12 +9,19 @@ import httpx2
 import pytest
 
 from rag.answer import AnthropicGenerator
-
 from rag.config import RetrievalConfig
 from rag.errors import GenerationError, RagError
 from rag.eval.qsets import QuestionSet, parse_question_set, sample_question_set_text
 from rag.eval.runner import EvalCancelled, run_eval
-from rag.eval.runs import FINAL_STAGE, baseline_of, compare_runs, delete_run, list_runs, load_run, set_baseline
+from rag.eval.runs import (
+    FINAL_STAGE,
+    baseline_of,
+    compare_runs,
+    delete_run,
+    list_runs,
+    load_run,
+    set_baseline,
+)
 from rag.ingest import ingest_files
 from rag.retrieve import STAGES
 

@@ -9,13 +9,25 @@ from pathlib import Path
 import click
 
 from rag.cli import load_components, main
+from rag.components import Components
 from rag.config import FUSION_METHODS
 from rag.errors import RagError
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir
 from rag.eval.judge import FaithfulnessJudge
 from rag.eval.qsets import read_question_set_file
 from rag.eval.runner import run_eval
-from rag.eval.runs import FINAL_STAGE, HEADLINE, STAGE_TITLES, EvalRun, baseline_of, compare_runs, list_runs, load_run, set_baseline
+from rag.eval.runs import (
+    FINAL_STAGE,
+    HEADLINE,
+    STAGE_TITLES,
+    Comparison,
+    EvalRun,
+    baseline_of,
+    compare_runs,
+    list_runs,
+    load_run,
+    set_baseline,
+)
 from rag.eval.verdicts import VERDICTS
 
 MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
@@ -99,7 +111,7 @@ def eval_command(
         _print_comparison(comparison)
 
 
-def _bar(total: int, label: str):  # noqa: ANN202
+def _bar(total: int, label: str):
     from tqdm import tqdm
 
     return tqdm(total=total, desc=label, file=click.get_text_stream("stderr"), unit="q" if label == "eval" else "doc", disable=None)
@@ -122,7 +134,7 @@ def _print_run(run: EvalRun) -> None:
         click.echo(f"  {q.id}\t{q.verdict.title}\t{q.verdict.detail}")
 
 
-def _print_comparison(cmp) -> None:  # noqa: ANN001
+def _print_comparison(cmp: Comparison) -> None:
     click.echo(f"\nagainst run {cmp.a.id}" + ("" if cmp.same_collection else "  (collection changed since)"))
     for key, (old, new) in cmp.config_changes().items():
         click.echo(f"  {key}: {old} -> {new}")
@@ -134,7 +146,7 @@ def _print_comparison(cmp) -> None:  # noqa: ANN001
         click.echo(f"  {q.id}: {old} -> {new}")
 
 
-def _print_runs(components, as_json: bool) -> None:  # noqa: ANN001
+def _print_runs(components: Components, as_json: bool) -> None:
     runs = list_runs(components.settings.data_dir)
     components.close()
     if as_json:

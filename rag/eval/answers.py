@@ -10,8 +10,9 @@ A rate with nothing to count is None, never a flattering 0 or 1.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from rag.answer.citations import answer_sentences
 from rag.answer.result import Answer
@@ -36,7 +37,7 @@ class AnswerRecord:
     judged: tuple[SentenceJudgement, ...] = ()
 
     @classmethod
-    def from_answer(cls, answer: Answer, judged: Iterable[SentenceJudgement] = ()) -> "AnswerRecord":
+    def from_answer(cls, answer: Answer, judged: Iterable[SentenceJudgement] = ()) -> AnswerRecord:
         statements = [s for s in answer_sentences(answer.text) if s.ids or s.needs_citation] if not answer.abstained else []
         return cls(
             text=answer.text,
@@ -63,7 +64,7 @@ class AnswerRecord:
         }  # fmt: skip
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> "AnswerRecord | None":
+    def from_json(cls, data: Mapping[str, Any] | None) -> AnswerRecord | None:
         if not data:
             return None
         judged = tuple(SentenceJudgement(j["sentence"], tuple(j["chunk_ids"]), j["supported"], j["reply"]) for j in data.get("judged", []))

@@ -12,9 +12,9 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from rag.components import Components
 from rag.config import ChunkConfig

@@ -10,9 +10,11 @@ chunks it spans, the way BEIR counts a document once however it is split into pa
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from rag.components import Components
 from rag.types import Chunk, ChunkFilter
@@ -121,12 +123,12 @@ class CollectionIndex:
         self.fingerprint = hashlib.sha256("\n".join([*models, *sorted(self.by_id)]).encode()).hexdigest()[:16]
 
     @classmethod
-    def from_components(cls, components: Components) -> "CollectionIndex":
+    def from_components(cls, components: Components) -> CollectionIndex:
         """Read the chunks retrieval can return (quarantined ones are never returned, so never gold)."""
         s = components.settings
         return cls((r.chunk for r in components.store.records(ChunkFilter())), (s.collection, s.dense_model, s.sparse_model))
 
-    def resolve(self, gold: Gold | None) -> "Resolution":
+    def resolve(self, gold: Gold | None) -> Resolution:
         """Turn a gold spec into gold units; text that no chunk holds is checked for a boundary split."""
         if gold is None:
             return Resolution(())
@@ -136,7 +138,7 @@ class CollectionIndex:
             return Resolution(tuple(self._section_unit(s) for s in gold.sections))
         return self._text(gold.text)
 
-    def _section_unit(self, ref: SectionRef) -> "GoldUnit":
+    def _section_unit(self, ref: SectionRef) -> GoldUnit:
         ids = tuple(
             c.id for c in self.by_source.get(ref.source, ())
             if not ref.heading or c.heading == ref.heading or c.heading.startswith(ref.heading + " > ")
@@ -144,14 +146,14 @@ class CollectionIndex:
         label = f"{ref.source} › {ref.heading}" if ref.heading else ref.source
         return GoldUnit(f"section:{ref.source}#{ref.heading}", label, ref.grade, ids)
 
-    def _text(self, text: str) -> "Resolution":
+    def _text(self, text: str) -> Resolution:
         wanted = normalize(text)
         label = f"“{text[:60]}{'…' if len(text) > 60 else ''}”"
         ids = tuple(cid for cid, norm in self._norm.items() if wanted in norm)
         if ids:
             return Resolution((GoldUnit("text", label, 1, ids),))
         for chunks in self.by_source.values():
-            for first, second in zip(chunks, chunks[1:]):
+            for first, second in itertools.pairwise(chunks):
                 if wanted in normalize(_joined(first, second)):
                     return Resolution((GoldUnit("text", label, 1, ()),), split=(first.id, second.id))
         return Resolution((GoldUnit("text", label, 1, ()),), nearest=self._nearest(wanted))

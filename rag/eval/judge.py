@@ -9,8 +9,8 @@ instructions, so a document cannot talk the judge into a YES.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import anthropic
 
@@ -58,7 +58,7 @@ class FaithfulnessJudge:
         self.model = model
 
     @classmethod
-    def from_settings(cls, settings: Settings, http_client=None) -> "FaithfulnessJudge | None":  # noqa: ANN001
+    def from_settings(cls, settings: Settings, http_client=None) -> FaithfulnessJudge | None:
         """A judge using the configured key and answer model, or None when no key is set."""
         if not settings.anthropic_api_key:
             return None

@@ -13,9 +13,9 @@ ascending, so a result never depends on dict order.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping, Sequence
 
 Run = Mapping[str, Mapping[str, float]]
 Qrels = Mapping[str, Mapping[str, int]]
@@ -97,7 +97,7 @@ def by_query(results: Mapping[str, MetricResult]) -> dict[str, dict[str, float]]
     return out
 
 
-def _per_query(name: str, run: Run, qrels: Qrels, score) -> MetricResult:  # noqa: ANN001
+def _per_query(name: str, run: Run, qrels: Qrels, score) -> MetricResult:
     per_query: dict[str, float] = {}
     for qid, grades in qrels.items():
         relevant = {d: g for d, g in grades.items() if g > 0}

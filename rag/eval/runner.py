@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 from rag.answer import Generator, answer_question, default_generator
 from rag.components import Components
@@ -117,7 +117,7 @@ def run_eval(
         models["generator"] = f"{generator.mode}: {generator.model}"
     if judge is not None:
         models["judge"] = judge.model
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     run = EvalRun(
         id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",
         created_at=now.isoformat(timespec="seconds"),

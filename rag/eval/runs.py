@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
+from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from rag.config import RetrievalConfig
 from rag.errors import RagError
@@ -76,7 +77,7 @@ class QuestionResult:
         }  # fmt: skip
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "QuestionResult":
+    def from_json(cls, d: Mapping[str, Any]) -> QuestionResult:
         return cls(
             d["id"], d["question"], d["answerable"], d["gold"], tuple(d["gold_labels"]), tuple(d["gold_chunks"]),
             d["scores"], d["gold_ranks"], Verdict.from_json(d["verdict"]), d["inspector"], AnswerRecord.from_json(d["answer"]),
@@ -293,12 +294,9 @@ def compare_runs(a: EvalRun, b: EvalRun) -> Comparison:
         qa = by_id.get(qb.id)
         if qa is None:
             continue
-        changes.append(
-            QuestionChange(
-                qb.id, qb.question, _score(qa), _score(qb), qa.gold_ranks.get(FINAL_STAGE), qb.gold_ranks.get(FINAL_STAGE),
-                qa.verdict.code if qa.verdict else None, qb.verdict.code if qb.verdict else None,
-            )  # fmt: skip
-        )
+        verdicts = (qa.verdict.code if qa.verdict else None, qb.verdict.code if qb.verdict else None)
+        ranks = (qa.gold_ranks.get(FINAL_STAGE), qb.gold_ranks.get(FINAL_STAGE))
+        changes.append(QuestionChange(qb.id, qb.question, _score(qa), _score(qb), *ranks, *verdicts))
     return Comparison(a, b, deltas, tuple(changes))
 
 

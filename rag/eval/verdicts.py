@@ -10,8 +10,9 @@ search inspector should follow.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rag.asklog import inspector_params
 from rag.config import RetrievalConfig
@@ -49,7 +50,7 @@ class Verdict:
         return {"code": self.code, "title": self.title, "detail": self.detail, "evidence": dict(self.evidence), "track": self.track}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> "Verdict | None":
+    def from_json(cls, data: Mapping[str, Any] | None) -> Verdict | None:
         return cls(data["code"], data["detail"], data.get("evidence", {}), data.get("track")) if data else None
 
 
@@ -99,7 +100,7 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
             "missed_by_retrievers",
             f"no gold chunk in the top {config.candidates} of dense or of sparse",
             {"candidates": config.candidates, "dense_last_score": _last_score(result, "dense"), "sparse_last_score": _last_score(result, "sparse")},
-            sorted(gold.chunk_ids)[0],
+            min(gold.chunk_ids),
         )
     fused = [c for c in recalled if c.fused.rank]
     if not fused:
