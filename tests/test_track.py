@@ -112,3 +112,44 @@ def test_find_target_by_text_heading_and_id(corpus):
         find_target(corpus, chunk_id="00000000-0000-0000-0000-000000000000")
     with pytest.raises(RagError, match="say which chunk"):
         find_target(corpus)
+
+
+def test_compare_lines_up_both_rankings(corpus):
+    from rag.compare import compare
+
+    a = RetrievalConfig(candidates=4, final_k=3, fusion="sparse", reranker="none")
+    b = RetrievalConfig(candidates=4, final_k=3, fusion="dense", reranker="none")
+    cmp = compare(corpus, PARAPHRASE_QUESTION, a, b)
+    ranks_a = {c.id: c.final_rank for c in cmp.a.final}
+    ranks_b = {c.id: c.final_rank for c in cmp.b.final}
+    assert {c.chunk.chunk.id for c in cmp.changes} == set(ranks_a) | set(ranks_b)
+    assert cmp.overlap == len(set(ranks_a) & set(ranks_b))
+    for ch in cmp.changes:
+        assert (ch.rank_a, ch.rank_b) == (ranks_a.get(ch.chunk.chunk.id), ranks_b.get(ch.chunk.chunk.id))
+        if ch.status == "both":
+            assert ch.delta == ch.rank_a - ch.rank_b
+    refunds = next(ch for ch in cmp.changes if ch.chunk.chunk.heading == "Billing > Refunds")
+    assert (refunds.rank_a, refunds.rank_b, refunds.status) == (None, 1, "only B")
+
+
+def test_probe_finds_own_chunks_and_flags_duplicates(components):
+    from rag.ingest import ingest_files
+    from rag.probe import probe
+    from retrieval_corpus import ingest_corpus
+
+    ingest_corpus(components)
+    twin = "# Copy\n\n## Refund copy\n\nRefunds are issued within 14 days of purchase to the original card.\n"
+    assert not ingest_files(components, [("copy.md", twin.encode())]).errors
+    total = components.store.count()
+    report = probe(components, sample=50, config=RetrievalConfig(candidates=10, final_k=3, fusion="rrf", reranker="none"))
+    assert len(report.cases) == total  # fewer chunks than the sample: all of them
+    for case in report.cases:
+        assert " ".join(case.sentence.split()) in " ".join(case.chunk.chunk.text.split())
+        own = retrieve(components, case.sentence, report.config).get(case.chunk.chunk.id)
+        assert case.rank == (own.final_rank if own else None)
+    assert report.share_at_1 == sum(c.rank == 1 for c in report.cases) / total
+    # The two chunks with the same text get the same query; only one can come first.
+    twins = [c for c in report.cases if c.chunk.chunk.text.startswith("Refunds are issued")]
+    assert len(twins) == 2 and sum(c.ok for c in twins) == 1
+    loser = next(c for c in twins if not c.ok)
+    assert loser in report.failures and loser.duplicate
