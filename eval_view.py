@@ -229,13 +229,11 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     if len(runs) < 2:
         st.caption("Run the set again with other settings to compare.")
         return
-    ids = [r.id for r in runs]
-    others = [i for i in ids if i != run.id]
+    others = [r.id for r in runs if r.id != run.id]
     default = baseline_of(data_dir, run.set_name)
-    st.session_state.setdefault("eval_compare_with", default if default in others else others[0])
-    if st.session_state["eval_compare_with"] not in ids:
-        st.session_state["eval_compare_with"] = others[0]
-    against = st.selectbox("Compare the selected run with", ids, key="eval_compare_with", format_func=lambda i: _run_label(next(r for r in runs if r.id == i)))
+    if st.session_state.get("eval_compare_with") not in others:
+        st.session_state["eval_compare_with"] = default if default in others else others[0]
+    against = st.selectbox("Compare the selected run with", others, key="eval_compare_with", format_func=lambda i: _run_label(next(r for r in runs if r.id == i)))
     cmp = compare_runs(load_run(data_dir, against), run)
     if not cmp.same_collection:
         st.warning("The collection changed between these runs (different chunks or models): differences mix retrieval and content changes.")
