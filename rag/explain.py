@@ -124,10 +124,10 @@ def explain_sparse(components: Components, question: str, chunk: StoredChunk) ->
     store = components.store
     query = components.sparse.encode_query(question)
     words = components.sparse.query_terms(question)
-    stored = dict(zip(chunk.sparse.indices, chunk.sparse.values)) if chunk.sparse else {}
+    stored = dict(zip(chunk.sparse.indices, chunk.sparse.values, strict=True)) if chunk.sparse else {}
     only = ChunkFilter(ids=(chunk.chunk.id,), include_quarantined=True)
     total = store.count()
-    shared = [(i, q) for i, q in zip(query.indices, query.values) if i in stored]
+    shared = [(i, q) for i, q in zip(query.indices, query.values, strict=True) if i in stored]
     in_text = _term_spans(components, chunk.chunk.text, {i for i, _ in shared})
     terms = []
     for index, q_weight in shared:
@@ -159,7 +159,7 @@ def explain_dense(components: Components, question: str, chunk: StoredChunk) -> 
     text = chunk.chunk.text
     spans = split_sentences(text)
     cosines = sentence_scores(components.dense, query, text)
-    sentences = tuple(SentenceMatch(a, b, text[a:b], c) for (a, b), c in zip(spans, cosines))
+    sentences = tuple(SentenceMatch(a, b, text[a:b], c) for (a, b), c in zip(spans, cosines, strict=True))
     best = max(sentences, key=lambda s: s.cosine, default=None)
     return DenseExplanation(hits[0].score if hits else 0.0, best, sentences)
 

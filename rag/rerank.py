@@ -82,48 +82,52 @@ class DenseCosineReranker:
         return exact_dense_scores(_need(context, self.name), chunks)
 
 
-class ScoreFusionReranker:
-    """Weighted sum of min-max normalised exact dense and BM25 scores over the candidates.
+class _WeightedReranker:
+    """A reranker with one mixing weight in [0, 1], named `<base>` at 0.5 and `<base>:<w>` otherwise."""
+
+    base_name = ""
+
+    def __init__(self, weight: float = 0.5) -> None:
+        if not 0.0 <= weight <= 1.0:
+            raise ConfigError(f"{self.base_name} weight must be between 0 and 1; got {weight}")
+        self.weight = weight
+        self.name = self.base_name if weight == 0.5 else f"{self.base_name}:{weight:g}"
+
+
+class ScoreFusionReranker(_WeightedReranker):
+    """Weighted sum (weight = dense share) of min-max normalised exact dense and BM25 scores over the candidates.
 
     Rank fusion (RRF) throws the score gaps away; a normalised score mix keeps them, which is why it
     can beat RRF on the same two lists.
     """
 
-    def __init__(self, dense_weight: float = 0.5) -> None:
-        if not 0.0 <= dense_weight <= 1.0:
-            raise ConfigError(f"score-fusion weight must be between 0 and 1; got {dense_weight}")
-        self.dense_weight = dense_weight
-        self.name = "score-fusion" if dense_weight == 0.5 else f"score-fusion:{dense_weight:g}"
+    base_name = "score-fusion"
 
     def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
         ctx = _need(context, self.name)
         dense = _minmax(exact_dense_scores(ctx, chunks))
         sparse = _minmax(exact_sparse_scores(ctx, chunks))
-        w = self.dense_weight
-        return [w * d + (1.0 - w) * s for d, s in zip(dense, sparse)]
+        w = self.weight
+        return [w * d + (1.0 - w) * s for d, s in zip(dense, sparse, strict=True)]
 
 
-class SentenceMaxSimReranker:
-    """Best-matching sentence of each chunk, blended with the chunk's own cosine.
+class SentenceMaxSimReranker(_WeightedReranker):
+    """Best-matching sentence of each chunk (weight = its share), blended with the chunk's own cosine.
 
-    A long chunk's single vector averages its topics away; the one sentence that answers the question
-    keeps its full similarity. Sentence vectors are cached per process (by model and text), so a chunk
-    seen before costs nothing.
+    A long chunk's single vector averages its topics away (and the dense model reads only its first
+    256 tokens); the one sentence that answers the question keeps its full similarity. Sentence
+    vectors are cached per process (by model and text), so a chunk seen before costs nothing.
     """
 
-    def __init__(self, sentence_weight: float = 0.5) -> None:
-        if not 0.0 <= sentence_weight <= 1.0:
-            raise ConfigError(f"sentence-maxsim weight must be between 0 and 1; got {sentence_weight}")
-        self.sentence_weight = sentence_weight
-        self.name = "sentence-maxsim" if sentence_weight == 0.5 else f"sentence-maxsim:{sentence_weight:g}"
+    base_name = "sentence-maxsim"
 
     def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
         ctx = _need(context, self.name)
-        chunk_cos = exact_dense_scores(ctx, chunks) if self.sentence_weight < 1.0 else [0.0] * len(chunks)
-        a = self.sentence_weight
+        a = self.weight
+        chunk_cos = exact_dense_scores(ctx, chunks) if a < 1.0 else [0.0] * len(chunks)
         out = []
-        for chunk, whole in zip(chunks, chunk_cos):
-            best = max((float(s) for s in sentence_scores(ctx.dense, ctx.dense_query, chunk.chunk.text)), default=whole)
+        for chunk, whole in zip(chunks, chunk_cos, strict=True):
+            best = max(sentence_scores(ctx.dense, ctx.dense_query, chunk.chunk.text), default=whole)
             out.append(a * best + (1.0 - a) * whole)
         return out
 
@@ -215,6 +219,10 @@ class _VectorCache:
         self._items: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
     def vectors(self, dense: DenseEncoder, texts: Sequence[str]) -> np.ndarray:
         keys = [(dense.name, hashlib.blake2b(t.encode("utf-8"), digest_size=16).digest()) for t in texts]
         with self._lock:
@@ -225,7 +233,7 @@ class _VectorCache:
         if missing:
             fresh = dense.encode_documents([texts[i] for i in missing])
             with self._lock:
-                for i, vec in zip(missing, fresh):
+                for i, vec in zip(missing, fresh, strict=True):
                     found[keys[i]] = vec
                     self._items[keys[i]] = vec
                 while len(self._items) > self.max_entries:
@@ -235,6 +243,11 @@ class _VectorCache:
 
 # 64k MiniLM sentence vectors are ~100 MB; enough for every candidate of a few thousand questions.
 _SENTENCE_CACHE = _VectorCache(65536)
+
+
+def clear_sentence_cache() -> None:
+    """Forget cached sentence vectors (benchmarks measure a cold question with it)."""
+    _SENTENCE_CACHE.clear()
 
 
 def _ids_filter(flt: ChunkFilter, chunks: Sequence[StoredChunk]) -> ChunkFilter:
