@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from rag.components import Components
 from rag.config import FUSION_METHODS, RetrievalConfig
@@ -175,7 +175,10 @@ class _Probe:
         )
         fused_rank, fused_score, fused_note = self._fused(mine)
         rerank_rank, rerank_score, rerank_note = self._rerank(mine, fused_score)
-        rank = lambda stage: mine.stage(stage).rank if mine else None  # noqa: E731
+
+        def rank(stage: str) -> int | None:
+            return mine.stage(stage).rank if mine else None
+
         final_size = len(r.final)
         hidden = "" if self.visible else "excluded by the filter (or quarantined): no stage can return it"
         return (
@@ -193,7 +196,7 @@ class _Probe:
             StageStanding(FINAL, mine.final_rank if mine else None, rerank_rank, rerank_score, final_size, f"final k = {cfg.final_k}"),
         )
 
-    def _would_rank(self, stage: str, mine: Any, search: Callable[[int], list[Hit]]) -> int | None:
+    def _would_rank(self, stage: str, mine: Candidate | None, search: Callable[[int], list[Hit]]) -> int | None:
         """Its rank in an uncut list: the rank it had, or a longer query until it shows up."""
         if mine is not None and mine.stage(stage).rank is not None:
             return mine.stage(stage).rank
@@ -208,7 +211,7 @@ class _Probe:
                 return ids.index(self.target.id) + 1
         return None
 
-    def _fused(self, mine: Any) -> tuple[int | None, float | None, str]:
+    def _fused(self, mine: Candidate | None) -> tuple[int | None, float | None, str]:
         cfg = self.result.config
         if mine is not None and mine.fused.rank is not None:
             return mine.fused.rank, mine.fused.score, ""
@@ -225,7 +228,7 @@ class _Probe:
                 return i + 1, longer[i].score, f"cut: the fused list keeps {cfg.candidates}"
         return None, None, f"in neither prefetch list (each keeps {cfg.candidates}), so fusion never saw it"
 
-    def _rerank(self, mine: Any, fused_score: float | None) -> tuple[int | None, float | None, str]:
+    def _rerank(self, mine: Candidate | None, fused_score: float | None) -> tuple[int | None, float | None, str]:
         """Its rerank score and the rank it would take among the real reranked pool."""
         if mine is not None and mine.rerank.rank is not None:
             return mine.rerank.rank, mine.rerank.score, ""
@@ -248,6 +251,8 @@ def _visible(chunk: StoredChunk, flt: ChunkFilter) -> bool:
         return False
     if flt.sources and chunk.chunk.source not in flt.sources:
         return False
+    if flt.flagged_only and not chunk.flags:
+        return False
     return not flt.tags or bool(set(flt.tags) & set(chunk.tags))
 
 
@@ -259,7 +264,7 @@ def _dropped(target: TrackTarget, result: RetrievalResult, stages: Sequence[Stag
     if not _visible(target.chunk, flt):
         if target.chunk.quarantined and not flt.include_quarantined:
             return "filter", "the chunk is quarantined: retrieval never returns it"
-        return "filter", "the source/tag filter excludes the chunk's document"
+        return "filter", "the filter (source, tag or flagged-only) excludes the chunk"
     if not s["fused"].in_list:
         if not s["dense"].in_list and not s["sparse"].in_list:
             d, sp = s["dense"].would_be_rank, s["sparse"].would_be_rank
@@ -301,7 +306,7 @@ def _suggest(components: Components, probe: _Probe, stages: Sequence[StageStandi
         chunk = probe.target.chunk
         relaxed = ChunkFilter(include_quarantined=flt.include_quarantined)
         if not (chunk.quarantined and not flt.include_quarantined):
-            offer("remove the source/tag filter", cfg, 1.0, relaxed)
+            offer("remove the filter", cfg, 1.0, relaxed)
         return out
     rerank = {st.stage: st for st in stages}["rerank"]
     if dropped == "min_score" and rerank.score is not None:

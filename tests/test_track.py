@@ -84,7 +84,7 @@ def test_chunk_outside_the_filter(corpus):
     report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=refunds.chunk.id), RetrievalConfig(reranker="none"), flt)
     assert report.dropped_at == "filter" and "filter" in report.reason
     assert report.stage("dense").score > 0  # still scored directly, for the record
-    assert report.smallest.text == "remove the source/tag filter" and report.smallest.flt.sources == ()
+    assert report.smallest.text == "remove the filter" and report.smallest.flt.sources == ()
 
 
 def test_found_chunk_needs_no_suggestion(corpus):
