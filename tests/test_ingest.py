@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -165,7 +165,7 @@ def test_progress_reports_every_file_in_order_of_completion(components):
 
 
 def test_diff_document_against_stored_version(sample_components):
-    doc = load_document("billing/plans.md", [d for n, d in _sample() if n == "billing/plans.md"][0])
+    doc = load_document("billing/plans.md", next(d for n, d in _sample() if n == "billing/plans.md"))
     chunks = preview(doc, sample_components.settings.chunk)
     assert diff_document(sample_components, chunks, doc.source).is_noop
 
@@ -281,6 +281,27 @@ def test_crash_after_commit_rolls_forward_to_new_version(components, monkeypatch
         assert len(texts) == 3 and any("five euros" in t for t in texts) and not any("four euros" in t for t in texts)
         doc = load_document("guide.md", edited.encode())
         assert {p["doc_sha"] for p in _stored(reopened, "guide.md").values()} == {doc.sha256}
+    finally:
+        reopened.close()
+
+
+def test_crash_before_a_groups_flush_rolls_every_document_forward(components, monkeypatch):
+    """ingest_files flushes once per group of documents; until then each keeps its "commit" entry."""
+    v1 = [(f"stop{i}.md", f"# Stop {i}\n\nThe ferry calls hourly.\n\n## Bikes\n\nBikes ride free.\n".encode()) for i in range(3)]
+    ingest_files(components, v1)
+    v2 = [(name, data.replace(b"hourly", b"every half hour")) for name, data in v1]
+    _crash_during(components, monkeypatch, "flush")
+    with pytest.raises(RuntimeError):
+        ingest_files(components, v2)
+    entries = [json.loads(p.read_text()) for p in (components.settings.data_dir / "journal").glob("*.json")]
+    assert sorted((e["source"], e["phase"]) for e in entries) == [(f"stop{i}.md", "commit") for i in range(3)]
+
+    reopened = _reopen(components)
+    try:
+        for name, data in v2:
+            texts = sorted(p["text"] for p in _stored(reopened, name).values())
+            assert texts == ["Bikes ride free.", "The ferry calls every half hour."]
+        assert list((reopened.settings.data_dir / "journal").glob("*.json")) == []
     finally:
         reopened.close()
 
