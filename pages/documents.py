@@ -6,12 +6,15 @@ or message that reaches a Markdown-rendering element goes through md_escape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
 import ui
 from rag.answer.render import md_escape
-from rag.archive import ArchiveLimits, expand_zip, is_zip_name
+from rag.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
 from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
 from rag.ingest import (
@@ -50,6 +53,12 @@ def load_and_chunk(name: str, data: bytes, strategy: str, size: int, overlap: in
     """Loading and chunking is pure: cached so reruns (every widget change) do not parse PDFs again."""
     doc = load_document(name, data, max_bytes=max_bytes)
     return doc, preview(doc, ChunkConfig(strategy, size, overlap))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArchive:
+    """Cached like load_and_chunk: an archive is inflated once, not on every rerun."""
+    return expand_zip(name, data, limits)
 
 
 def notice(kind: str, message: str) -> None:
@@ -103,7 +112,7 @@ def expand_uploads(uploads: list) -> list[tuple[str, bytes]]:  # noqa: ANN001 - 
             files.append((upload.name, upload.getvalue()))
             continue
         try:
-            archive = expand_zip(upload.name, upload.getvalue(), limits)
+            archive = expand_archive(upload.name, upload.getvalue(), limits)
         except RagError as e:
             st.error(md_escape(str(e)))
             continue
@@ -208,29 +217,28 @@ def preview_files(files: list[tuple[str, bytes]], config: ChunkConfig) -> int:
     return len(overview)
 
 
-def save_tags(source: str, key: str) -> None:
+def act(action: Callable[[], Any], success: Callable[[Any], str]) -> None:
+    """Run a button's store action (in its callback); the outcome shows at the top of the next run."""
     try:
-        set_tags(components, source, st.session_state[key].split(","))
-        notice("success", f"Tags of {source} saved.")
+        result = action()
     except RagError as e:
         notice("error", str(e))
+    else:
+        notice("success", success(result))
+
+
+def save_tags(source: str, key: str) -> None:
+    # The tags are read here, not passed as args: args are fixed when the button is drawn.
+    act(lambda: set_tags(components, source, st.session_state[key].split(",")), lambda _: f"Tags of {source} saved.")
 
 
 def delete(source: str) -> None:
     st.session_state.pop("documents_confirm_delete", None)
-    try:
-        n = delete_document(components, source)
-        notice("success", f"Deleted {source} ({n} chunks).")
-    except RagError as e:
-        notice("error", str(e))
+    act(lambda: delete_document(components, source), lambda n: f"Deleted {source} ({n} chunks).")
 
 
 def quarantine(ids: list[str], on: bool) -> None:
-    try:
-        set_quarantine(components, ids, on)
-        notice("success", f"{len(ids)} chunk(s) {'quarantined' if on else 'released'}.")
-    except RagError as e:
-        notice("error", str(e))
+    act(lambda: set_quarantine(components, ids, on), lambda _: f"{len(ids)} chunk(s) {'quarantined' if on else 'released'}.")
 
 
 def stored_rows(records: list[StoredChunk]) -> pd.DataFrame:

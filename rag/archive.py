@@ -37,7 +37,7 @@ class ArchiveLimits:
     max_file_bytes: int = 50 * 1024 * 1024
 
     @classmethod
-    def for_upload_mb(cls, max_upload_mb: int) -> "ArchiveLimits":
+    def for_upload_mb(cls, max_upload_mb: int) -> ArchiveLimits:
         """Per-file cap equal to the upload limit; the whole archive may expand to four times it."""
         one = max_upload_mb * 1024 * 1024
         return cls(max_total_bytes=4 * one, max_file_bytes=one)

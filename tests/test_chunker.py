@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -150,7 +151,7 @@ def test_fixed_windows_overlap_and_never_cut_words():
     text = " ".join(f"word{i}" for i in range(200))
     d = load_document("w.txt", text.encode())
     chunks = chunk_document(d, ChunkConfig("fixed", 100, 30))
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in itertools.pairwise(chunks):
         assert 0 < a.end - b.start <= 30  # consecutive windows share up to `overlap` chars
     words = set(text.split())
     assert all(set(c.text.split()) <= words for c in chunks)  # every piece is a whole word

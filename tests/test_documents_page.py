@@ -114,7 +114,7 @@ def test_upload_preview_ingest_table_tags_delete():
     }
     chunks = _frame(at, "Preview: chunks of the chosen file")
     assert list(chunks["heading path"]) == ["Ferry guide > Tickets", "Ferry guide > Timetable", "Ferry guide > Bikes"]
-    assert list(chunks["text"])[0] == "A single ticket costs four euros."
+    assert chunks["text"].iloc[0] == "A single ticket costs four euros."
     assert list(chunks["chars"]) == [len(t) for t in chunks["text"]]
     assert _engine().store.count() == 0  # preview writes nothing
 

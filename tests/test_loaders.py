@@ -59,10 +59,10 @@ def make_docx() -> bytes:
 
 
 def test_markdown_keeps_text_and_title():
-    d = load_document("docs/guide.md", "# Ferry guide\r\n\r\n\r\n\r\nTickets   \r\ncost four euros.\r\n".encode())
+    d = load_document("docs/guide.md", b"# Ferry guide\r\n\r\n\r\n\r\nTickets   \r\ncost four euros.\r\n")
     assert (d.source, d.kind, d.title) == ("docs/guide.md", "markdown", "Ferry guide")
     assert d.text == "# Ferry guide\n\nTickets\ncost four euros."  # CRLF, trailing spaces, blank runs cleaned
-    assert d.size_bytes == len("# Ferry guide\r\n\r\n\r\n\r\nTickets   \r\ncost four euros.\r\n".encode())
+    assert d.size_bytes == len(b"# Ferry guide\r\n\r\n\r\n\r\nTickets   \r\ncost four euros.\r\n")
 
 
 def test_html_keeps_headings_tables_lists_and_drops_scripts():
