@@ -12,6 +12,8 @@ from rag.answer.render import answer_html, context_html, md_escape
 from rag.asklog import AskLog, AskRecord, inspector_params
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
+from rag.eval.gold import SectionGold, SectionRef
+from rag.eval.qsets import append_question, list_question_sets
 from rag.rerank import RERANKERS
 
 INSPECTOR = "pages/inspector.py"
@@ -79,6 +81,7 @@ def show_answer(answer: Answer) -> None:
             st.text(f"• {sentence}")
     show_citations(answer)
     show_sources(answer)
+    add_to_question_set(answer)
     st.page_link(INSPECTOR, label="Open in inspector", icon="🔬", query_params=inspector_params(answer.question, answer.retrieval.config))
 
 
@@ -122,6 +125,37 @@ def show_sources(answer: Answer) -> None:
     st.subheader("Sources")
     st.caption(f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} reaches {settings.answer.min_rerank_score:g}.")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def add_to_question_set(answer: Answer) -> None:
+    """Turn this ask into an eval question: the chosen sources' sections become its gold (robust to re-chunking)."""
+    final = {c.id: c.chunk.chunk for c in answer.retrieval.final}
+    cited = [c.id for c in answer.citations if c.id in final]
+    with st.expander("Add this question to a question set"):
+        with st.form("ask_add_form"):
+            existing = list_question_sets(settings.data_dir)
+            name = st.text_input("Question set", key="ask_add_set", placeholder="a new or existing set name").strip()
+            if existing:
+                st.caption("Existing sets: " + ", ".join(md_escape(n) for n in existing))
+            chosen = st.multiselect(
+                "Gold sources",
+                list(final),
+                default=list(dict.fromkeys(cited)),
+                format_func=lambda i: f"{final[i].source} > {final[i].heading}",
+                key="ask_add_gold",
+            )
+            answerable = st.checkbox("The documents answer this question", value=not answer.abstained, key="ask_add_answerable")
+            if st.form_submit_button("Add question"):
+                if not name:
+                    st.error("Name the question set first.")
+                    return
+                gold = SectionGold(tuple(SectionRef(final[i].source, final[i].heading) for i in chosen)) if answerable and chosen else None
+                try:
+                    qset = append_question(settings.data_dir, name, answer.question, gold, answerable)
+                except RagError as e:
+                    st.error(str(e))
+                else:
+                    st.success(f"Added to {qset.name} ({len(qset.questions)} questions). Run it in the Eval tab.")
 
 
 def ask_again(record: AskRecord) -> None:

@@ -110,3 +110,20 @@ def test_eval_tab_is_rendered(sample_store):
     at = _ask_page()
     assert not at.exception
     assert [t.label for t in at.tabs] == ["Ask", "Eval"]
+
+
+def test_add_asked_question_to_a_question_set(sample_store):
+    from rag.eval.gold import SectionGold
+    from rag.eval.qsets import load_question_set
+
+    at = _ask(_ask_page(), "How long does a refund take to reach my card?")
+    at.text_input(key="ask_add_set").input("my-questions")
+    next(b for b in at.button if b.label == "Add question").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Added to my-questions (1 questions)" in s.value for s in at.success)
+    qset = load_question_set(sample_store.data_dir, "my-questions")
+    (question,) = qset.questions
+    assert question.question == "How long does a refund take to reach my card?" and question.answerable
+    assert isinstance(question.gold, SectionGold)
+    assert ("billing/plans.md", "Billing > Refunds") in {(s.source, s.heading) for s in question.gold.sections}
