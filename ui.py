@@ -17,6 +17,8 @@ from rag.config import Settings
 from rag.errors import RagError
 
 APP_ICON = "🔎"
+# Set by the first run of a session (see _leave_pages_folder_mode).
+_SESSION_STARTED = "_ui_session_started"
 
 
 @st.cache_resource(show_spinner=False)
@@ -33,6 +35,7 @@ def get_components(settings: Settings) -> Components:
 
 def setup() -> Components:
     """Settings, access check and engine; stops the page with a clear message when any fails."""
+    st.session_state[_SESSION_STARTED] = True
     try:
         settings = get_settings()
     except RagError as e:
@@ -49,10 +52,30 @@ def setup() -> Components:
 
 def page(title: str) -> Components:
     """Setup plus the page's title and the shared sidebar."""
+    _leave_pages_folder_mode()
     components = setup()
     st.title(title)
     sidebar(components)
     return components
+
+
+def _leave_pages_folder_mode() -> None:
+    """Go through app.py from now on when a page URL was the first visit to a fresh server.
+
+    Streamlit's `pages/` quirk: with a `pages/` folder next to app.py the server starts in the old
+    multipage mode, and a first visit straight to a page URL runs that page alone, with the raw file
+    names ("app", "ask", ...) as navigation and without app.py's page config; the mode then sticks,
+    for every session, until someone opens the root URL. `st.navigation` in app.py leaves the mode
+    by clearing this flag (internal to Streamlit, which pyproject.toml pins); a page running alone
+    clears it too, and on a session's first run (no widget event to lose) reruns through app.py.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        if not st.session_state.get(_SESSION_STARTED):
+            st.session_state[_SESSION_STARTED] = True
+            st.rerun()
 
 
 def sidebar(components: Components) -> None:
