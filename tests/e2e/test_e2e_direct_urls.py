@@ -1,0 +1,45 @@
+"""Each page URL opened first, on a fresh server (Streamlit's `pages/` folder quirk).
+
+With a folder called `pages/` next to app.py, a first visit straight to a page URL can run that
+page without app.py; every page must still work. Each page gets its own new server, started
+together so the wait is paid once.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from harness import AppPage, start_server
+
+# URL path -> the page's title (st.navigation derives the path from the file name).
+PAGES = {"documents": "Documents", "inspector": "Search inspector", "ask": "Ask"}
+
+
+@pytest.fixture(scope="module")
+def fresh_servers(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: ANN001, ANN201
+    with ThreadPoolExecutor(len(PAGES)) as pool:
+        futures = {path: pool.submit(start_server, tmp_path_factory.mktemp(f"fresh-{path}") / "data", f"fresh-{path}") for path in PAGES}
+        servers = {path: f.result() for path, f in futures.items()}
+    yield servers
+    for server in servers.values():
+        server.stop()
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_page_url_opened_first_on_a_fresh_server_works(path: str, fresh_servers, browser):  # noqa: ANN001
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        app = AppPage(context.new_page(), fresh_servers[path]).open(path)
+        app.page.get_by_role("heading", name=PAGES[path], exact=True).wait_for()
+        app.settle()
+        assert app.problems() == [], app.problems()
+        assert app.dialogs == []
+        # The shared sidebar and the navigation are there too: the visit ran the app's setup.
+        assert app.page.get_by_text("Access: open").count() == 1
+        # Not the raw file list ("app", "ask", ...) Streamlit shows for a page run without app.py.
+        links = app.page.get_by_test_id("stSidebarNav").get_by_role("link")
+        assert [links.nth(i).inner_text().split("\n")[-1] for i in range(links.count())] == list(PAGES.values())
+        app.screenshot(f"direct-{path}")
+    finally:
+        context.close()
