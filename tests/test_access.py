@@ -7,6 +7,8 @@ is checked at the HTTP layer of the real qdrant-client, with a mocked transport 
 
 from __future__ import annotations
 
+import threading
+import warnings
 from pathlib import Path
 
 import httpx
@@ -148,33 +150,46 @@ def _authlib_present(name: str, *args):  # noqa: ANN202
 _real_find_spec = ui.importlib.util.find_spec
 
 
+def _quietly(connect):  # noqa: ANN001, ANN202
+    """Build a server client: qdrant-client probes the server's version in a thread at construction,
+    which meets the offline guard and warns; wait for that probe here so its warning stays here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        store = connect()
+        for thread in threading.enumerate():
+            if "check_compatibility" in thread.name:
+                thread.join(30)
+    return store
+
+
+def _mock_transport(store: ClientStore, seen: list[httpx.Request]) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"result": {"exists": False}, "status": "ok", "time": 0.0})
+
+    store.client._client.openapi_client.client._client._transport = httpx.MockTransport(handler)
+
+
 def test_qdrant_api_key_reaches_the_server_in_every_request(monkeypatch):
     """From the environment to the `api-key` header of the real client's HTTP requests (mocked transport)."""
     monkeypatch.setenv("QDRANT_URL", "http://qdrant.internal:6333")
     monkeypatch.setenv("QDRANT_API_KEY", "s3cret-qdrant-key")
     settings = Settings.from_env()
     assert "s3cret" not in repr(settings)
-    with pytest.warns(UserWarning, match="insecure connection"):  # qdrant-client's own warning for http + key
-        store = open_store(settings)
+    store = _quietly(lambda: open_store(settings))
     assert isinstance(store, ClientStore)
     seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200, json={"result": {"exists": False}, "status": "ok", "time": 0.0})
-
-    store.client._client.openapi_client.client._client._transport = httpx.MockTransport(handler)
+    _mock_transport(store, seen)
     assert store.count() == 0  # asks the server whether the collection exists
+    store.close()
     assert seen and all(r.headers.get("api-key") == "s3cret-qdrant-key" for r in seen)
     assert {r.url.host for r in seen} == {"qdrant.internal"}
 
 
-@pytest.mark.filterwarnings("ignore:Failed to obtain server version")  # its version probe meets the offline guard
 def test_no_api_key_header_without_a_key():
-    store = ClientStore.connect("http://qdrant.internal:6333", "", "docs")
+    store = _quietly(lambda: ClientStore.connect("http://qdrant.internal:6333", "", "docs"))
     seen: list[httpx.Request] = []
-    store.client._client.openapi_client.client._client._transport = httpx.MockTransport(
-        lambda r: seen.append(r) or httpx.Response(200, json={"result": {"exists": False}, "status": "ok", "time": 0.0})
-    )
+    _mock_transport(store, seen)
     store.count()
+    store.close()
     assert seen and all("api-key" not in r.headers for r in seen)
