@@ -306,7 +306,8 @@ question = st.text_input("Question", key="inspector_q", placeholder="Type the qu
 
 if config is not None and question.strip():
     try:
-        result = retrieve(components, question, config, flt)
+        with st.spinner("Retrieving: dense, sparse, fusion, rerank…"):
+            result = retrieve(components, question, config, flt)
     except RagError as e:
         st.error(str(e))
         result = None
