@@ -2,6 +2,13 @@
 
 `retrieve()` records, for every candidate chunk, its rank and score in each stage (dense, sparse,
 fused, reranked) and whether it reached the final top-k, so a person can see where a chunk was lost.
+
+Fusion (`RetrievalConfig.fusion`), each list holding `candidates` chunks:
+- rrf, dbsf, weighted_rrf: one Qdrant query, a dense and a sparse prefetch fused by Qdrant. Its RRF
+  scores 1 / (k + rank - 1); weighted RRF divides the rank by the weight, 1 / (k + rank / w - 1), so
+  weights 0.5/0.5 are not plain RRF. DBSF normalises each list by its mean +- 3 standard deviations.
+- union: every chunk either list found, in RRF order, all handed to the reranker ("let it decide").
+- dense, sparse: that list alone (the baselines the inspector compares against).
 """
 
 from __future__ import annotations
