@@ -61,8 +61,17 @@ class RetrievalConfig:
     dense_weight: float = 0.5
     reranker: str = "none"
     min_score: float | None = None
+    # Pseudo-relevance feedback (rag/prf.py): expand the BM25 query with terms of its top prf_docs hits.
+    prf: bool = False
+    prf_docs: int = 3
+    prf_terms: int = 10
+    prf_weight: float = 0.5
 
     def __post_init__(self) -> None:
+        if self.prf_docs < 1 or self.prf_terms < 1:
+            raise ConfigError(f"PRF needs at least 1 feedback document and 1 term; got {self.prf_docs} and {self.prf_terms}")
+        if not 0.0 < self.prf_weight <= 1.0:
+            raise ConfigError(f"PRF weight must be above 0 and at most 1; got {self.prf_weight}")
         if self.fusion not in FUSION_METHODS:
             raise ConfigError(f"fusion must be one of {', '.join(FUSION_METHODS)}; got {self.fusion!r}")
         if self.candidates < 1:
@@ -159,6 +168,10 @@ class Settings:
                 dense_weight=num("RAGSCOPE_DENSE_WEIGHT", RetrievalConfig.dense_weight, float),
                 reranker=get("RAGSCOPE_RERANKER", RetrievalConfig.reranker),
                 min_score=float(min_score) if min_score else None,
+                prf=get("RAGSCOPE_PRF", "1" if RetrievalConfig.prf else "0").lower() in ("1", "true", "yes", "on"),
+                prf_docs=num("RAGSCOPE_PRF_DOCS", RetrievalConfig.prf_docs),
+                prf_terms=num("RAGSCOPE_PRF_TERMS", RetrievalConfig.prf_terms),
+                prf_weight=num("RAGSCOPE_PRF_WEIGHT", RetrievalConfig.prf_weight, float),
             ),
             answer=AnswerConfig(
                 anthropic_model=get("RAGSCOPE_ANTHROPIC_MODEL", AnswerConfig.anthropic_model),

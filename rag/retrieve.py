@@ -19,6 +19,7 @@ from typing import Sequence
 
 from rag.components import Components
 from rag.config import RetrievalConfig
+from rag.prf import expand_query
 from rag.rerank import RerankContext, get_reranker
 from rag.store.base import Store, stored_chunk
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
@@ -92,6 +93,8 @@ class RetrievalResult:
     candidates: tuple[Candidate, ...]
     filter: ChunkFilter = ChunkFilter()
     timings_ms: dict[str, float] = field(default_factory=dict, compare=False)
+    # Words pseudo-relevance feedback added to the BM25 query (config.prf); the sparse stage used them.
+    expansion: tuple[str, ...] = ()
 
     @property
     def final(self) -> list[Candidate]:
@@ -136,6 +139,12 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
     n = config.candidates
     dense_hits = store.search_dense(dense_vec, n, flt)
     sparse_hits = store.search_sparse(sparse_vec, n, flt)
+    expansion: tuple[str, ...] = ()
+    if config.prf and sparse_hits:
+        feedback = [(stored_chunk(h.id, h.payload).chunk.embed_text, h.score) for h in sparse_hits[: config.prf_docs]]
+        expanded = expand_query(components.sparse, sparse_vec, feedback, config.prf_terms, config.prf_weight)
+        sparse_vec, expansion = expanded.vector, expanded.terms
+        sparse_hits = store.search_sparse(sparse_vec, n, flt)
     fused_hits = fused_search(store, config, dense_vec, sparse_vec, flt, lists=(dense_hits, sparse_hits))
     timings["search"] = _ms(t0)
 
@@ -178,7 +187,7 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
         for cid, hit in payloads.items()
     )
     candidates = tuple(sorted(candidates, key=_display_order))
-    return RetrievalResult(question, config, reranker.name, candidates, flt, timings)
+    return RetrievalResult(question, config, reranker.name, candidates, flt, timings, expansion)
 
 
 def fused_search(

@@ -1,0 +1,224 @@
+"""Retrieval quality benchmark: every technique of issue 7 against the plain hybrid, in one run.
+
+Each configuration runs the product's Eval path (`rag.eval.runner.run_eval`, which calls `retrieve()`
+per question, as the Eval tab does) and is scored on the ranking of its last stage:
+
+- SciFact (BEIR) train: nDCG@10, recall@10, MRR@10 (rag.eval.metrics), and the paired-bootstrap 95%
+  interval of the nDCG@10 gain over the plain hybrid (RRF k=60): queries are resampled with
+  replacement, the same resample for both configurations, so an interval around 0 is noise.
+- hit@5 on the sample help centre questions (rag/resources/sample_qa.jsonl) and on
+  tests/data/fastapi_qa.jsonl over ../shared/data/fastapi_docs: a technique must not lower these.
+- added query latency: p50 per question minus the baseline's p50 (same run, same machine load, but
+  the machine is shared, so read it as a rough figure); added ingest time where a technique needs
+  extra work at ingest (none of the query-time techniques does).
+
+Every question's dense vector is computed once, in one batch, by the real model, and reused by all
+configurations (`QueryVectors`): the configurations differ only after encoding, and encoding one
+question at a time is most of the wall time on 2 shared cores (~0.4 s each). Latency figures
+therefore exclude query encoding, which every configuration pays alike.
+
+Usage:
+    python bench/quality.py [--scifact DIR] [--data-dir DIR] [--fastapi-data-dir DIR] [--limit N]
+                            [--resamples 2000]
+
+--data-dir holds an already ingested SciFact collection (beir-scifact; ingested there if missing,
+which takes 10-25 minutes on 2 cores); --fastapi-data-dir caches the FastAPI docs collection.
+--limit N evaluates only the first N SciFact queries (quick runs; the corpus stays whole).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
+from rag.components import Components, build_components  # noqa: E402
+from rag.config import RetrievalConfig, Settings  # noqa: E402
+from rag.encoders import DenseEncoder  # noqa: E402
+from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
+from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
+from rag.eval.runner import run_eval  # noqa: E402
+from rag.ingest import collect_paths, ingest_files  # noqa: E402
+from rag.sample import sample_files  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SCIFACT = REPO.parent / "shared" / "data" / "scifact"
+FASTAPI_DOCS = REPO.parent / "shared" / "data" / "fastapi_docs" / "docs" / "en" / "docs"
+SAMPLE_QA = REPO / "rag" / "resources" / "sample_qa.jsonl"
+FASTAPI_QA = REPO / "tests" / "data" / "fastapi_qa.jsonl"
+STAGE = "rerank"  # the last stage: what answers are built from
+
+BASE = RetrievalConfig(candidates=30, final_k=10, fusion="rrf", rrf_k=60, reranker="none")
+BASELINE = "hybrid RRF k=60"
+
+
+def configs() -> dict[str, RetrievalConfig]:
+    """Every configuration measured, the plain hybrid first. Each is one RetrievalConfig: switchable by config."""
+    c = BASE.__class__
+
+    def v(**changes: object) -> RetrievalConfig:
+        return c(**{**BASE.__dict__, **changes})
+
+    return {
+        BASELINE: BASE,
+        "dense only": v(fusion="dense"),
+        "sparse (BM25) only": v(fusion="sparse"),
+        "hybrid DBSF": v(fusion="dbsf"),
+        "weighted RRF dense 0.3": v(fusion="weighted_rrf", dense_weight=0.3),
+        "weighted RRF dense 0.7": v(fusion="weighted_rrf", dense_weight=0.7),
+        "DBSF + score-fusion": v(fusion="dbsf", reranker="score-fusion"),
+        "DBSF + score-fusion:0.3": v(fusion="dbsf", reranker="score-fusion:0.3"),
+        "DBSF + score-fusion:0.7": v(fusion="dbsf", reranker="score-fusion:0.7"),
+        "DBSF + dense-cosine": v(fusion="dbsf", reranker="dense-cosine"),
+        "sparse + PRF": v(fusion="sparse", prf=True),
+        "RRF + PRF": v(prf=True),
+        "DBSF + PRF": v(fusion="dbsf", prf=True),
+        "DBSF + PRF(5 docs, 0.3)": v(fusion="dbsf", prf=True, prf_docs=5, prf_weight=0.3),
+        "DBSF + PRF + score-fusion": v(fusion="dbsf", prf=True, reranker="score-fusion"),
+    }
+
+
+class QueryVectors:
+    """The real dense encoder, with the questions' vectors computed up front in one batch."""
+
+    def __init__(self, dense: DenseEncoder, questions: list[str]) -> None:
+        self._dense = dense
+        self.name = dense.name
+        self.dim = dense.dim
+        unique = sorted(set(questions))
+        self._vectors = dict(zip(unique, dense.encode_documents(unique), strict=True))
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        return self._dense.encode_documents(texts, batch_size)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        vec = self._vectors.get(text)
+        return vec if vec is not None else self._dense.encode_query(text)
+
+
+def with_query_vectors(components: Components, qset: QuestionSet) -> Components:
+    return dataclasses.replace(components, dense=QueryVectors(components.dense, [q.question for q in qset.questions]))
+
+
+@dataclass(frozen=True)
+class Measured:
+    per_query: dict[str, dict[str, float]]  # qid -> metric -> value
+    p50_ms: float
+
+    def mean(self, metric: str) -> float:
+        return statistics.fmean(q[metric] for q in self.per_query.values())
+
+    def values(self, metric: str, qids: list[str]) -> np.ndarray:
+        return np.array([self.per_query[q][metric] for q in qids])
+
+
+def measure(components: Components, qset: QuestionSet, config: RetrievalConfig, label: str) -> Measured:
+    """One eval run through the product path; per-question latency from the progress callback's clock."""
+    stamps: list[float] = []
+    bar = tqdm(total=len(qset.questions), desc=label[:40], file=sys.stderr, leave=False)
+
+    def progress(done: int, total: int, message: str) -> None:
+        stamps.append(time.perf_counter())
+        bar.update(1)
+
+    start = time.perf_counter()
+    run = run_eval(components, qset, config, progress=progress, save=False)
+    bar.close()
+    durations = np.diff([start, *stamps]) * 1000
+    per_query = {q.id: dict(q.scores[STAGE]) for q in run.questions if q.answerable}
+    return Measured(per_query, float(np.median(durations)))
+
+
+def gain_interval(a: np.ndarray, b: np.ndarray, resamples: int, seed: int = 0) -> tuple[float, float, float]:
+    """Mean of a - b and its paired-bootstrap 95% interval (queries resampled with replacement)."""
+    diff = a - b
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(diff.mean()), float(lo), float(hi)
+
+
+def open_docs(data_dir: Path, files: list[tuple[str, bytes]]) -> tuple[Components, float]:
+    """A collection holding `files` (cached in data_dir: unchanged documents are skipped) and the ingest seconds."""
+    components = build_components(Settings(data_dir=data_dir))
+    t0 = time.perf_counter()
+    ingest_files(components, files)
+    return components, time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scifact", type=Path, default=SCIFACT, help="BEIR SciFact folder")
+    parser.add_argument("--data-dir", type=Path, default=None, help="data dir holding (or to receive) the SciFact collection")
+    parser.add_argument("--fastapi-data-dir", type=Path, default=None, help="data dir caching the FastAPI docs collection")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N SciFact queries")
+    parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--only", default="", help="comma-separated configuration names (default: all)")
+    args = parser.parse_args(argv)
+
+    tmp = tempfile.TemporaryDirectory(prefix="ragscope-quality-")
+    root = Path(tmp.name)
+    data = load_beir(args.scifact, "train")
+    sci_dir = args.data_dir or root / "scifact"
+    sci = build_components(Settings(data_dir=sci_dir, collection=collection_name(args.scifact)))
+    t0 = time.perf_counter()
+    if sci.store.count() < len(data.corpus):
+        ingest_beir(sci, data)
+    sci_ingest = time.perf_counter() - t0
+    sci_set = beir_question_set(data, args.limit)
+    sample, sample_ingest = open_docs(root / "sample", sample_files())
+    fa_files = [(n, p.read_bytes()) for n, p in collect_paths([FASTAPI_DOCS])]
+    fastapi, fa_ingest = open_docs(args.fastapi_data_dir or root / "fastapi", fa_files)
+    print(f"# ingest (or cache check) s: scifact {sci_ingest:.0f}, sample {sample_ingest:.0f}, fastapi {fa_ingest:.0f}", file=sys.stderr)
+    sets = [
+        ("scifact", sci, sci_set),
+        ("sample", sample, read_question_set_file(SAMPLE_QA)),
+        ("fastapi", fastapi, read_question_set_file(FASTAPI_QA)),
+    ]
+    sets = [(key, with_query_vectors(comp, qset), qset) for key, comp, qset in sets]
+
+    wanted = [n for n in args.only.split(",") if n]
+    todo = {n: c for n, c in configs().items() if not wanted or n in wanted or n == BASELINE}
+    results: dict[str, dict[str, Measured]] = {}
+    for name, config in todo.items():
+        results[name] = {key: measure(comp, qset, config, f"{key}: {name}") for key, comp, qset in sets}
+        print(f"done: {name}", file=sys.stderr, flush=True)
+
+    base = results[BASELINE]
+    qids = sorted(base["scifact"].per_query)
+    n_sample, n_fa = len(base["sample"].per_query), len(base["fastapi"].per_query)
+    print(f"SciFact train: {len(qids)} queries, {len(data.corpus)} abstracts; hit@5 sets: sample {n_sample}, fastapi {n_fa} questions.")
+    print(f"Last-stage ranking, candidates={BASE.candidates}; gain = nDCG@10 - {BASELINE}, paired bootstrap 95% interval ({args.resamples} resamples).")
+    print(f"Ingest time of the collections (no technique adds any): sample {sample_ingest:.0f} s, fastapi {fa_ingest:.0f} s (cached: check only).")
+    header = f"{'configuration':<28} {'nDCG@10':>7} {'gain [95% CI]':>26} {'R@10':>6} {'MRR@10':>6} {'+p50 ms':>8} {'+ingest':>7} {'sample h@5':>10} {'fastapi h@5':>11}"
+    print(header)
+    print("-" * len(header))
+    for name, r in results.items():
+        sf = r["scifact"]
+        mean, lo, hi = gain_interval(sf.values("ndcg@10", qids), base["scifact"].values("ndcg@10", qids), args.resamples)
+        gain = "(baseline)" if name == BASELINE else f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]{' *' if lo > 0 or hi < 0 else ''}"
+        added = sf.p50_ms - base["scifact"].p50_ms
+        print(
+            f"{name:<28} {sf.mean('ndcg@10'):>7.3f} {gain:>26} {sf.mean('recall@10'):>6.3f} {sf.mean('mrr@10'):>6.3f} "
+            f"{added:>+8.1f} {'0 s':>7} {r['sample'].mean('hit@5'):>10.3f} {r['fastapi'].mean('hit@5'):>11.3f}"
+        )
+    print("* interval excludes 0. p50: SciFact per-question wall time through run_eval (shared 2-core machine: rough).")
+    tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
