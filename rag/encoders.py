@@ -147,6 +147,17 @@ class FastembedBm25Encoder:
     def encode_query(self, text: str) -> SparseVector:
         return _to_sparse(next(iter(self._load().query_embed(text))))
 
+    def doc_lengths(self, texts: Sequence[str]) -> list[int]:
+        """BM25's document length |d| for each text: its tokens after stopword removal and stemming.
+
+        fastembed normalises term weights by |d| / avg_len with avg_len = 256 unless told otherwise;
+        the mean of these lengths over a collection is its true avg_len (see `collection_avg_len`).
+        """
+        from fastembed.common.utils import remove_non_alphanumeric
+
+        inner = self._load().model
+        return [len(inner._stem(inner.tokenizer.tokenize(remove_non_alphanumeric(t)))) for t in texts]
+
     def query_terms(self, text: str) -> dict[int, str]:
         """Index -> the query word it came from, so the inspector can explain a sparse score."""
         inner = getattr(self._load(), "model", None)
@@ -162,6 +173,18 @@ class FastembedBm25Encoder:
 
 def _to_sparse(embedding) -> SparseVector:  # noqa: ANN001
     return SparseVector(tuple(int(i) for i in embedding.indices), tuple(float(v) for v in embedding.values))
+
+
+def collection_avg_len(encoder: FastembedBm25Encoder, texts: Sequence[str]) -> float:
+    """The mean BM25 document length of `texts` (a collection's embed texts), for `FastembedBm25Encoder(avg_len=...)`.
+
+    Raises:
+        EncoderError: there are no texts to average.
+    """
+    if not texts:
+        raise EncoderError("cannot compute the BM25 average length of an empty collection: ingest documents first")
+    lengths = encoder.doc_lengths(texts)
+    return sum(lengths) / len(lengths)
 
 
 @lru_cache(maxsize=4)
