@@ -155,10 +155,10 @@ def test_sigkill_during_reingest_leaves_each_document_wholly_old_or_new(tmp_path
 
         # Every (direction, step) pair once, in random order as the state allows, then timed kills.
         uncovered = {(target, step) for target in ("new", "old") for step in range(1, steps[target] + 1)}
-        timed_kills = timed_tries = 0  # timed kills until 6 landed (a kill after the child finished is a miss)
+        timed_kills = timed_tries = 0  # timed kills until 4 landed (a kill after the child finished is a miss)
         outcomes = {"rolled back": 0, "rolled forward": 0, "completed": 0}
         killed = recovery_kills = 0
-        while uncovered or (timed_kills < 6 and timed_tries < 15):
+        while uncovered or (timed_kills < 4 and timed_tries < 12):
             target = "old" if state == "new" else "new"
             options = sorted(step for t, step in uncovered if t == target)
             if options:
@@ -170,7 +170,7 @@ def test_sigkill_during_reingest_leaves_each_document_wholly_old_or_new(tmp_path
                 continue
             else:
                 timed_tries += 1
-                kind, kill = "timed", {"kill_after_ms": round(rng.uniform(0, 1.2 * window_ms), 1)}
+                kind, kill = "timed", {"kill_after_ms": round(rng.uniform(0, 0.9 * window_ms), 1)}
             reply = worker.send(op="ingest", source=SOURCE, text=texts[target], **kill)
             assert reply["status"] in ("killed", "done"), reply
             killed += reply["status"] == "killed"
