@@ -316,7 +316,7 @@ if config is not None and question.strip():
         st.caption(f"Reranker ran: **{result.reranker}** · {config_label(config)} · {timings}")
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
-        chosen = stage_table(result)
+        chosen = stage_table(result) if result.candidates else None  # an empty table has no columns to format
         if chosen is not None:
             chunk_detail(question, chosen)
         track_tab, compare_tab, health_tab = st.tabs(["Track an expected chunk", "Compare two configs", "Health check"])
