@@ -14,6 +14,8 @@ from harness import AppPage, start_server
 
 # URL path -> the page's title (st.navigation derives the path from the file name).
 PAGES = {"documents": "Documents", "inspector": "Search inspector", "ask": "Ask"}
+# What a question on an empty collection should show.
+EMPTY_QUESTION = {"inspector": "No chunk matched", "ask": "Abstained"}
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +24,8 @@ def fresh_servers(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: A
         futures = {path: pool.submit(start_server, tmp_path_factory.mktemp(f"fresh-{path}") / "data", f"fresh-{path}") for path in PAGES}
         servers = {path: f.result() for path, f in futures.items()}
     yield servers
-    for server in servers.values():
-        server.stop()
+    with ThreadPoolExecutor(len(servers)) as pool:
+        list(pool.map(lambda server: server.stop(), servers.values()))
 
 
 @pytest.mark.parametrize("path", list(PAGES))
@@ -41,5 +43,13 @@ def test_page_url_opened_first_on_a_fresh_server_works(path: str, fresh_servers,
         links = app.page.get_by_test_id("stSidebarNav").get_by_role("link")
         assert [links.nth(i).inner_text().split("\n")[-1] for i in range(links.count())] == list(PAGES.values())
         app.screenshot(f"direct-{path}")
+        # The collection is empty on a fresh server: asking must say so, not fail.
+        if path in EMPTY_QUESTION:
+            app.page.get_by_label("Question", exact=True).fill("How long does a refund take?")
+            app.page.get_by_label("Question", exact=True).press("Enter")
+            app.page.get_by_text(EMPTY_QUESTION[path]).wait_for()
+            app.settle()
+            assert app.problems() == [], app.problems()
+            app.screenshot(f"direct-{path}-empty-question")
     finally:
         context.close()
