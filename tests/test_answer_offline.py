@@ -99,7 +99,7 @@ def test_bad_questions_are_refused_and_the_default_is_offline_without_a_key(comp
 
 
 def test_ask_log_round_trip_replays_the_same_settings(sample_components):
-    config = RetrievalConfig(fusion="rrf", candidates=12, final_k=3)
+    config = RetrievalConfig(fusion="rrf", candidates=12, final_k=3, reranker="none")
     answer = answer_question(sample_components, REFUND_Q, config)
     log = AskLog.for_settings(sample_components.settings)
     record = log.get(log.record(answer, "docs"))

@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag.components import build_components
+from rag.config import RetrievalConfig
 from rag.eval.qsets import list_question_sets
 from rag.eval.runs import list_runs, load_run
 from rag.ingest import ingest_files
@@ -69,7 +70,7 @@ def test_sample_set_run_verdicts_and_inspector_links(sample_store):
     params = {k: v[0] for k, v in parse_qs(link.query).items()}
     assert link.path == "inspector"
     assert params["q"] == "Where is my data stored and how long are backups kept?"
-    assert (params["fusion"], params["candidates"], params["k"], params["reranker"]) == ("dbsf", "20", "5", "none")
+    assert (params["fusion"], params["candidates"], params["k"], params["reranker"]) == ("dbsf", "20", "5", RetrievalConfig().reranker)
     stored = next(q for q in load_run(sample_store.data_dir, run.id).questions if q.id == "data-region")
     assert params["track"] == stored.verdict.track and params["track"] in stored.gold_chunks
     charts = at.get("vega_lite_chart")  # metrics per stage, then the per-run trend

@@ -33,7 +33,7 @@ def sample_set():
 
 def test_run_is_stored_whole_and_scores_add_up(sample_components, sample_set):
     calls = []
-    run = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20), progress=lambda d, n, m: calls.append((d, n)))
+    run = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, reranker="none"), progress=lambda d, n, m: calls.append((d, n)))
     assert calls == [(i, 20) for i in range(1, 21)]
     assert set(run.per_stage) == set(STAGES)
     stored = load_run(sample_components.settings.data_dir, run.id)
@@ -57,9 +57,9 @@ def test_run_is_stored_whole_and_scores_add_up(sample_components, sample_set):
 
 def test_compare_runs_baseline_and_delete(sample_components, sample_set):
     data_dir = sample_components.settings.data_dir
-    a = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20))
+    a = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, reranker="none"))
     # Sparse alone (dense weight 0): the English question about the Chinese export FAQ loses its gold.
-    b = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, fusion="weighted_rrf", dense_weight=0.0))
+    b = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, fusion="weighted_rrf", dense_weight=0.0, reranker="none"))
     assert [r.id for r in list_runs(data_dir, "sample")] == [b.id, a.id]
     cmp = compare_runs(load_run(data_dir, a.id), load_run(data_dir, b.id))
     assert cmp.same_collection
@@ -74,7 +74,7 @@ def test_compare_runs_baseline_and_delete(sample_components, sample_set):
             assert q.score_b < q.score_a
     assert {q.id for q in cmp.verdict_changes} == {q.id for q in cmp.questions if q.verdict_a != q.verdict_b} != set()
     # k=10 keeps the data-region gold (rank 7) that k=5 cut: same ranking, one verdict gone.
-    c = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, final_k=10), save=False)
+    c = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, final_k=10, reranker="none"), save=False)
     wider = compare_runs(a, c)
     assert [(q.id, q.verdict_a, q.verdict_b) for q in wider.verdict_changes] == [("data-region", "cut", None)]
     assert wider.wins == wider.losses == [] and wider.deltas["rerank"]["ndcg@10"] == 0
