@@ -37,7 +37,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -72,10 +72,8 @@ AVG_LEN = "avg_len"  # the collection variant whose BM25 vectors use the collect
 
 def configs() -> dict[str, tuple[str, RetrievalConfig]]:
     """Every configuration measured, the plain hybrid first: (collection variant, RetrievalConfig)."""
-    c = BASE.__class__
-
     def v(**changes: object) -> RetrievalConfig:
-        return c(**{**BASE.__dict__, **changes})
+        return dataclasses.replace(BASE, **changes)
 
     plain = {
         BASELINE: BASE,

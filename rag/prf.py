@@ -12,7 +12,7 @@ this way adds little.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 from rag.encoders import SparseEncoder
 from rag.types import SparseVector
