@@ -175,9 +175,12 @@ def _pack(text: str, blocks: list[_Block], size: int) -> list[tuple[int, int]]:
     """Greedily pack blocks into spans of at most `size` chars; oversize blocks are split by kind."""
     units: list[_Block] = []
     for block in blocks:
-        if block.end - block.start <= size or block.kind == "table":
-            units.append(block)  # tables are never split: a half table means nothing
-        elif block.kind == "code":
+        length = block.end - block.start
+        if length <= size or (block.kind == "table" and length <= _table_limit(size)):
+            units.append(block)  # a table stays whole: half a table means little
+        elif block.kind in ("code", "table"):
+            # Giant tables (a dump, a 5 MB pipe line) are cut at row boundaries rather than becoming one
+            # chunk that no encoder can read past its first few hundred tokens.
             units += [_Block(a, b, "code") for a, b in _split_lines(text, block.start, block.end, size)]
         else:
             for a, b in split_sentences(text, block.start, block.end):
@@ -194,6 +197,10 @@ def _pack(text: str, blocks: list[_Block], size: int) -> list[tuple[int, int]]:
     if cur:
         spans.append(cur)
     return spans
+
+
+def _table_limit(size: int) -> int:
+    return max(8 * size, 8000)
 
 
 def _split_lines(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:

@@ -166,3 +166,22 @@ def test_ids_are_stable_and_depend_on_content_and_place(doc):
     repeated = load_document("r.md", b"# A\n\nSame text.\n\n# B\n\nSame text.\n\n# A\n\nSame text.\n")
     assert len({c.id for c in chunk_document(repeated)}) == 3
 
+
+
+def test_ordinary_table_stays_whole_but_a_giant_table_is_cut_at_rows():
+    from rag.chunker import _table_limit
+
+    header = "| id | value |\n|---|---|\n"
+    small = header + "".join(f"| {i} | v{i} |\n" for i in range(60))  # over the chunk size, under the table limit
+    doc = load_document("t.md", f"# T\n\n{small}".encode())
+    chunks = chunk_document(doc, ChunkConfig(size=200, overlap=0))
+    assert [c.text for c in chunks] == [small.strip()]
+
+    rows = _table_limit(200) // 10 + 100
+    giant = header + "".join(f"| {i} | v{i} |\n" for i in range(rows))
+    doc = load_document("g.md", f"# G\n\n{giant}".encode())
+    chunks = chunk_document(doc, ChunkConfig(size=200, overlap=0))
+    assert len(chunks) > 1
+    for c in chunks:
+        assert doc.text[c.start : c.end] == c.text and len(c.text) <= 200
+        assert all(line.startswith("|") and line.endswith("|") for line in c.text.split("\n"))  # whole rows only
