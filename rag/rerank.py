@@ -10,6 +10,7 @@ this module offers rescoring stages that load offline from the models we already
   list found), min-max normalised over the candidates and mixed with dense weight w (default 0.5).
 - `sentence-maxsim[:a]`: the best single sentence of each chunk against the question, blended with the
   whole chunk's cosine: a * max sentence cosine + (1 - a) * chunk cosine (default a = 0.5).
+- `maxsim-fusion[:w]`: score-fusion with the sentence-maxsim score as its dense side.
 
 Exact scores come from the store itself (a query restricted to the candidates' ids), so they are the
 numbers Qdrant computes, with its IDF. `retrieve()` records which reranker ran.
@@ -38,6 +39,7 @@ RERANKERS = {
     "dense-cosine": "cosine with the stored dense vectors",
     "score-fusion": "min-max mix of exact dense and BM25 scores (score-fusion:<dense weight>)",
     "sentence-maxsim": "best sentence vs question, blended with chunk cosine (sentence-maxsim:<sentence weight>)",
+    "maxsim-fusion": "score-fusion with sentence-maxsim as its dense side (maxsim-fusion:<dense weight>)",
 }
 CROSS_ENCODER_PREFIX = "cross-encoder:"
 
@@ -105,10 +107,22 @@ class ScoreFusionReranker(_WeightedReranker):
 
     def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
         ctx = _need(context, self.name)
-        dense = _minmax(exact_dense_scores(ctx, chunks))
+        dense = _minmax(self.dense_side(question, chunks, ctx))
         sparse = _minmax(exact_sparse_scores(ctx, chunks))
         w = self.weight
         return [w * d + (1.0 - w) * s for d, s in zip(dense, sparse, strict=True)]
+
+    def dense_side(self, question: str, chunks: Sequence[StoredChunk], ctx: RerankContext) -> list[float]:
+        return exact_dense_scores(ctx, chunks)
+
+
+class MaxSimFusionReranker(ScoreFusionReranker):
+    """score-fusion whose dense side is sentence-maxsim's (best sentence and whole chunk, half each)."""
+
+    base_name = "maxsim-fusion"
+
+    def dense_side(self, question: str, chunks: Sequence[StoredChunk], ctx: RerankContext) -> list[float]:
+        return SentenceMaxSimReranker().score(question, chunks, ctx)
 
 
 class SentenceMaxSimReranker(_WeightedReranker):
@@ -183,6 +197,8 @@ def get_reranker(name: str) -> Reranker:
         return ScoreFusionReranker(_weight(name, param))
     if base == "sentence-maxsim":
         return SentenceMaxSimReranker(_weight(name, param))
+    if base == "maxsim-fusion":
+        return MaxSimFusionReranker(_weight(name, param))
     raise ConfigError(f"unknown reranker {name!r}; use one of {', '.join(RERANKERS)} or {CROSS_ENCODER_PREFIX}<model name or path>")
 
 

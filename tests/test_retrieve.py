@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401 (fixture)
 
@@ -142,3 +144,17 @@ def test_movement_shows_rank_path(corpus):
     refunds = next(c for c in result.candidates if c.chunk.chunk.heading == "Billing > Refunds")
     assert refunds.movement.startswith(f"D1 S– → F{refunds.fused.rank} → R1")
     assert refunds.movement.endswith(f"▲{refunds.fused.rank - 1}" if refunds.fused.rank > 1 else "=")
+
+
+def test_maxsim_fusion_mixes_sentence_side_with_bm25(corpus):
+    question = "Which shipping boxes can be scanned?"
+    config = RetrievalConfig(candidates=3, final_k=5, fusion="union", reranker="maxsim-fusion:1")
+    sentence_only = retrieve(corpus, question, dataclasses.replace(config, reranker="sentence-maxsim"))
+    mixed = retrieve(corpus, question, config)
+    # With the whole weight on the dense side, its order is sentence-maxsim's order.
+    assert [c.id for c in mixed.ranked("rerank")] == [c.id for c in sentence_only.ranked("rerank")]
+    assert mixed.ranked("rerank")[0].rerank.score == pytest.approx(1.0)
+    # With none on it, both fusions are the same min-max BM25 scores.
+    bm25_a = retrieve(corpus, question, dataclasses.replace(config, reranker="maxsim-fusion:0"))
+    bm25_b = retrieve(corpus, question, dataclasses.replace(config, reranker="score-fusion:0"))
+    assert {c.id: c.rerank.score for c in bm25_a.ranked("rerank")} == pytest.approx({c.id: c.rerank.score for c in bm25_b.ranked("rerank")})
