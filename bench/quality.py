@@ -96,6 +96,9 @@ def configs() -> dict[str, tuple[str, RetrievalConfig]]:
         "DBSF + PRF": v(fusion="dbsf", prf=True),
         "DBSF + PRF(5 docs, 0.3)": v(fusion="dbsf", prf=True, prf_docs=5, prf_weight=0.3),
         "DBSF + PRF + score-fusion": v(fusion="dbsf", prf=True, reranker="score-fusion"),
+        "DBSF + dense PRF": v(fusion="dbsf", dense_prf=True),
+        "DBSF + dense PRF 0.3": v(fusion="dbsf", dense_prf=True, dense_prf_weight=0.3),
+        "DBSF 50 + dense PRF + s-f": v(fusion="dbsf", candidates=50, dense_prf=True, reranker="score-fusion"),
     }
     on_avg_len = {
         "avg_len: sparse only": v(fusion="sparse"),

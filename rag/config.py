@@ -70,12 +70,20 @@ class RetrievalConfig:
     prf_docs: int = 3
     prf_terms: int = 10
     prf_weight: float = 0.5
+    # Dense feedback (rag/prf.py rocchio): move the question vector toward its top dense_prf_docs fused hits.
+    dense_prf: bool = False
+    dense_prf_docs: int = 3
+    dense_prf_weight: float = 0.5
 
     def __post_init__(self) -> None:
         if self.prf_docs < 1 or self.prf_terms < 1:
             raise ConfigError(f"PRF needs at least 1 feedback document and 1 term; got {self.prf_docs} and {self.prf_terms}")
         if not 0.0 < self.prf_weight <= 1.0:
             raise ConfigError(f"PRF weight must be above 0 and at most 1; got {self.prf_weight}")
+        if self.dense_prf_docs < 1:
+            raise ConfigError(f"dense PRF needs at least 1 feedback document; got {self.dense_prf_docs}")
+        if not 0.0 < self.dense_prf_weight <= 1.0:
+            raise ConfigError(f"dense PRF weight must be above 0 and at most 1; got {self.dense_prf_weight}")
         if self.fusion not in FUSION_METHODS:
             raise ConfigError(f"fusion must be one of {', '.join(FUSION_METHODS)}; got {self.fusion!r}")
         if self.candidates < 1:
@@ -176,6 +184,9 @@ class Settings:
                 prf_docs=num("RAGSCOPE_PRF_DOCS", RetrievalConfig.prf_docs),
                 prf_terms=num("RAGSCOPE_PRF_TERMS", RetrievalConfig.prf_terms),
                 prf_weight=num("RAGSCOPE_PRF_WEIGHT", RetrievalConfig.prf_weight, float),
+                dense_prf=get("RAGSCOPE_DENSE_PRF", "1" if RetrievalConfig.dense_prf else "0").lower() in ("1", "true", "yes", "on"),
+                dense_prf_docs=num("RAGSCOPE_DENSE_PRF_DOCS", RetrievalConfig.dense_prf_docs),
+                dense_prf_weight=num("RAGSCOPE_DENSE_PRF_WEIGHT", RetrievalConfig.dense_prf_weight, float),
             ),
             answer=AnswerConfig(
                 anthropic_model=get("RAGSCOPE_ANTHROPIC_MODEL", AnswerConfig.anthropic_model),

@@ -11,8 +11,10 @@ this way adds little.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from rag.encoders import SparseEncoder
 from rag.types import SparseVector
@@ -70,3 +72,17 @@ def expand_query(
         tuple(query.values) + tuple(weight * votes[i] / top for i in best),
     )
     return Expansion(vector, tuple(words.get(i, f"#{i}") for i in best))
+
+
+def rocchio(query: np.ndarray, feedback: Sequence[Sequence[float]], weight: float) -> np.ndarray:
+    """Dense feedback (Rocchio): move the question's vector toward the mean of its top hits' vectors.
+
+    Returns the unit vector of `query + weight * mean(feedback)`; the question alone when there is no
+    feedback. The top hybrid hits are usually on topic, and their centroid carries the vocabulary of
+    the collection that a short question lacks.
+    """
+    q = np.asarray(query, dtype=np.float32)
+    if not len(feedback) or weight <= 0.0:
+        return q
+    moved = q + weight * np.asarray(feedback, dtype=np.float32).mean(axis=0)
+    return moved / np.linalg.norm(moved)

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from rag.components import Components
 from rag.config import RetrievalConfig
-from rag.prf import expand_query
+from rag.prf import expand_query, rocchio
 from rag.rerank import RerankContext, get_reranker
 from rag.store.base import Store, stored_chunk
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
@@ -146,6 +146,12 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
         sparse_vec, expansion = expanded.vector, expanded.terms
         sparse_hits = store.search_sparse(sparse_vec, n, flt)
     fused_hits = fused_search(store, config, dense_vec, sparse_vec, flt, lists=(dense_hits, sparse_hits))
+    if config.dense_prf and fused_hits:
+        top = ChunkFilter(ids=tuple(h.id for h in fused_hits[: config.dense_prf_docs]), include_quarantined=flt.include_quarantined)
+        vectors = [r.dense for r in store.records(top, with_vectors=True) if r.dense is not None]
+        dense_vec = rocchio(dense_vec, vectors, config.dense_prf_weight)
+        dense_hits = store.search_dense(dense_vec, n, flt)
+        fused_hits = fused_search(store, config, dense_vec, sparse_vec, flt, lists=(dense_hits, sparse_hits))
     timings["search"] = _ms(t0)
 
     payloads: dict[str, Hit] = {}

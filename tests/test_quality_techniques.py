@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pytest
 
 from rag.components import Components
@@ -9,7 +12,7 @@ from rag.config import RetrievalConfig, Settings
 from rag.encoders import FastembedBm25Encoder, collection_avg_len
 from rag.errors import ConfigError, EncoderError
 from rag.ingest import ingest_files
-from rag.prf import expand_query
+from rag.prf import expand_query, rocchio
 from rag.retrieve import retrieve
 
 # Only "cardio.md" shares words with the question; "infarct.md" talks about the same thing in the
@@ -94,3 +97,28 @@ def test_prf_settings_are_checked_and_read_from_the_environment() -> None:
     settings = Settings.from_env({"RAGSCOPE_PRF": "1", "RAGSCOPE_PRF_TERMS": "7"})
     assert settings.retrieval.prf and settings.retrieval.prf_terms == 7
     assert Settings.from_env({"RAGSCOPE_PRF": "0"}).retrieval.prf is False
+    with pytest.raises(ConfigError, match="dense PRF weight"):
+        RetrievalConfig(dense_prf_weight=1.5)
+    assert Settings.from_env({"RAGSCOPE_DENSE_PRF": "yes", "RAGSCOPE_DENSE_PRF_DOCS": "2"}).retrieval.dense_prf_docs == 2
+
+
+def test_rocchio_moves_the_question_toward_its_feedback_and_stays_unit_length() -> None:
+    rng = np.random.default_rng(0)
+    query = rng.normal(size=8).astype(np.float32)
+    query /= np.linalg.norm(query)
+    feedback = rng.normal(size=(3, 8)).astype(np.float32)
+    centroid = feedback.mean(axis=0) / np.linalg.norm(feedback.mean(axis=0))
+    moved = rocchio(query, feedback, 0.5)
+    further = rocchio(query, feedback, 1.0)
+    assert np.linalg.norm(moved) == pytest.approx(1.0, abs=1e-6)
+    assert float(query @ centroid) < float(moved @ centroid) < float(further @ centroid)
+    assert np.array_equal(rocchio(query, [], 0.5), query)
+
+
+def test_dense_prf_reruns_the_dense_search_from_the_moved_vector(small: Components) -> None:
+    config = RetrievalConfig(fusion="dbsf", candidates=4, reranker="none")
+    plain = retrieve(small, "heart attack markers", config)
+    moved = retrieve(small, "heart attack markers", dataclasses.replace(config, dense_prf=True, dense_prf_docs=1, dense_prf_weight=1.0))
+    top = plain.ranked("fused")[0].id
+    # The first fused hit was the feedback: the moved question is closer to it than the question was.
+    assert moved.get(top).dense.score > plain.get(top).dense.score
