@@ -140,13 +140,15 @@ def _run_form(components: Components, name: str) -> None:
         config = dataclasses.replace(base, fusion=fusion, candidates=int(candidates), final_k=int(final_k), reranker=reranker, min_score=min_score)
         qset = load_question_set(components.settings.data_dir, name)
         bar = st.progress(0.0, text=f"0/{len(qset.questions)}")
-        st.button("Cancel", key="eval_cancel")
+        cancel_slot = st.empty()
+        cancel_slot.button("Cancel", key="eval_cancel")
         llm_judge = FaithfulnessJudge.from_settings(components.settings) if judge else None
         run = run_eval(components, qset, config, answers=answers, judge=llm_judge, progress=lambda d, n, m: bar.progress(d / n, text=md_escape(m)))
     except RagError as e:
         st.error(str(e))
         return
     bar.empty()
+    cancel_slot.empty()  # the run is stored: a Cancel button left on screen would claim otherwise
     st.session_state["eval_run_id"] = run.id
     st.success(f"Run {run.id} stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions.")
 

@@ -123,6 +123,9 @@ def show_sources(answer: Answer) -> None:
             }
         )
     st.subheader("Sources")
+    if not rows:
+        st.caption("No chunk was retrieved for this question.")
+        return
     st.caption(f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} reaches {settings.answer.min_rerank_score:g}.")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
