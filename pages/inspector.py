@@ -140,7 +140,7 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
         **{s: SCORE for s in STAGES},
     }
     event = st.dataframe(frame, key="inspector_table", hide_index=True, column_config=config, on_select="rerun", selection_mode="single-row")
-    picked = event.selection.rows if event is not None else []
+    picked = [i for i in (event.selection.rows if event is not None else []) if i < len(result.candidates)]
     return result.candidates[picked[0]] if picked else (result.candidates[0] if result.candidates else None)
 
 

@@ -169,3 +169,10 @@ def test_link_parameters_parse_on_top_of_the_defaults():
     assert (req.flt.sources, req.flt.tags, req.track) == (("a.md", "b.md"), ("x",), "abc")
     with pytest.raises(ConfigError, match="fusion must be one of"):
         parse_inspector_params({"fusion": ["best"]}, base)
+
+
+def test_filter_matching_nothing_says_so(store):
+    at = _open(q="refunds", source="missing.md")
+    assert not at.exception
+    assert any("No chunk matched" in i.value for i in at.info)
+    assert not any(d.key == "inspector_table" for d in at.dataframe)
