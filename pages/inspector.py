@@ -4,7 +4,7 @@ Thin: widgets here; retrieval, explanations, tracking, comparison and the probe 
 
 Query parameters, so other pages can link "Open in inspector" (parsed by rag.inspect_params):
     ?q=QUESTION&fusion=rrf|dbsf|weighted_rrf|union|dense|sparse&candidates=N&k=N
-    &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|cross-encoder:<name or path>
+    &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|maxsim-fusion[:w]|cross-encoder:<name or path>
     &dense_weight=W&rrf_k=N&min_score=S&source=NAME&tag=NAME&track=<chunk id>
 `source` and `tag` may repeat. A link is applied once when it arrives; later edits are the user's.
 Session-state keys start with `inspector_`. Document text is only ever shown escaped (st.markdown of

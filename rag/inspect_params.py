@@ -6,7 +6,7 @@ Other pages link to the inspector with these (see `rag.asklog.inspector_params` 
     fusion        rrf | dbsf | weighted_rrf | union | dense | sparse
     candidates    candidates per stage
     k             final top-k
-    reranker      none | dense-cosine | score-fusion[:w] | sentence-maxsim[:a] | cross-encoder:<name or path>
+    reranker      none | dense-cosine | score-fusion[:w] | sentence-maxsim[:a] | maxsim-fusion[:w] | cross-encoder:<name or path>
     dense_weight  dense share of weighted_rrf (0-1)
     rrf_k         RRF k
     min_score     final-stage score cut

@@ -20,7 +20,7 @@ from rag.types import ChunkFilter
 @click.option("-k", "--k", "final_k", type=int, default=None, help="Chunks kept in the final top-k.")
 @click.option("--candidates", type=int, default=None, help="Candidates per stage (dense, sparse, fused).")
 @click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None, help="How the dense and sparse lists are fused.")
-@click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a] or cross-encoder:<name or path>.")
+@click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>.")
 @click.option("--dense-weight", type=float, default=None, help="Dense share for weighted_rrf (0-1).")
 @click.option("--rrf-k", type=int, default=None, help="RRF k.")
 @click.option("--min-score", type=float, default=None, help="Drop final chunks whose last-stage score is below this.")
