@@ -69,3 +69,12 @@ def sample_components(components: Components) -> Components:
     summary = ingest_files(components, sample_files())
     assert not summary.errors, summary.errors
     return components
+
+
+@pytest.fixture
+def sample_store(settings: Settings) -> Settings:
+    """The sample help centre ingested, then the store closed so a page's process-wide engine can open it."""
+    comps = build_components(settings)
+    assert not ingest_files(comps, sample_files()).errors
+    comps.close()
+    return settings

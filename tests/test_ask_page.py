@@ -6,13 +6,9 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qs
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag.asklog import AskLog
-from rag.components import build_components
-from rag.ingest import ingest_files
-from rag.sample import sample_files
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -20,15 +16,6 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 def plain(label: str) -> str:
     """A label as shown: the page backslash-escapes Markdown in document-derived labels."""
     return re.sub(r"\\(.)", r"\1", label)
-
-
-@pytest.fixture
-def sample_store(settings):
-    """The sample help centre ingested, then the store closed so the page's process-wide engine can open it."""
-    components = build_components(settings)
-    assert not ingest_files(components, sample_files()).errors
-    components.close()
-    return settings
 
 
 def _ask(at: AppTest, question: str) -> AppTest:

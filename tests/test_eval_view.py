@@ -11,23 +11,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.components import build_components
 from rag.config import RetrievalConfig
 from rag.eval.qsets import list_question_sets
 from rag.eval.runs import list_runs, load_run
-from rag.ingest import ingest_files
-from rag.sample import sample_files
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
-@pytest.fixture
-def sample_store(settings):
-    """The sample help centre ingested, then the store closed so the page's process-wide engine can open it."""
-    components = build_components(settings)
-    assert not ingest_files(components, sample_files()).errors
-    components.close()
-    return settings
 
 
 def eval_tab() -> AppTest:
