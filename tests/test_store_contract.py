@@ -7,6 +7,8 @@ Vectors come from the real default encoders, so the searches below are the searc
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import uuid
 
@@ -17,10 +19,12 @@ import rag.store.client
 import rag.store.edge
 from rag.encoders import dense_encoder, sparse_encoder
 from rag.errors import ModelMismatchError, StoreLockedError
+from rag.sentences import sentence_texts
 from rag.store import ClientStore, CollectionModels, EdgeStore, PointData, chunk_payload
 from rag.types import Chunk, ChunkFilter
 
 MODELS = CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25")
+WITH_SENTENCES = dataclasses.replace(MODELS, sentence_vectors=True)
 
 # (source, heading path, text, tags, flags)
 CORPUS = [
@@ -47,6 +51,17 @@ def points() -> list[PointData]:
         PointData(c.id, d, s, {**chunk_payload(c, {"tags": tags, "doc_sha": "x"}), "flags": flags, "status": "active"})
         for c, d, s, (_, _, _, tags, flags) in zip(chunks, dense, sparse, CORPUS)
     ]
+
+
+@pytest.fixture(scope="module")
+def sentence_points(points) -> list[PointData]:
+    """The same points with their sentence vectors (heading path + sentences, as ingest stores them)."""
+    encoder = dense_encoder(MODELS.dense_model)
+    out = []
+    for p in points:
+        chunk = Chunk(p.id, p.payload["source"], tuple(p.payload["heading_path"]), 0, 0, p.payload["text"], 0)
+        out.append(dataclasses.replace(p, sentences=encoder.encode_documents(sentence_texts(chunk))))
+    return out
 
 
 def _open(kind: str, tmp_path, name: str = "contract"):
@@ -241,3 +256,67 @@ def test_second_edge_store_on_same_dir_is_refused_and_first_keeps_working(tmp_pa
         assert reopened.collection_models() == MODELS
     finally:
         reopened.close()
+
+
+def test_maxsim_scores_each_point_by_its_best_sentence_cosine(store, sentence_points):
+    store.ensure_collection(WITH_SENTENCES)
+    store.upsert(sentence_points)
+    store.flush()
+    assert store.collection_models().sentence_vectors
+    query = dense_encoder(MODELS.dense_model).encode_query("how many days until my refund arrives")
+    wanted = tuple(p.id for p in sentence_points[:3])
+    hits = store.search_sentences(query, 10, ChunkFilter(ids=wanted))
+    assert sorted(_ids(hits)) == sorted(wanted)  # restricted to the ids asked for
+    expected = {p.id: float(np.max(np.asarray(p.sentences) @ query)) for p in sentence_points}
+    for hit in hits:
+        assert hit.score == pytest.approx(expected[hit.id], abs=1e-4)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # The stored sentences never ride along with the chunk's own vectors.
+    (rec,) = store.records(ChunkFilter(ids=(sentence_points[0].id,)), with_vectors=True)
+    assert np.allclose(rec.dense, sentence_points[0].dense, atol=1e-5)
+    # Asking again without sentence vectors is no model mismatch, and the collection keeps them.
+    store.ensure_collection(MODELS)
+    assert store.collection_models() == WITH_SENTENCES
+
+
+def test_collection_without_sentence_vectors_says_so_and_still_works(filled, points):
+    assert filled.collection_models().sentence_vectors is False
+    query = dense_encoder(MODELS.dense_model).encode_query("how many days until my refund arrives")
+    assert filled.search_sentences(query, 5, ChunkFilter(ids=(points[0].id,))) == []
+    filled.ensure_collection(WITH_SENTENCES)  # what a collection was created with stays
+    assert filled.collection_models() == MODELS
+    assert _ids(filled.search_dense(query, 1)) == [_id_of(points, "Refunds")]
+
+
+def test_edge_sentence_vectors_survive_reopen_and_optimize(tmp_path, sentence_points):
+    store = EdgeStore(tmp_path / "qdrant", "docs")
+    store.ensure_collection(WITH_SENTENCES)
+    store.upsert(sentence_points)
+    store.close()
+    store = EdgeStore(tmp_path / "qdrant", "docs")
+    try:
+        store.optimize()
+        query = dense_encoder(MODELS.dense_model).encode_query("two-factor authentication")
+        hits = store.search_sentences(query, 10, ChunkFilter(ids=tuple(p.id for p in sentence_points)))
+        assert len(hits) == len(sentence_points)
+        best = max(sentence_points, key=lambda p: float(np.max(np.asarray(p.sentences) @ query)))
+        assert hits[0].id == best.id
+    finally:
+        store.close()
+
+
+def test_edge_collection_from_before_sentence_vectors_reads_as_without(tmp_path, points):
+    store = EdgeStore(tmp_path / "qdrant", "docs")
+    store.ensure_collection(MODELS)
+    store.upsert(points)
+    store.close()
+    meta = tmp_path / "qdrant" / "docs.meta.json"
+    old = {k: v for k, v in json.loads(meta.read_text()).items() if k != "sentence_vectors"}
+    meta.write_text(json.dumps(old))  # what older versions wrote
+    store = EdgeStore(tmp_path / "qdrant", "docs")
+    try:
+        assert store.collection_models() == MODELS and not store.collection_models().sentence_vectors
+        store.ensure_collection(WITH_SENTENCES)  # no mismatch refusal
+        assert store.count() == len(points)
+    finally:
+        store.close()

@@ -16,6 +16,8 @@ from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, Store
 
 DENSE = "dense"
 SPARSE = "sparse"
+# Each chunk's sentence vectors (rag/sentences.py), a MaxSim multivector used only to rescore candidates.
+SENTENCES = "sentences"
 # `status` is a keyword ("active" / "quarantined"), not a bool: qdrant-edge 0.9 does not match bool values.
 KEYWORD_FIELDS = ("source", "tags", "heading", "flags", "status")
 INTEGER_FIELDS = ("start", "end")
@@ -24,24 +26,40 @@ QUARANTINED = "quarantined"
 
 @dataclass(frozen=True)
 class CollectionModels:
-    """What built the vectors of a collection; a mismatch would silently mix vector spaces."""
+    """What built the vectors of a collection; a mismatch would silently mix vector spaces.
+
+    `sentence_vectors` says whether the collection stores sentence vectors. It is fixed when the
+    collection is created (a collection from before the field reads False) and is not a model: asking
+    for it on a collection without it is no mismatch (see `same_models`).
+    """
 
     dense_model: str
     dense_dim: int
     sparse_model: str
+    sentence_vectors: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"dense_model": self.dense_model, "dense_dim": self.dense_dim, "sparse_model": self.sparse_model}
+        return {
+            "dense_model": self.dense_model,
+            "dense_dim": self.dense_dim,
+            "sparse_model": self.sparse_model,
+            "sentence_vectors": self.sentence_vectors,
+        }
+
+    def same_models(self, other: "CollectionModels") -> bool:
+        """True when `other` names the same encoders (so their vectors may share this collection)."""
+        return (self.dense_model, self.dense_dim, self.sparse_model) == (other.dense_model, other.dense_dim, other.sparse_model)
 
 
 @dataclass(frozen=True)
 class PointData:
-    """A chunk ready to write: both vectors plus its payload."""
+    """A chunk ready to write: both vectors plus its payload, and its sentence vectors when the collection stores them."""
 
     id: str
     dense: Sequence[float]
     sparse: SparseVector
     payload: dict[str, Any]
+    sentences: Sequence[Sequence[float]] | None = None
 
 
 class Store(Protocol):
@@ -73,6 +91,14 @@ class Store(Protocol):
         weights: tuple[float, float] | None,
         flt: ChunkFilter | None = None,
     ) -> list[Hit]: ...
+    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        """MaxSim of the question vector against each point's sentence vectors: its best sentence cosine.
+
+        Meant for rescoring with an ids filter. Empty when the collection stores no sentence vectors;
+        a point stored without them is not among the hits.
+        """
+        ...
+
     def optimize(self) -> None: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...

@@ -18,6 +18,7 @@ from rag.store.base import (
     INTEGER_FIELDS,
     KEYWORD_FIELDS,
     QUARANTINED,
+    SENTENCES,
     SPARSE,
     CollectionModels,
     PointData,
@@ -28,6 +29,8 @@ from rag.store.edge import _mismatch_message
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 _SCROLL_PAGE = 1000
+# What `records(with_vectors=True)` reads: sentence vectors are many per chunk and only MaxSim uses them.
+_RECORD_VECTORS = [DENSE, SPARSE]
 
 
 class ClientStore:
@@ -44,6 +47,9 @@ class ClientStore:
         self.client = client
         self.collection = collection
         self.lock = threading.RLock()
+        # Once seen, a collection's sentence vectors stay: it cannot drop a named vector. Not seen yet
+        # is asked again (another client may create the collection), one metadata read per query.
+        self._has_sentences = False
 
     @classmethod
     def connect(cls, url: str, api_key: str, collection: str) -> "ClientStore":
@@ -62,13 +68,22 @@ class ClientStore:
     @locked
     def ensure_collection(self, models_: CollectionModels) -> None:
         existing = self.collection_models()
-        if existing is not None and existing != models_:
+        if existing is not None and not existing.same_models(models_):
             raise ModelMismatchError(_mismatch_message(self.collection, existing, models_))
         if self._exists():
             return
+        vectors = {DENSE: models.VectorParams(size=models_.dense_dim, distance=models.Distance.COSINE)}
+        if models_.sentence_vectors:
+            # Only read for candidates by id (MaxSim rescoring), never searched: no HNSW graph (m=0).
+            vectors[SENTENCES] = models.VectorParams(
+                size=models_.dense_dim,
+                distance=models.Distance.COSINE,
+                multivector_config=models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM),
+                hnsw_config=models.HnswConfigDiff(m=0),
+            )
         self.client.create_collection(
             self.collection,
-            vectors_config={DENSE: models.VectorParams(size=models_.dense_dim, distance=models.Distance.COSINE)},
+            vectors_config=vectors,
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             metadata=models_.as_dict(),
         )
@@ -84,20 +99,13 @@ class ClientStore:
         meta = self.client.get_collection(self.collection).config.metadata or {}
         if not meta:
             return None
-        return CollectionModels(meta["dense_model"], int(meta["dense_dim"]), meta["sparse_model"])
+        return CollectionModels(meta["dense_model"], int(meta["dense_dim"]), meta["sparse_model"], bool(meta.get("sentence_vectors", False)))
 
     @locked
     def upsert(self, points: Sequence[PointData]) -> None:
         if not points:
             return
-        structs = [
-            models.PointStruct(
-                id=p.id,
-                vector={DENSE: [float(x) for x in p.dense], SPARSE: models.SparseVector(indices=list(p.sparse.indices), values=list(p.sparse.values))},
-                payload=p.payload,
-            )
-            for p in points
-        ]
+        structs = [models.PointStruct(id=p.id, vector=_vectors(p), payload=p.payload) for p in points]
         self.client.upsert(self.collection, structs, wait=True)
 
     @locked
@@ -132,7 +140,7 @@ class ClientStore:
         offset = None
         while True:
             page = _SCROLL_PAGE if limit is None else min(_SCROLL_PAGE, limit - len(out))
-            recs, offset = self.client.scroll(self.collection, scroll_filter=_filter(flt), limit=page, offset=offset, with_payload=True, with_vectors=with_vectors)
+            recs, offset = self.client.scroll(self.collection, scroll_filter=_filter(flt), limit=page, offset=offset, with_payload=True, with_vectors=_RECORD_VECTORS if with_vectors else False)
             out += [_record(r) for r in recs]
             if offset is None or (limit is not None and len(out) >= limit):
                 return out
@@ -183,11 +191,21 @@ class ClientStore:
             query = models.RrfQuery(rrf=models.Rrf(k=rrf_k, weights=w))
         return self._query(prefetch=prefetch, query=query, limit=limit, query_filter=qfilter)
 
-    def _query(self, **kwargs: Any) -> list[Hit]:
+    @locked
+    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        if not self._has_sentences:
+            found = self.collection_models()
+            self._has_sentences = bool(found and found.sentence_vectors)
+            if not self._has_sentences:
+                return []
+        # The question is a one-row multivector: MaxSim then scores each point by its best sentence.
+        return self._query(query=[[float(x) for x in vector]], using=SENTENCES, limit=limit, query_filter=_filter(flt), with_payload=False)
+
+    def _query(self, with_payload: bool = True, **kwargs: Any) -> list[Hit]:
         if not self._exists():
             return []
         try:
-            response = self.client.query_points(self.collection, with_payload=True, **kwargs)
+            response = self.client.query_points(self.collection, with_payload=with_payload, **kwargs)
         except Exception as e:
             raise StoreError(f"query failed: {e}") from None
         return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
@@ -201,6 +219,16 @@ class ClientStore:
     @locked
     def close(self) -> None:
         self.client.close()
+
+
+def _vectors(point: PointData) -> dict[str, Any]:
+    vectors: dict[str, Any] = {
+        DENSE: [float(x) for x in point.dense],
+        SPARSE: models.SparseVector(indices=list(point.sparse.indices), values=list(point.sparse.values)),
+    }
+    if point.sentences is not None:
+        vectors[SENTENCES] = [[float(x) for x in row] for row in point.sentences]
+    return vectors
 
 
 def _record(record: models.Record) -> StoredChunk:

@@ -22,6 +22,7 @@ from rag.store.base import (
     INTEGER_FIELDS,
     KEYWORD_FIELDS,
     QUARANTINED,
+    SENTENCES,
     SPARSE,
     CollectionModels,
     PointData,
@@ -31,6 +32,8 @@ from rag.store.base import (
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 _SCROLL_PAGE = 1000
+# What `records(with_vectors=True)` reads: sentence vectors are many per chunk and only MaxSim uses them.
+_RECORD_VECTORS = [DENSE, SPARSE]
 
 
 class EdgeStore:
@@ -61,6 +64,7 @@ class EdgeStore:
                 "`ragscope` command running?). Stop it, or point RAGSCOPE_DATA_DIR elsewhere."
             ) from None
         self._shard: qe.EdgeShard | None = None
+        self._models: CollectionModels | None = None
         if self._path.is_dir() and any(self._path.iterdir()):
             self._shard = self._open_existing()
 
@@ -79,41 +83,44 @@ class EdgeStore:
     @locked
     def ensure_collection(self, models: CollectionModels) -> None:
         existing = self.collection_models()
-        if existing is not None and existing != models:
+        if existing is not None and not existing.same_models(models):
             raise ModelMismatchError(_mismatch_message(self.collection, existing, models))
+        if existing is None:
+            # Written before the shard, so a shard is always created from the metadata it is read with.
+            tmp = self._meta_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(models.as_dict()))
+            os.replace(tmp, self._meta_path)
+            self._models = None
+        created = existing or models
         if self._shard is None:
-            config = qe.EdgeConfig(
-                vectors={DENSE: qe.EdgeVectorParams(size=models.dense_dim, distance=qe.Distance.Cosine)},
-                sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-            )
+            vectors = {DENSE: qe.EdgeVectorParams(size=created.dense_dim, distance=qe.Distance.Cosine)}
+            if created.sentence_vectors:
+                # Only read for candidates by id (MaxSim rescoring), never searched: no HNSW graph (m=0).
+                vectors[SENTENCES] = qe.EdgeVectorParams(
+                    size=created.dense_dim,
+                    distance=qe.Distance.Cosine,
+                    multivector_config=qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim),
+                    hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000),
+                )
+            config = qe.EdgeConfig(vectors=vectors, sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
             self._shard = qe.EdgeShard.create(str(self._path), config)
             for name in KEYWORD_FIELDS:
                 self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
             for name in INTEGER_FIELDS:
                 self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
                 self._shard.flush()
-        if existing is None:
-            tmp = self._meta_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(models.as_dict()))
-            os.replace(tmp, self._meta_path)
 
     def collection_models(self) -> CollectionModels | None:
-        if not self._meta_path.exists():
-            return None
-        return CollectionModels(**json.loads(self._meta_path.read_text()))
+        # Only this process writes the metadata (it holds the directory's lock), so it is read once.
+        if self._models is None and self._meta_path.exists():
+            self._models = CollectionModels(**json.loads(self._meta_path.read_text()))
+        return self._models
 
     @locked
     def upsert(self, points: Sequence[PointData]) -> None:
         if not points:
             return
-        batch = [
-            qe.Point(
-                p.id,
-                {DENSE: [float(x) for x in p.dense], SPARSE: qe.SparseVector(list(p.sparse.indices), list(p.sparse.values))},
-                p.payload,
-            )
-            for p in points
-        ]
+        batch = [qe.Point(p.id, _vectors(p), p.payload) for p in points]
         self.shard.update(qe.UpdateOperation.upsert_points(batch))
 
     @locked
@@ -145,14 +152,14 @@ class EdgeStore:
             return []
         flt = flt or ChunkFilter()
         if flt.ids:
-            recs = self.shard.retrieve(list(flt.ids), with_payload=True, with_vector=with_vectors)
+            recs = self.shard.retrieve(list(flt.ids), with_payload=True, with_vector=_RECORD_VECTORS if with_vectors else False)
             wanted = ChunkFilter(sources=flt.sources, tags=flt.tags, include_quarantined=flt.include_quarantined, flagged_only=flt.flagged_only)
             return [_record(r) for r in recs if _matches(r.payload or {}, wanted)]
         out: list[StoredChunk] = []
         offset = None
         while True:
             page = _SCROLL_PAGE if limit is None else min(_SCROLL_PAGE, limit - len(out))
-            recs, offset = self.shard.scroll(qe.ScrollRequest(offset=offset, limit=page, filter=_filter(flt), with_payload=True, with_vector=with_vectors))
+            recs, offset = self.shard.scroll(qe.ScrollRequest(offset=offset, limit=page, filter=_filter(flt), with_payload=True, with_vector=_RECORD_VECTORS if with_vectors else False))
             out += [_record(r) for r in recs]
             if offset is None or (limit is not None and len(out) >= limit):
                 return out
@@ -207,6 +214,15 @@ class EdgeStore:
             query = qe.Fusion.Rrf(k=rrf_k, weights=w)
         return self._query(qe.QueryRequest(limit=limit, prefetches=prefetches, query=query, filter=edge_filter, with_payload=True))
 
+    @locked
+    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        models = self.collection_models()
+        if models is None or not models.sentence_vectors:
+            return []
+        # The question is a one-row multivector: MaxSim then scores each point by its best sentence.
+        query = qe.Query.Nearest([[float(x) for x in vector]], using=SENTENCES)
+        return self._query(qe.QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=False))
+
     def _query(self, request: qe.QueryRequest) -> list[Hit]:
         if self._shard is None:
             return []
@@ -238,6 +254,16 @@ class EdgeStore:
         if not self._lock_file.closed:
             fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
             self._lock_file.close()
+
+
+def _vectors(point: PointData) -> dict[str, Any]:
+    vectors: dict[str, Any] = {
+        DENSE: [float(x) for x in point.dense],
+        SPARSE: qe.SparseVector(list(point.sparse.indices), list(point.sparse.values)),
+    }
+    if point.sentences is not None:
+        vectors[SENTENCES] = [[float(x) for x in row] for row in point.sentences]
+    return vectors
 
 
 def _record(record: qe.Record) -> StoredChunk:
