@@ -21,8 +21,13 @@ class Components:
     sparse: SparseEncoder
 
     def ensure_collection(self) -> None:
-        """Create the collection for the configured models, or refuse if it was built with others."""
-        self.store.ensure_collection(CollectionModels(self.settings.dense_model, self.dense.dim, self.settings.sparse_model))
+        """Create the collection for the configured models, or refuse if it was built with others.
+
+        A new collection stores sentence vectors when the settings say so; an existing one keeps what
+        it was created with.
+        """
+        models = CollectionModels(self.settings.dense_model, self.dense.dim, self.settings.sparse_model, self.settings.sentence_vectors)
+        self.store.ensure_collection(models)
 
     def check_models(self) -> None:
         """Refuse to query a collection whose vectors came from other models (cheap: names only)."""

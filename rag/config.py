@@ -128,6 +128,10 @@ class Settings:
     # Embedding runs at ~40 chunks/s on two CPU cores: 5,000 chunks (~4 MB of prose) is minutes of work,
     # and a file that splits into more is almost always a dump, not a document someone will read.
     max_chunks_per_doc: int = 5000
+    # Whether a NEW collection stores each chunk's sentence vectors (Qdrant multivector) so that the
+    # sentence-maxsim / maxsim-fusion rerankers read them instead of encoding sentences per question.
+    # An existing collection keeps what it was created with.
+    sentence_vectors: bool = True
 
     @property
     def backend(self) -> str:
@@ -158,6 +162,17 @@ class Settings:
                 return kind(raw)
             except ValueError:
                 raise ConfigError(f"{name} must be a number; got {raw!r}") from None
+
+        def flag(name: str, default: bool) -> bool:
+            raw = get(name, "")
+            value = raw.strip().lower()
+            if value == "":
+                return default
+            if value in ("1", "true"):
+                return True
+            if value in ("0", "false"):
+                return False
+            raise ConfigError(f"{name} must be 1, 0, true or false; got {raw!r}")
 
         min_score = get("RAGSCOPE_MIN_SCORE", "")
         return cls(
@@ -200,6 +215,7 @@ class Settings:
             password=Secret(get("RAGSCOPE_PASSWORD", "")),
             max_upload_mb=num("RAGSCOPE_MAX_UPLOAD_MB", 50),
             max_chunks_per_doc=num("RAGSCOPE_MAX_CHUNKS", cls.max_chunks_per_doc),
+            sentence_vectors=flag("RAGSCOPE_SENTENCE_VECTORS", cls.sentence_vectors),
         )
 
     def with_retrieval(self, **changes: Any) -> "Settings":

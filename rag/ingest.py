@@ -11,18 +11,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from rag import journal
 from rag.chunker import chunk_document
 from rag.components import Components
 from rag.config import ChunkConfig
+from rag.encoders import DenseEncoder
 from rag.errors import LoaderError, RagError, StoreError
 from rag.loaders import load_document
 from rag.scan import scan_text
+from rag.sentences import sentence_texts
 from rag.store import PointData, chunk_payload, document_info
 from rag.store.base import QUARANTINED
 from rag.types import Chunk, ChunkFilter, Document, DocumentInfo, StoredChunk
 
 Progress = Callable[[float, str], None]
+EncodeProgress = Callable[[str, int, int], None]  # (what: "chunks" | "sentences", done, total)
 _POSITION_FIELDS = ("start", "end", "index", "page", "heading_path", "heading")
 _DOC_FIELDS = ("doc_sha", "doc_size", "doc_kind", "ingested_at", "tags")
 
@@ -123,7 +128,9 @@ class _Plan:
 # fills every batch, as the model's own benchmark does. Per-document calls (~20 chunks each on the
 # FastAPI docs) leave batches part-empty and padded.
 ENCODE_GROUP = 256
-# Texts per encoder call inside a group: small enough to report progress every few seconds.
+# Texts per encoder call inside a group: small enough to report progress every few seconds. Also for
+# sentence vectors: on 2 cores, 1,500 FastAPI-docs sentences sorted by length took 16-20 s at 32-64 a
+# batch but 24-28 s at 128-256 (larger batches are slower on CPU even when short texts pad little).
 ENCODE_BATCH = 64
 
 
@@ -186,28 +193,57 @@ def _plan(components: Components, doc: Document, config: ChunkConfig, tags: Sequ
     )
 
 
-def _embed(components: Components, plans: Sequence[_Plan], progress: Callable[[int, int], None] | None = None) -> list[list[PointData]]:
-    """Dense + sparse vectors and payloads for every plan's new chunks, encoded together.
+def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgress | None = None) -> list[list[PointData]]:
+    """Dense + sparse vectors and payloads for every plan's new chunks, encoded together, plus each
+    chunk's sentence vectors when the collection stores them.
 
-    Texts are sorted by length before batching (as sentence-transformers does inside one call) so
-    batches hold similar lengths and little padding; `progress(done, total)` follows each batch.
+    `progress(what, done, total)` follows each encoder batch ("chunks", then "sentences").
     """
     added = [(p, c) for p in plans for c in p.added]
     texts = [c.embed_text for _, c in added]
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    dense: list[Any] = [None] * len(texts)
-    for at in range(0, len(order), ENCODE_BATCH):
-        batch = order[at : at + ENCODE_BATCH]
-        for i, vector in zip(batch, components.dense.encode_documents([texts[i] for i in batch], batch_size=ENCODE_BATCH)):
-            dense[i] = vector
-        if progress:
-            progress(min(at + ENCODE_BATCH, len(order)), len(order))
+    dense = _encode_sorted(components.dense, texts, _stage(progress, "chunks"))
+    models = components.store.collection_models()
+    if models is not None and models.sentence_vectors:
+        sentences: list[Any] = _encode_sentences(components.dense, [c for _, c in added], _stage(progress, "sentences"))
+    else:
+        sentences = [None] * len(added)
     sparse = components.sparse.encode_documents(texts) if texts else []
     points: dict[int, list[PointData]] = {id(p): [] for p in plans}
-    for (plan, chunk), d, s in zip(added, dense, sparse):
+    for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):
         payload = {**chunk_payload(chunk, plan.doc_meta), "flags": list(scan_text(chunk.text)), "status": "active"}
-        points[id(plan)].append(PointData(chunk.id, d, s, payload))
+        points[id(plan)].append(PointData(chunk.id, d, s, payload, rows))
     return [points[id(p)] for p in plans]
+
+
+def _encode_sentences(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None) -> list[np.ndarray]:
+    """Each chunk's `sentence_texts` vectors (one array per chunk), every distinct text encoded once.
+
+    Chunks of one section share their heading line, so it is encoded once for all of them.
+    """
+    per_chunk = [sentence_texts(c) for c in chunks]
+    unique = list(dict.fromkeys(t for texts in per_chunk for t in texts))
+    vectors = _encode_sorted(dense, unique, progress)
+    row = {text: i for i, text in enumerate(unique)}
+    return [vectors[[row[t] for t in texts]] for texts in per_chunk]
+
+
+def _encode_sorted(dense: DenseEncoder, texts: Sequence[str], progress: Callable[[int, int], None] | None) -> np.ndarray:
+    """`texts` encoded in batches of similar length (longest first, as sentence-transformers sorts inside
+    one call, so little padding), in input order; `progress(done, total)` after each batch."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)  # without loading the model for its dimension
+    out = np.zeros((len(texts), dense.dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    for at in range(0, len(order), ENCODE_BATCH):
+        batch = order[at : at + ENCODE_BATCH]
+        out[batch] = dense.encode_documents([texts[i] for i in batch], batch_size=ENCODE_BATCH)
+        if progress:
+            progress(min(at + ENCODE_BATCH, len(order)), len(order))
+    return out
+
+
+def _stage(progress: EncodeProgress | None, what: str) -> Callable[[int, int], None] | None:
+    return (lambda done, total: progress(what, done, total)) if progress else None
 
 
 class _StalePlan(Exception):
@@ -328,10 +364,10 @@ def ingest_files(
             done = sum(r is not None for r in results)
             progress(done / len(files), f"{done}/{len(files)} {result.source}: {result.status}")
 
-    def encoding(done: int, total: int) -> None:
+    def encoding(what: str, done: int, total: int) -> None:
         if progress:
             finished = sum(r is not None for r in results)
-            progress(finished / len(files), f"embedding chunks {done}/{total} ({len(pending)} files)")
+            progress(finished / len(files), f"embedding {what} {done}/{total} ({len(pending)} files)")
 
     def flush() -> None:
         if not pending:

@@ -21,6 +21,7 @@ from rag.chunker import chunk_document
 from rag.cli import main
 from rag.components import build_components
 from rag.config import Settings
+from rag.errors import ConfigError
 from rag.ingest import ingest_files, list_documents
 from rag.loaders import MAX_SOURCE_CHARS, load_document
 from rag.types import ChunkFilter
@@ -209,6 +210,17 @@ def test_single_five_megabyte_line(seeded):
 def test_chunk_cap_is_a_setting():
     assert Settings.from_env({"RAGSCOPE_MAX_CHUNKS": "12"}).max_chunks_per_doc == 12
     assert Settings.from_env({}).max_chunks_per_doc == Settings().max_chunks_per_doc
+
+
+def test_sentence_vectors_setting_takes_a_flag_and_names_a_bad_value(tmp_path):
+    assert Settings.from_env({}, secrets_path=tmp_path / "none.toml").sentence_vectors is True
+    for raw, wanted in (("0", False), ("false", False), ("FALSE", False), ("1", True), (" true ", True)):
+        assert Settings.from_env({"RAGSCOPE_SENTENCE_VECTORS": raw}).sentence_vectors is wanted
+    with pytest.raises(ConfigError, match="RAGSCOPE_SENTENCE_VECTORS must be 1, 0, true or false; got 'maybe'"):
+        Settings.from_env({"RAGSCOPE_SENTENCE_VECTORS": "maybe"})
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text("RAGSCOPE_SENTENCE_VECTORS = false\n")  # a TOML boolean reads too
+    assert Settings.from_env({}, secrets_path=secrets).sentence_vectors is False
 
 
 def test_cli_prints_one_line_per_bad_file_and_exits_nonzero(tmp_path, monkeypatch):

@@ -26,7 +26,9 @@ from rag.ingest import (
     set_quarantine,
     set_tags,
 )
+from rag.config import Settings
 from rag.loaders import load_document
+from rag.sentences import sentence_texts
 from rag.types import ChunkFilter
 
 GUIDE = """# Ferry guide
@@ -85,7 +87,8 @@ def test_reingest_unchanged_keeps_ids_and_embeds_nothing(counted):
     (result,) = first.files
     assert result.status == "added" and result.written == result.chunks == 3
     ids = set(_stored(counted, "guide.md"))
-    assert len(counted.dense.texts) == 3
+    chunks, sentences = counted.dense.calls  # one call for the chunks, one for all their sentences
+    assert len(chunks) == 3 and len(sentences) == 9
 
     counted.dense.calls.clear()
     again = ingest_files(counted, [("guide.md", GUIDE.encode())])
@@ -104,8 +107,9 @@ def test_editing_one_paragraph_reembeds_only_that_chunk(counted):
     (result,) = ingest_files(counted, [("guide.md", edited.encode())]).files
 
     assert (result.status, result.written, result.unchanged, result.removed) == ("updated", 1, 2, 1)
-    (embedded,) = counted.dense.texts
+    (embedded,), sentences = counted.dense.calls
     assert "half past six" in embedded and embedded.startswith("guide.md > Ferry guide > Timetable\n")
+    assert sorted(sentences) == ["Ferry guide > Timetable", "The first ferry leaves at half past six.", "The last one leaves at eleven at night."]
     after = _stored(counted, "guide.md")
     assert len(after) == 3
     assert len(set(after) & set(before)) == 2
@@ -137,12 +141,40 @@ def test_changing_only_tags_rewrites_no_vectors(counted):
     assert list_documents(counted)[0].tags == ("ferry", "travel")
 
 
+def test_new_chunks_store_their_sentence_vectors(counted):
+    seen: list[str] = []
+    ingest_files(counted, [("guide.md", GUIDE.encode())], progress=lambda f, m: seen.append(m))
+    assert "embedding sentences 9/9 (1 files)" in seen  # sentence encoding reports progress too
+    assert counted.store.collection_models().sentence_vectors
+    records = counted.store.records(ChunkFilter(sources=("guide.md",)))
+    query = counted.dense.encode_query("when does the first boat go")
+    hits = {h.id: h.score for h in counted.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
+    assert set(hits) == {r.chunk.id for r in records}
+    for r in records:
+        best = float(np.max(counted.dense.inner.encode_documents(sentence_texts(r.chunk)) @ query))
+        assert hits[r.chunk.id] == pytest.approx(best, abs=1e-4)
+
+
+def test_collection_created_without_sentence_vectors_keeps_encoding_only_chunks(settings):
+    plain = dataclasses.replace(settings, collection="plain", sentence_vectors=False)
+    for sentence_vectors, source in ((False, "guide.md"), (True, "other.md")):  # the setting only shapes a new collection
+        comps = build_components(dataclasses.replace(plain, sentence_vectors=sentence_vectors))
+        comps = dataclasses.replace(comps, dense=CountingDense(comps.dense))
+        try:
+            (result,) = ingest_files(comps, [(source, GUIDE.encode())]).files
+            assert result.written == 3
+            assert [len(call) for call in comps.dense.calls] == [3]  # the chunks, no sentences
+            assert comps.store.collection_models().sentence_vectors is False
+        finally:
+            comps.close()
+
+
 def test_many_small_documents_are_embedded_in_shared_batches(counted):
     files = [(f"stop{i}.md", f"# Stop {i}\n\nThe ferry calls at stop {i} every hour.\n".encode()) for i in range(20)]
     summary = ingest_files(counted, files)
     assert summary.chunks_written == 20 and not summary.errors
-    assert len(counted.dense.calls) == 1  # 20 documents, one encoder call (fewer than ENCODE_BATCH texts)
-    assert len(counted.dense.calls[0]) == 20 <= ENCODE_BATCH
+    # 20 documents, one encoder call for their chunks and one for their sentences (each fewer than ENCODE_BATCH texts)
+    assert [len(call) for call in counted.dense.calls] == [20, 40] and 40 <= ENCODE_BATCH
     assert counted.store.sources() == {f"stop{i}.md": 1 for i in range(20)}
 
 
