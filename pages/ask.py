@@ -9,11 +9,12 @@ import ui
 from rag.answer import Answer, stream_answer
 from rag.answer.context import span_context
 from rag.answer.render import answer_html, context_html, md_escape
-from rag.asklog import AskLog, AskRecord, inspector_params
+from rag.asklog import AskLog, AskRecord
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import append_question, list_question_sets
+from rag.inspect_params import inspector_params
 from rag.rerank import RERANKERS
 
 INSPECTOR = "pages/inspector.py"

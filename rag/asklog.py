@@ -22,6 +22,7 @@ from typing import Any, Iterator
 from rag.answer.result import Answer
 from rag.config import RetrievalConfig, Settings
 from rag.errors import ConfigError, StoreError
+from rag.inspect_params import inspector_params
 from rag.types import ChunkFilter
 
 _SCHEMA = """
@@ -77,11 +78,6 @@ class AskRecord:
     def inspector_params(self) -> dict[str, str]:
         """Query parameters that open this ask in the search inspector with the same settings."""
         return inspector_params(self.question, self.config)
-
-
-def inspector_params(question: str, config: RetrievalConfig) -> dict[str, str]:
-    """The inspector's query parameters (q, fusion, candidates, k, reranker) for a question and its settings."""
-    return {"q": question, "fusion": config.fusion, "candidates": str(config.candidates), "k": str(config.final_k), "reranker": config.reranker}
 
 
 class AskLog:

@@ -1,17 +1,24 @@
-"""The search inspector's URL query parameters, read into a question, a config, a filter and a chunk to track.
+"""The search inspector's URL query parameters: the writer other pages link with, and the reader the inspector uses.
 
-Other pages link to the inspector with these (see `rag.asklog.inspector_params` for the writer):
+Parameters (one table, `_PARAMS`, serves both directions):
 
-    q             the question
-    fusion        rrf | dbsf | weighted_rrf | union | dense | sparse
-    candidates    candidates per stage
-    k             final top-k
-    reranker      none | dense-cosine | score-fusion[:w] | sentence-maxsim[:a] | maxsim-fusion[:w] | cross-encoder:<name or path>
-    dense_weight  dense share of weighted_rrf (0-1)
-    rrf_k         RRF k
-    min_score     final-stage score cut
-    source, tag   filters; repeat for several (?source=a.md&source=b.md)
-    track         a chunk id to follow through every stage
+    q                 the question
+    fusion            rrf | dbsf | weighted_rrf | union | dense | sparse
+    candidates        candidates per stage
+    k                 final top-k
+    reranker          none | dense-cosine | score-fusion[:w] | sentence-maxsim[:a] | maxsim-fusion[:w] | cross-encoder:<name or path>
+    dense_weight      dense share of weighted_rrf (0-1)
+    rrf_k             RRF k
+    min_score         final-stage score cut
+    prf               1 | 0: expand the BM25 query with terms of its top hits (pseudo-relevance feedback)
+    prf_docs          PRF feedback documents
+    prf_terms         PRF terms added
+    prf_weight        query weight of the best added term (0-1]
+    dense_prf         1 | 0: move the question vector toward its top fused hits (Rocchio), then re-run dense
+    dense_prf_docs    dense PRF feedback documents
+    dense_prf_weight  dense PRF weight (0-1]
+    source, tag       filters; repeat for several (?source=a.md&source=b.md)
+    track             a chunk id to follow through every stage
 
 Unknown parameters are ignored (a link may carry others); a bad value is an error naming it.
 """
@@ -19,14 +26,41 @@ Unknown parameters are ignored (a link may carry others); a bad value is an erro
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from rag.config import RetrievalConfig
 from rag.errors import ConfigError
 from rag.types import ChunkFilter
 
-_NUMBERS = {"candidates": ("candidates", int), "k": ("final_k", int), "rrf_k": ("rrf_k", int), "dense_weight": ("dense_weight", float), "min_score": ("min_score", float)}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _flag(value: str) -> bool:
+    if value.lower() in _TRUE + _FALSE:
+        return value.lower() in _TRUE
+    raise ValueError(value)
+
+
+# link name -> (RetrievalConfig field, reader of the link's text)
+_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "fusion": ("fusion", str),
+    "candidates": ("candidates", int),
+    "k": ("final_k", int),
+    "reranker": ("reranker", str),
+    "dense_weight": ("dense_weight", float),
+    "rrf_k": ("rrf_k", int),
+    "min_score": ("min_score", float),
+    "prf": ("prf", _flag),
+    "prf_docs": ("prf_docs", int),
+    "prf_terms": ("prf_terms", int),
+    "prf_weight": ("prf_weight", float),
+    "dense_prf": ("dense_prf", _flag),
+    "dense_prf_docs": ("dense_prf_docs", int),
+    "dense_prf_weight": ("dense_prf_weight", float),
+}
+# Always written, so a link names the core of its config even where it equals the defaults.
+_ALWAYS = ("fusion", "candidates", "k", "reranker")
 
 
 @dataclass(frozen=True)
@@ -37,29 +71,47 @@ class InspectorRequest:
     track: str  # chunk id, or ""
 
 
+def inspector_params(question: str, config: RetrievalConfig) -> dict[str, str]:
+    """The inspector's query parameters for a question and the settings that ran it.
+
+    q, fusion, candidates, k and reranker always; every other setting (dense_weight, rrf_k,
+    min_score, the PRF and dense-PRF knobs) only where it differs from `RetrievalConfig()`'s
+    defaults, so links stay short and `parse_inspector_params(..., RetrievalConfig())` gives `config` back.
+    """
+    defaults = RetrievalConfig()
+    params = {"q": question}
+    for name, (field, _) in _PARAMS.items():
+        value = getattr(config, field)
+        if value is not None and (name in _ALWAYS or value != getattr(defaults, field)):
+            params[name] = ("1" if value else "0") if isinstance(value, bool) else str(value)  # str(float): repr precision
+    return params
+
+
 def parse_inspector_params(params: Mapping[str, Sequence[str]], base: RetrievalConfig) -> InspectorRequest:
     """Read the query parameters (each key to all its values) on top of `base`.
 
     Raises:
-        ConfigError: a value is not a number where one is needed, or the config it makes is invalid.
+        ConfigError: naming the parameter, when a value is not a number (or 1/0 for a toggle) where
+            one is needed, or is out of the range the config accepts.
     """
 
     def last(name: str) -> str | None:
         values = [v for v in params.get(name, ()) if v.strip()]
         return values[-1].strip() if values else None
 
-    changes: dict[str, object] = {}
-    for name in ("fusion", "reranker"):
-        if (value := last(name)) is not None:
-            changes[name] = value
-    for name, (field, kind) in _NUMBERS.items():
-        if (value := last(name)) is not None:
-            try:
-                changes[field] = kind(value)
-            except ValueError:
-                raise ConfigError(f"link parameter {name}={value!r} is not a number") from None
+    config = base
+    for name, (field, read) in _PARAMS.items():
+        if (value := last(name)) is None:
+            continue
+        try:
+            config = dataclasses.replace(config, **{field: read(value)})
+        except ValueError:
+            kind = "1 or 0" if read is _flag else "a number"
+            raise ConfigError(f"link parameter {name}={value!r} is not {kind}") from None
+        except ConfigError as e:
+            raise ConfigError(f"link parameter {name}={value!r}: {e}") from None
     flt = ChunkFilter(sources=_all(params, "source"), tags=_all(params, "tag"))
-    return InspectorRequest(last("q") or "", dataclasses.replace(base, **changes), flt, last("track") or "")
+    return InspectorRequest(last("q") or "", config, flt, last("track") or "")
 
 
 def _all(params: Mapping[str, Sequence[str]], name: str) -> tuple[str, ...]:

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag.asklog import inspector_params
 from rag.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
 from rag.eval.gold import Resolution
+from rag.inspect_params import inspector_params
 from rag.retrieve import Candidate, RetrievalResult
 
 # Code -> title, in pipeline order (the order the checks run in).
@@ -124,12 +124,10 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
 def inspector_link(question: str, config: RetrievalConfig, track: str | None) -> dict[str, str]:
     """Query parameters that open the search inspector on this question and the run's whole config, following the gold chunk.
 
-    Beyond the Ask page's parameters it carries dense_weight, rrf_k and min_score, since a verdict can
-    depend on them (fusion weighted away from a stage, a score threshold).
+    Beyond what `inspector_params` writes it always carries dense_weight and rrf_k, since a verdict can
+    depend on them (fusion weighted away from a stage).
     """
     params = inspector_params(question, config) | {"dense_weight": str(config.dense_weight), "rrf_k": str(config.rrf_k)}
-    if config.min_score is not None:
-        params["min_score"] = str(config.min_score)  # repr precision: the same cut in the inspector
     return params | ({"track": track} if track else {})
 
 
