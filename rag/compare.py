@@ -1,4 +1,8 @@
-"""Two retrieval configs side by side on one question: both final rankings, their overlap, rank changes."""
+"""Two retrieval configs side by side on one question (final rankings, overlap, rank changes), and how to name them.
+
+`config_label` and `feedback_notes` describe a config and what its query expansion did, for the
+inspector, the Eval tab and the CLI alike.
+"""
 
 from __future__ import annotations
 
@@ -78,4 +82,30 @@ def config_label(config: RetrievalConfig) -> str:
     if config.fusion == "weighted_rrf":
         fusion += f" w={config.dense_weight:g}"
     cut = f" · min score {config.min_score:g}" if config.min_score is not None else ""
-    return f"{fusion} · {config.candidates} candidates · rerank {config.reranker} · top {config.final_k}{cut}"
+    prf = f" · PRF {config.prf_docs} docs, {config.prf_terms} terms, w={config.prf_weight:g}" if config.prf else ""
+    dense_prf = f" · dense PRF {config.dense_prf_docs} docs, w={config.dense_prf_weight:g}" if config.dense_prf else ""
+    return f"{fusion}{prf}{dense_prf} · {config.candidates} candidates · rerank {config.reranker} · top {config.final_k}{cut}"
+
+
+def feedback_notes(result: RetrievalResult) -> dict[str, str]:
+    """What query expansion changed in this retrieval, as plain text keyed by the stage it changed.
+
+    "sparse": the words PRF added to the BM25 query (or why it added none); "dense": which fused hits
+    dense feedback moved the question vector toward before the dense stage was re-run. Empty when
+    neither was on. The words come from document text: show them escaped, never as HTML.
+    """
+    config, notes = result.config, {}
+    if config.prf:
+        notes["sparse"] = (
+            f"BM25 query expanded with: {', '.join(result.expansion)}"
+            if result.expansion
+            else "PRF was on but added no words (no sparse hit to learn from, or no new term in the top hits)"
+        )
+    if config.dense_prf:
+        notes["dense"] = (
+            f"Dense stage re-ran with the question vector moved toward the top {len(result.dense_feedback)} fused hits "
+            f"(Rocchio, w={config.dense_prf_weight:g}): {', '.join(i[:8] for i in result.dense_feedback)}"
+            if result.dense_feedback
+            else "Dense PRF was on but the fused list was empty, so the dense stage was not re-run"
+        )
+    return notes

@@ -95,6 +95,8 @@ class RetrievalResult:
     timings_ms: dict[str, float] = field(default_factory=dict, compare=False)
     # Words pseudo-relevance feedback added to the BM25 query (config.prf); the sparse stage used them.
     expansion: tuple[str, ...] = ()
+    # Chunk ids dense feedback (config.dense_prf) moved the question vector toward; the dense stage was re-run from there.
+    dense_feedback: tuple[str, ...] = ()
 
     @property
     def final(self) -> list[Candidate]:
@@ -140,6 +142,7 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
     dense_hits = store.search_dense(dense_vec, n, flt)
     sparse_hits = store.search_sparse(sparse_vec, n, flt)
     expansion: tuple[str, ...] = ()
+    dense_feedback: tuple[str, ...] = ()
     if config.prf and sparse_hits:
         feedback = [(stored_chunk(h.id, h.payload).chunk.embed_text, h.score) for h in sparse_hits[: config.prf_docs]]
         expanded = expand_query(components.sparse, sparse_vec, feedback, config.prf_terms, config.prf_weight)
@@ -147,7 +150,8 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
         sparse_hits = store.search_sparse(sparse_vec, n, flt)
     fused_hits = fused_search(store, config, dense_vec, sparse_vec, flt, lists=(dense_hits, sparse_hits))
     if config.dense_prf and fused_hits:
-        top = ChunkFilter(ids=tuple(h.id for h in fused_hits[: config.dense_prf_docs]), include_quarantined=flt.include_quarantined)
+        dense_feedback = tuple(h.id for h in fused_hits[: config.dense_prf_docs])
+        top = ChunkFilter(ids=dense_feedback, include_quarantined=flt.include_quarantined)
         vectors = [r.dense for r in store.records(top, with_vectors=True) if r.dense is not None]
         dense_vec = rocchio(dense_vec, vectors, config.dense_prf_weight)
         dense_hits = store.search_dense(dense_vec, n, flt)
@@ -193,7 +197,7 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
         for cid, hit in payloads.items()
     )
     candidates = tuple(sorted(candidates, key=_display_order))
-    return RetrievalResult(question, config, reranker.name, candidates, flt, timings, expansion)
+    return RetrievalResult(question, config, reranker.name, candidates, flt, timings, expansion, dense_feedback)
 
 
 def fused_search(
