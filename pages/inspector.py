@@ -5,7 +5,8 @@ Thin: widgets here; retrieval, explanations, tracking, comparison and the probe 
 Query parameters, so other pages can link "Open in inspector" (parsed by rag.inspect_params):
     ?q=QUESTION&fusion=rrf|dbsf|weighted_rrf|union|dense|sparse&candidates=N&k=N
     &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|maxsim-fusion[:w]|cross-encoder:<name or path>
-    &dense_weight=W&rrf_k=N&min_score=S&source=NAME&tag=NAME&track=<chunk id>
+    &dense_weight=W&rrf_k=N&min_score=S&prf=1&prf_docs=N&prf_terms=N&prf_weight=W
+    &dense_prf=1&dense_prf_docs=N&dense_prf_weight=W&source=NAME&tag=NAME&track=<chunk id>
 `source` and `tag` may repeat. A link is applied once when it arrives; later edits are the user's.
 Session-state keys start with `inspector_`. Document text is only ever shown escaped (st.markdown of
 `escape_markdown` / `highlight_markdown` output) or in dataframes, never rendered as HTML.
@@ -15,9 +16,10 @@ import dataclasses
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import ui
-from rag.compare import Comparison, compare, config_label
+from rag.compare import Comparison, compare, config_label, feedback_notes
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
 from rag.explain import escape_markdown, explain
@@ -49,6 +51,7 @@ def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) ->
     ss["inspector_rrf_k"] = config.rrf_k
     ss["inspector_use_min"] = config.min_score is not None
     ss["inspector_min_score"] = float(config.min_score or 0.0)
+    ui.set_expansion_state("inspector", config)
     if flt is not None:
         ss["inspector_sources"] = list(flt.sources)
         ss["inspector_tags"] = list(flt.tags)
@@ -88,6 +91,7 @@ def settings_sidebar() -> RetrievalConfig | None:
         rrf_k = st.number_input("RRF k", 1, 1000, key="inspector_rrf_k")
         use_min = st.checkbox("Cut on a minimum final-stage score", key="inspector_use_min")
         min_score = st.number_input("Min score", step=0.01, format="%.4f", key="inspector_min_score", disabled=not use_min)
+        expansion = ui.expansion_inputs("inspector", base)
     try:
         return dataclasses.replace(
             base,
@@ -98,6 +102,7 @@ def settings_sidebar() -> RetrievalConfig | None:
             dense_weight=float(dense_weight),
             rrf_k=int(rrf_k),
             min_score=float(min_score) if use_min else None,
+            **expansion,
         )
     except RagError as e:
         st.error(str(e))
@@ -117,6 +122,12 @@ def filter_inputs() -> ChunkFilter:
 
 def where(c: Candidate) -> str:
     return " > ".join(x for x in (c.chunk.chunk.source, c.chunk.chunk.heading) if x)
+
+
+def expansion_notes(result: RetrievalResult, where: DeltaGenerator | None = None) -> None:
+    """What PRF and dense feedback changed, by stage; expansion words come from documents, so escaped."""
+    for stage, note in feedback_notes(result).items():
+        (where or st).caption(f"**{stage} stage**: {escape_markdown(note)}")
 
 
 def stage_table(result: RetrievalResult) -> Candidate | None:
@@ -232,12 +243,17 @@ def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter) ->
     st.session_state.setdefault("inspector_cmp_reranker", "none")
     st.session_state.setdefault("inspector_cmp_candidates", config.candidates)
     st.session_state.setdefault("inspector_cmp_k", config.final_k)
+    st.session_state.setdefault("inspector_cmp_prf", config.prf)
+    st.session_state.setdefault("inspector_cmp_dense_prf", config.dense_prf)
     fusion = cols[0].selectbox("B fusion", FUSION_METHODS, key="inspector_cmp_fusion")
     reranker = cols[1].selectbox("B reranker", list(RERANKERS), key="inspector_cmp_reranker")
     candidates = cols[2].number_input("B candidates", 1, 2000, key="inspector_cmp_candidates")
     final_k = cols[3].number_input("B final k", 1, 500, key="inspector_cmp_k")
+    toggles = st.columns(2)
+    prf = toggles[0].checkbox("B: PRF (A's PRF numbers)", key="inspector_cmp_prf")
+    dense_prf = toggles[1].checkbox("B: dense PRF (A's numbers)", key="inspector_cmp_dense_prf")
     if st.button("Compare", key="inspector_cmp_button"):
-        config_b = dataclasses.replace(config, fusion=fusion, reranker=reranker, candidates=int(candidates), final_k=int(final_k))
+        config_b = dataclasses.replace(config, fusion=fusion, reranker=reranker, candidates=int(candidates), final_k=int(final_k), prf=prf, dense_prf=dense_prf)
         try:
             with st.spinner("Running both configs…"):
                 st.session_state["inspector_cmp"] = compare(components, question, config, config_b, flt)
@@ -253,6 +269,7 @@ def show_comparison(cmp: Comparison) -> None:
     left, right = st.columns(2)
     for col, name, result in ((left, "A", cmp.a), (right, "B", cmp.b)):
         col.markdown(f"**{name}**: {config_label(result.config)} · reranker ran: `{result.reranker}`")
+        expansion_notes(result, col)
         frame = pd.DataFrame([{"rank": c.final_rank, "source > heading": where(c), "score": c.final_score} for c in result.final])
         col.dataframe(frame, hide_index=True, key=f"inspector_cmp_{name}", column_config={"rank": RANK, "score": SCORE})
     changes = pd.DataFrame(
@@ -314,6 +331,7 @@ if config is not None and question.strip():
     if result is not None:
         timings = " · ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
         st.caption(f"Reranker ran: **{result.reranker}** · {config_label(config)} · {timings}")
+        expansion_notes(result)
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
         chosen = stage_table(result) if result.candidates else None  # an empty table has no columns to format
