@@ -17,7 +17,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+import ui
 from rag.answer.render import md_escape
+from rag.compare import config_label
 from rag.components import Components
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
@@ -118,7 +120,10 @@ def _question_sets(data_dir: Path) -> str | None:
 def _run_form(components: Components, name: str) -> None:
     """Settings for a run, the run button, and the progress bar with its cancel button."""
     base = components.settings.retrieval
-    defaults = {"eval_fusion": base.fusion, "eval_candidates": max(base.candidates, MIN_CANDIDATES), "eval_k": base.final_k, "eval_reranker": base.reranker}
+    defaults = {
+        "eval_fusion": base.fusion, "eval_candidates": max(base.candidates, MIN_CANDIDATES), "eval_k": base.final_k,
+        "eval_reranker": base.reranker, "eval_dense_weight": base.dense_weight, "eval_rrf_k": base.rrf_k,
+    }  # fmt: skip
     for key, value in defaults.items():
         st.session_state.setdefault(key, value)
     cols = st.columns(5)
@@ -127,6 +132,10 @@ def _run_form(components: Components, name: str) -> None:
     final_k = cols[2].number_input("Final k", 1, 100, key="eval_k")
     reranker = cols[3].selectbox("Reranker", list(dict.fromkeys([base.reranker, *RERANKERS])), key="eval_reranker")
     min_score = cols[4].number_input("Min score", value=base.min_score, key="eval_min_score", help="Empty: no threshold.")
+    fusion_cols = st.columns(2)
+    dense_weight = fusion_cols[0].slider("Dense weight (weighted_rrf)", 0.0, 1.0, step=0.05, key="eval_dense_weight")
+    rrf_k = fusion_cols[1].number_input("RRF k", 1, 1000, key="eval_rrf_k", help="rrf, weighted_rrf and union")
+    expansion = ui.expansion_inputs("eval", base)
     has_key = bool(components.settings.anthropic_api_key)
     answers = st.checkbox("Also answer each question and score the answers", key="eval_answers", help="Claude with a key, else the offline extractive answerer.")
     judge = st.checkbox("Judge faithfulness per sentence with Claude", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")
@@ -137,7 +146,10 @@ def _run_form(components: Components, name: str) -> None:
     if not st.button("Run eval", key="eval_start", type="primary"):
         return
     try:
-        config = dataclasses.replace(base, fusion=fusion, candidates=int(candidates), final_k=int(final_k), reranker=reranker, min_score=min_score)
+        config = dataclasses.replace(
+            base, fusion=fusion, candidates=int(candidates), final_k=int(final_k), reranker=reranker, min_score=min_score,
+            dense_weight=float(dense_weight), rrf_k=int(rrf_k), **expansion,
+        )  # fmt: skip
         qset = load_question_set(components.settings.data_dir, name)
         bar = st.progress(0.0, text=f"0/{len(qset.questions)}")
         cancel_slot = st.empty()
@@ -162,9 +174,8 @@ def _runs(data_dir: Path, name: str) -> list[EvalRun]:
 
 
 def _run_label(run: EvalRun) -> str:
-    c = run.config
     mark = " · baseline" if run.baseline else ""
-    return f"{run.id} · {c.fusion}, {c.candidates} cand., k {c.final_k}, {run.models.get('reranker', c.reranker)}{mark}"
+    return f"{run.id} · {config_label(run.config)}{mark}"
 
 
 def _results(run: EvalRun) -> None:
