@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from rag.cli import load_components, main
+from rag.cli.options import retrieval_options, with_options
+from rag.compare import config_label
 from rag.components import Components
 from rag.config import FUSION_METHODS
 from rag.errors import RagError
@@ -42,8 +44,9 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @click.option("--candidates", type=click.IntRange(min=1), default=None, help=f"Candidates per stage (default: the setting, at least {MIN_CANDIDATES}).")
 @click.option("--k", "final_k", type=click.IntRange(min=1), default=None, help="Final k.")
 @click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None)
-@click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], cross-encoder:<path>.")
+@click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>.")
 @click.option("--min-score", type=float, default=None, help="Drop final chunks scoring below this.")
+@retrieval_options
 @click.option("--answers", is_flag=True, help="Also answer each question and score citations and abstentions.")
 @click.option("--judge", is_flag=True, help="With --answers: judge each sentence's faithfulness with Claude (needs ANTHROPIC_API_KEY).")
 @click.option("--baseline", default=None, help="Compare with this run id, or 'marked' for the set's marked baseline.")
@@ -53,7 +56,7 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 def eval_command(
     qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None, candidates: int | None,
     final_k: int | None, fusion: str | None, reranker: str | None, min_score: float | None, answers: bool, judge: bool,
-    baseline: str | None, mark_baseline: bool, list_runs: bool, as_json: bool,
+    baseline: str | None, mark_baseline: bool, list_runs: bool, as_json: bool, **options: object,
 ) -> None:  # fmt: skip
     """Evaluate retrieval (and optionally answers) on SET.jsonl or --beir DIR; every run is stored."""
     if list_runs:
@@ -76,14 +79,8 @@ def eval_command(
             if limit:
                 questions = dataclasses.replace(questions, questions=questions.questions[:limit])
         base = components.settings.retrieval
-        config = dataclasses.replace(
-            base,
-            candidates=candidates or max(base.candidates, MIN_CANDIDATES),
-            final_k=final_k or base.final_k,
-            fusion=fusion or base.fusion,
-            reranker=reranker or base.reranker,
-            min_score=base.min_score if min_score is None else min_score,
-        )
+        given = {"candidates": candidates or max(base.candidates, MIN_CANDIDATES), "final_k": final_k, "fusion": fusion, "reranker": reranker, "min_score": min_score}
+        config = with_options(base, {**options, **given})
         llm_judge = FaithfulnessJudge.from_settings(components.settings) if judge else None
         if judge and llm_judge is None:
             raise click.UsageError("--judge needs ANTHROPIC_API_KEY")
@@ -119,8 +116,7 @@ def _bar(total: int, label: str):
 
 def _print_run(run: EvalRun) -> None:
     click.echo(f"run {run.id}  set {run.set_name}  collection {run.collection} ({run.fingerprint})")
-    c = run.config
-    click.echo(f"fusion {c.fusion}  candidates {c.candidates}  k {c.final_k}  reranker {run.models.get('reranker')}  min score {c.min_score}")
+    click.echo(f"{config_label(run.config)}  (reranker ran: {run.models.get('reranker')})")
     columns = (*HEADLINE, "recall@20")
     click.echo("stage".ljust(16) + "".join(m.rjust(11) for m in columns))
     for stage, title in STAGE_TITLES.items():

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import click
 
 from rag.cli import load_components, main
-from rag.compare import config_label
+from rag.cli.options import retrieval_options, with_options
+from rag.compare import config_label, feedback_notes
 from rag.config import FUSION_METHODS
 from rag.errors import RagError
 from rag.retrieve import STAGES, Candidate, retrieve
@@ -21,30 +21,32 @@ from rag.types import ChunkFilter
 @click.option("--candidates", type=int, default=None, help="Candidates per stage (dense, sparse, fused).")
 @click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None, help="How the dense and sparse lists are fused.")
 @click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>.")
-@click.option("--dense-weight", type=float, default=None, help="Dense share for weighted_rrf (0-1).")
-@click.option("--rrf-k", type=int, default=None, help="RRF k.")
 @click.option("--min-score", type=float, default=None, help="Drop final chunks whose last-stage score is below this.")
+@retrieval_options
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
 @click.option("--collection", default=None, help="Collection name (default: RAGSCOPE_COLLECTION or 'docs').")
-@click.option("--json", "as_json", is_flag=True, help="Print {reranker, results: [...]} with every candidate's per-stage ranks and scores.")
+@click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with every candidate's per-stage ranks and scores.")
 def search(question: str, as_json: bool, collection: str | None, filters: tuple[str, ...], **overrides: object) -> None:
     """Search QUESTION and print every candidate with its rank and score in each stage."""
     flt = parse_filters(filters)
     components = load_components(collection)
     try:
-        config = dataclasses.replace(components.settings.retrieval, **{k: v for k, v in overrides.items() if v is not None})
+        config = with_options(components.settings.retrieval, overrides)
         result = retrieve(components, question, config, flt)
     except RagError as e:
         raise click.ClickException(str(e)) from None
     finally:
         components.close()
     if as_json:
-        click.echo(json.dumps({"reranker": result.reranker, "results": [c.as_row() for c in result.candidates]}, ensure_ascii=False, indent=2))
+        out = {"reranker": result.reranker, "expansion": list(result.expansion), "dense_feedback": list(result.dense_feedback), "results": [c.as_row() for c in result.candidates]}
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
     click.echo(f"{'final':>5}  {'chunk':8}  {'dense':>12}  {'sparse':>12}  {'fused':>12}  {'rerank':>12}  source > heading")
     for c in result.candidates:
         click.echo(_line(c))
     click.echo(f"reranker: {result.reranker} · {config_label(config)} · " + ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items()), err=True)
+    for stage, note in feedback_notes(result).items():
+        click.echo(f"{stage} stage: {note}", err=True)
 
 
 def parse_filters(filters: tuple[str, ...]) -> ChunkFilter:
