@@ -4,25 +4,20 @@ baseline and comparison. The tab lives on the Ask page; AppTest renders a tab's 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 import pytest
+from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from rag.config import RetrievalConfig
 from rag.eval.qsets import list_question_sets
 from rag.eval.runs import list_runs, load_run
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
 
 def eval_tab() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/ask.py")
-    return at.run()
+    return open_page("pages/ask.py", timeout=120)
 
 
 def table(at: AppTest, column: str):

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from apptest_pages import open_page
 from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, ingest_corpus
 from streamlit.testing.v1 import AppTest
 
 from rag.components import build_components
 from rag.ingest import ingest_files
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 HOSTILE = """# Tricks
 
 ## Garden tricks
@@ -33,12 +32,7 @@ def store(settings):
 
 
 def _open(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.run()
-    at.switch_page("pages/inspector.py")
-    return at.run()
+    return open_page("pages/inspector.py", **params)
 
 
 def _table(at: AppTest):
