@@ -8,8 +8,10 @@ this module offers rescoring stages that load offline from the models we already
 - `dense-cosine`: exact cosine between the question and each candidate's stored dense vector.
 - `score-fusion[:w]`: exact dense cosine and BM25 score for every candidate (including those only one
   list found), min-max normalised over the candidates and mixed with dense weight w (default 0.5).
-- `sentence-maxsim[:a]`: the best single sentence of each chunk against the question, blended with the
-  whole chunk's cosine: a * max sentence cosine + (1 - a) * chunk cosine (default a = 0.5).
+- `sentence-maxsim[:a]`: the best single sentence of each chunk (its heading path counting as one)
+  against the question, blended with the whole chunk's cosine: a * max sentence cosine + (1 - a) *
+  chunk cosine (default a = 0.5). Sentence vectors stored at ingest are read by a Qdrant MaxSim query;
+  a collection without them has the candidates' sentences encoded per question (seconds, not ms).
 - `maxsim-fusion[:w]`: score-fusion with the sentence-maxsim score as its dense side.
 
 Exact scores come from the store itself (a query restricted to the candidates' ids), so they are the
@@ -30,6 +32,7 @@ import numpy as np
 from rag.chunker import split_sentences
 from rag.encoders import DenseEncoder
 from rag.errors import ConfigError, EncoderError
+from rag.sentences import sentence_texts
 from rag.store.base import Store
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
@@ -129,8 +132,9 @@ class SentenceMaxSimReranker(_WeightedReranker):
     """Best-matching sentence of each chunk (weight = its share), blended with the chunk's own cosine.
 
     A long chunk's single vector averages its topics away (and the dense model reads only its first
-    256 tokens); the one sentence that answers the question keeps its full similarity. Sentence
-    vectors are cached per process (by model and text), so a chunk seen before costs nothing.
+    256 tokens); the one sentence that answers the question keeps its full similarity. The chunk's
+    "sentences" are `rag.sentences.sentence_texts` (heading path included); see `best_sentence_scores`
+    for where their vectors come from.
     """
 
     base_name = "sentence-maxsim"
@@ -139,8 +143,8 @@ class SentenceMaxSimReranker(_WeightedReranker):
         ctx = _need(context, self.name)
         a = self.weight
         chunk_cos = exact_dense_scores(ctx, chunks) if a < 1.0 else [0.0] * len(chunks)
-        per_chunk = sentence_scores_many(ctx.dense, ctx.dense_query, [c.chunk.text for c in chunks])
-        return [a * max(sentences, default=whole) + (1.0 - a) * whole for sentences, whole in zip(per_chunk, chunk_cos, strict=True)]
+        best = best_sentence_scores(ctx, chunks)
+        return [a * sentence + (1.0 - a) * whole for sentence, whole in zip(best, chunk_cos, strict=True)]
 
 
 class CrossEncoderReranker:
@@ -216,21 +220,36 @@ def exact_sparse_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> li
     return [by_id.get(c.chunk.id, 0.0) for c in chunks]
 
 
+def best_sentence_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> list[float]:
+    """Each chunk's best `sentence_texts` cosine with the question.
+
+    Read from the sentence vectors stored at ingest (a MaxSim query restricted to the candidates'
+    ids: milliseconds) when the collection has them; a chunk without them (older collections) has
+    its sentences encoded now, with the same texts and encoder, so both paths give the same score.
+    """
+    hits = ctx.store.search_sentences(ctx.dense_query, len(chunks), _ids_filter(ctx.flt, chunks)) if chunks else []
+    by_id = {h.id: h.score for h in hits}
+    missing = [c for c in chunks if c.chunk.id not in by_id]
+    if missing:
+        encoded = _cosines(ctx.dense, ctx.dense_query, [sentence_texts(c.chunk) for c in missing])
+        by_id.update((c.chunk.id, max(cosines)) for c, cosines in zip(missing, encoded, strict=True))
+    return [by_id[c.chunk.id] for c in chunks]
+
+
 def sentence_scores(dense: DenseEncoder, query: np.ndarray, text: str) -> list[float]:
     """Cosine of the question with each sentence of `text` (in `split_sentences` order)."""
-    return sentence_scores_many(dense, query, [text])[0]
+    return _cosines(dense, query, [[text[a:b] for a, b in split_sentences(text)]])[0]
 
 
-def sentence_scores_many(dense: DenseEncoder, query: np.ndarray, texts: Sequence[str]) -> list[list[float]]:
-    """`sentence_scores` for several texts with one encoder call for all uncached sentences (batching is
-    several times faster than a call per chunk)."""
-    per_text = [[text[a:b] for a, b in split_sentences(text)] for text in texts]
-    flat = [s for sentences in per_text for s in sentences]
+def _cosines(dense: DenseEncoder, query: np.ndarray, groups: Sequence[Sequence[str]]) -> list[list[float]]:
+    """The question's cosine with every text of each group, with one encoder call for all uncached
+    texts (batching is several times faster than a call per chunk)."""
+    flat = [s for sentences in groups for s in sentences]
     if not flat:
-        return [[] for _ in texts]
+        return [[] for _ in groups]
     cosines = (_SENTENCE_CACHE.vectors(dense, flat) @ np.asarray(query, dtype=np.float32)).tolist()
     out, i = [], 0
-    for sentences in per_text:
+    for sentences in groups:
         out.append(cosines[i : i + len(sentences)])
         i += len(sentences)
     return out

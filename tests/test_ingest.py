@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from counting import CountingDense
 
 from rag import journal
 from rag.components import Components, build_components
@@ -26,7 +26,6 @@ from rag.ingest import (
     set_quarantine,
     set_tags,
 )
-from rag.config import Settings
 from rag.loaders import load_document
 from rag.sentences import sentence_texts
 from rag.types import ChunkFilter
@@ -45,30 +44,6 @@ The first ferry leaves at seven. The last one leaves at eleven at night.
 
 Bikes ride free on weekdays. At weekends a bike ticket costs one euro.
 """
-
-
-class CountingDense:
-    """The real dense encoder, counting what it is asked to embed (the test's witness, not a fake)."""
-
-    def __init__(self, inner) -> None:  # noqa: ANN001
-        self.inner = inner
-        self.name = inner.name
-        self.calls: list[list[str]] = []
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def texts(self) -> list[str]:
-        return [t for call in self.calls for t in call]
-
-    def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        self.calls.append(list(texts))
-        return self.inner.encode_documents(texts, batch_size=batch_size)
-
-    def encode_query(self, text: str) -> np.ndarray:
-        return self.inner.encode_query(text)
 
 
 @pytest.fixture

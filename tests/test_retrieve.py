@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
+from counting import CountingDense
 from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401 (fixture)
 
+from rag.components import build_components
 from rag.config import RetrievalConfig
 from rag.errors import ConfigError
-from rag.ingest import set_quarantine
-from rag.rerank import sentence_scores
+from rag.ingest import ingest_files, set_quarantine
+from rag.rerank import clear_sentence_cache
 from rag.retrieve import retrieve
+from rag.sample import sample_files
+from rag.sentences import sentence_texts
 from rag.types import ChunkFilter
 
 
@@ -106,8 +111,8 @@ def test_score_fusion_reranker_mixes_normalised_scores(corpus):
 def test_sentence_maxsim_reranker_takes_best_sentence(corpus):
     result = retrieve(corpus, "Which shipping boxes can be scanned?", RetrievalConfig(candidates=3, final_k=3, fusion="dense", reranker="sentence-maxsim:1"))
     query = corpus.dense.encode_query("Which shipping boxes can be scanned?")
-    for c in result.ranked("rerank"):
-        assert c.rerank.score == pytest.approx(max(sentence_scores(corpus.dense, query, c.chunk.chunk.text)), abs=1e-5)
+    for c in result.ranked("rerank"):  # the best of the chunk's heading path and its sentences
+        assert c.rerank.score == pytest.approx(float(np.max(corpus.dense.encode_documents(sentence_texts(c.chunk.chunk)) @ query)), abs=1e-5)
 
 
 def test_filters_are_applied_inside_qdrant(corpus):
@@ -158,3 +163,33 @@ def test_maxsim_fusion_mixes_sentence_side_with_bm25(corpus):
     bm25_a = retrieve(corpus, question, dataclasses.replace(config, reranker="maxsim-fusion:0"))
     bm25_b = retrieve(corpus, question, dataclasses.replace(config, reranker="score-fusion:0"))
     assert {c.id: c.rerank.score for c in bm25_a.ranked("rerank")} == pytest.approx({c.id: c.rerank.score for c in bm25_b.ranked("rerank")})
+
+
+SAMPLE_QUESTIONS = (
+    "How long does it take for an approved refund to reach my card?",
+    "Can I get my money back on a monthly plan?",
+    "How do I turn on two-factor authentication?",
+)
+
+
+def test_stored_sentence_vectors_rescore_like_query_time_encoding_without_encoding(sample_components, settings):
+    """Stored sentence vectors (MaxSim in Qdrant) and the fallback's per-question encoding give the same
+    scores and order; the stored path never asks the encoder for a document text."""
+    stored = dataclasses.replace(sample_components, dense=CountingDense(sample_components.dense))
+    plain = build_components(dataclasses.replace(settings, collection="plain", sentence_vectors=False))
+    try:
+        assert not ingest_files(plain, sample_files()).errors
+        plain = dataclasses.replace(plain, dense=CountingDense(plain.dense))
+        assert stored.store.collection_models().sentence_vectors and not plain.store.collection_models().sentence_vectors
+        for reranker in ("sentence-maxsim", "maxsim-fusion:0.6"):
+            for question in SAMPLE_QUESTIONS:
+                config = RetrievalConfig(reranker=reranker)
+                clear_sentence_cache()  # a new question for both paths
+                from_store, encoded = retrieve(stored, question, config), retrieve(plain, question, config)
+                assert [c.id for c in from_store.ranked("rerank")] == [c.id for c in encoded.ranked("rerank")]
+                scores = {c.id: c.rerank.score for c in from_store.ranked("rerank")}
+                assert scores == pytest.approx({c.id: c.rerank.score for c in encoded.ranked("rerank")}, abs=1e-4)
+        assert stored.dense.calls == []
+        assert plain.dense.calls  # the witness works: the fallback did encode the candidates' sentences
+    finally:
+        plain.close()

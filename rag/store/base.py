@@ -46,7 +46,7 @@ class CollectionModels:
             "sentence_vectors": self.sentence_vectors,
         }
 
-    def same_models(self, other: "CollectionModels") -> bool:
+    def same_models(self, other: CollectionModels) -> bool:
         """True when `other` names the same encoders (so their vectors may share this collection)."""
         return (self.dense_model, self.dense_dim, self.sparse_model) == (other.dense_model, other.dense_dim, other.sparse_model)
 
