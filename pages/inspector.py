@@ -155,8 +155,11 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
     return result.candidates[picked[0]] if picked else (result.candidates[0] if result.candidates else None)
 
 
-def chunk_detail(question: str, candidate: Candidate) -> None:
-    """The chosen chunk's full text, matched terms in bold and the best sentence highlighted, all escaped."""
+def chunk_detail(question: str, candidate: Candidate, expanded: bool) -> None:
+    """The chosen chunk's full text, matched terms in bold and the best sentence highlighted, all escaped.
+
+    `expanded`: query expansion changed a stage's query, so its table score is not the question's own.
+    """
     st.markdown(f"#### {escape_markdown(where(candidate))}")
     st.caption(f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · {candidate.movement}")
     try:
@@ -165,6 +168,8 @@ def chunk_detail(question: str, candidate: Candidate) -> None:
         st.error(str(e))
         return
     st.markdown(ex.markdown())
+    if expanded:
+        st.caption("The scores below are for the question's own words and vector; the stages query expansion changed (see above) ranked with the expanded query.")
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Sparse (BM25) score {ex.sparse.score:.4f}** = Σ query weight × IDF (applied by Qdrant) × stored term weight")
@@ -336,7 +341,7 @@ if config is not None and question.strip():
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
         chosen = stage_table(result) if result.candidates else None  # an empty table has no columns to format
         if chosen is not None:
-            chunk_detail(question, chosen)
+            chunk_detail(question, chosen, bool(feedback_notes(result)))
         track_tab, compare_tab, health_tab = st.tabs(["Track an expected chunk", "Compare two configs", "Health check"])
         with track_tab:
             track_section(question, config, flt)

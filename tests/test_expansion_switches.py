@@ -95,7 +95,7 @@ def test_turning_prf_on_in_the_inspector_shows_the_words_retrieve_added(sample_s
     assert expected.expansion
     at = open_page("pages/inspector.py", q=QUESTION, fusion="rrf", reranker="none")
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert not any("BM25 query expanded" in c for c in _captions(at))
+    assert not any("BM25 query expanded" in c or "question's own words" in c for c in _captions(at))
     assert at.checkbox(key="inspector_prf").value is False
     at.checkbox(key="inspector_prf").check()
     at.run()
@@ -103,6 +103,7 @@ def test_turning_prf_on_in_the_inspector_shows_the_words_retrieve_added(sample_s
     shown = _captions(at)
     assert f"sparse stage: BM25 query expanded with: {', '.join(expected.expansion)}" in [c.replace("**", "") for c in shown]
     assert any(config_label(expected.config) in c for c in shown)
+    assert any(c.startswith("The scores below are for the question's own words") for c in shown)  # the chunk detail says so
     # The table's sparse stage is the expanded query's ranking.
     table = at.dataframe(key="inspector_table").value
     sparse = table.dropna(subset=["sparse #"]).sort_values("sparse #")["chunk id"].tolist()
