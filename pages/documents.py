@@ -34,6 +34,7 @@ from rag.ingest import (
 )
 from rag.loaders import load_document
 from rag.sample import SAMPLE_TAG, sample_files
+from rag.sentences import sentence_vectors_note
 from rag.types import Chunk, Document, StoredChunk
 
 components = ui.page("Documents")
@@ -78,6 +79,7 @@ def show_stats() -> None:
     cols[2].metric("Flagged", stats.flagged, help="Chunks the injection scan flagged (see below)")
     cols[3].metric("Quarantined", stats.quarantined, help="Stored but never retrieved")
     cols[4].metric("Backend", "embedded" if stats.backend == "edge" else "server", help=f"Collection {settings.collection}")
+    st.caption(sentence_vectors_note(stats.sentence_vectors))
     shown = st.session_state.pop("documents_notice", None)
     if shown:
         (st.success if shown[0] == "success" else st.error)(md_escape(shown[1]))

@@ -202,8 +202,7 @@ def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgr
     added = [(p, c) for p in plans for c in p.added]
     texts = [c.embed_text for _, c in added]
     dense = _encode_sorted(components.dense, texts, _stage(progress, "chunks"))
-    models = components.store.collection_models()
-    if models is not None and models.sentence_vectors:
+    if sentence_vectors_stored(components):
         sentences: list[Any] = _encode_sentences(components.dense, [c for _, c in added], _stage(progress, "sentences"))
     else:
         sentences = [None] * len(added)
@@ -480,6 +479,7 @@ class CollectionStats:
     flagged: int
     quarantined: int
     backend: str
+    sentence_vectors: bool | None = None  # stored for sentence rescoring; None: no collection yet
 
 
 def collection_stats(components: Components) -> CollectionStats:
@@ -492,4 +492,11 @@ def collection_stats(components: Components) -> CollectionStats:
         flagged=store.count(ChunkFilter(include_quarantined=True, flagged_only=True)),
         quarantined=everything - store.count(ChunkFilter()),
         backend=store.backend,
+        sentence_vectors=sentence_vectors_stored(components),
     )
+
+
+def sentence_vectors_stored(components: Components) -> bool | None:
+    """Whether the collection stores sentence vectors (None: no collection yet). Cheap: metadata only."""
+    models = components.store.collection_models()
+    return models.sentence_vectors if models else None

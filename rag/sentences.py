@@ -32,11 +32,11 @@ def sentence_vectors_note(stored: bool | None) -> str:
         stored: whether the collection stores sentence vectors; None when there is no collection yet.
     """
     if stored is None:
-        return "Sentence vectors: no collection yet; it is created at the first ingest (RAGSCOPE_SENTENCE_VECTORS decides)."
+        return "Sentence vectors: no collection yet; the first ingest creates it (`RAGSCOPE_SENTENCE_VECTORS` decides)."
     if stored:
         return "Sentence vectors: stored; sentence-maxsim and maxsim-fusion rescore from them without encoding."
     return (
         "Sentence vectors: not stored in this collection; sentence-maxsim and maxsim-fusion encode the "
         "candidates' sentences for every new question (slower). Only a new collection can add them: "
-        "ingest into another RAGSCOPE_COLLECTION with RAGSCOPE_SENTENCE_VECTORS=1."
+        "ingest into another `RAGSCOPE_COLLECTION` with `RAGSCOPE_SENTENCE_VECTORS=1`."
     )

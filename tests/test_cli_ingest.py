@@ -67,6 +67,18 @@ def test_docs_plain_listing(folder):
     assert lines[1].split("\t")[:4] == ["guide.md", "2 chunks", f"{len(GUIDE)} B", "ferry,help"]
 
 
+def test_docs_says_whether_sentence_vectors_are_stored(folder, monkeypatch):
+    assert _run("ingest", str(folder)).exit_code == 0
+    assert _run("docs").stderr.startswith("Sentence vectors: stored")
+    monkeypatch.setenv("RAGSCOPE_SENTENCE_VECTORS", "0")  # decides for new collections only
+    assert _run("ingest", str(folder), "--collection", "plain").exit_code == 0
+    assert "not stored in this collection" in _run("docs", "--collection", "plain").stderr
+    assert _run("docs").stderr.startswith("Sentence vectors: stored")
+    monkeypatch.setenv("RAGSCOPE_SENTENCE_VECTORS", "maybe")
+    bad = _run("docs")
+    assert bad.exit_code != 0 and "RAGSCOPE_SENTENCE_VECTORS must be 1, 0, true or false" in bad.output
+
+
 def test_strategy_size_and_tags_options(folder):
     result = _run("ingest", str(folder / "guide.md"), "--strategy", "fixed", "--size", "50", "--overlap", "0", "--tags", "b,a,,a")
     assert result.exit_code == 0, result.output

@@ -7,6 +7,7 @@ stored documents stay as they were; .zip folders; flagged chunks quarantined and
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import zipfile
@@ -105,6 +106,7 @@ def test_upload_preview_ingest_table_tags_delete():
     at = _page()
     assert _metrics(at) == {"Documents": "0", "Chunks": "0", "Flagged": "0", "Quarantined": "0", "Backend": "embedded"}
     assert any("No documents yet" in i.value for i in at.info)
+    assert any(c.value.startswith("Sentence vectors: no collection yet") for c in at.caption)
 
     _upload(at, ("guide.md", GUIDE), ("prices.md", PRICES))
     overview = _frame(at, "Preview: files to ingest")
@@ -120,6 +122,7 @@ def test_upload_preview_ingest_table_tags_delete():
 
     _click(at, "documents_ingest")
     assert _metrics(at)["Documents"] == "2" and _metrics(at)["Chunks"] == "4"
+    assert any(c.value.startswith("Sentence vectors: stored") for c in at.caption)
     assert any("2 document(s) ingested: 4 chunks written" in s.value for s in at.success)
     table = _frame(at, "Ingested documents").set_index("source")
     assert table.loc["guide.md", "chunks"] == 3 and table.loc["prices.md", "size"] == len(PRICES)
@@ -205,6 +208,15 @@ def _zip(entries: list[tuple[str, bytes]]) -> bytes:
         for name, data in entries:
             z.writestr(name, data)
     return buf.getvalue()
+
+
+def test_collection_without_sentence_vectors_says_rescoring_encodes_per_question(settings):
+    components = build_components(dataclasses.replace(settings, sentence_vectors=False))
+    assert not ingest_files(components, [("guide.md", GUIDE)]).errors
+    components.close()
+    at = _page()
+    (note,) = [c.value for c in at.caption if c.value.startswith("Sentence vectors")]
+    assert "not stored in this collection" in note and "encode" in note and "new collection" in note
 
 
 def test_zip_upload_of_a_folder():

@@ -11,7 +11,8 @@ from rag.cli import load_components, main, progress_bar
 from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
 from rag.archive import ArchiveLimits, expand_zip, is_zip_name
-from rag.ingest import FileResult, IngestSummary, clean_tags, collect_paths, delete_document, ingest_files, list_documents
+from rag.ingest import FileResult, IngestSummary, clean_tags, collect_paths, delete_document, ingest_files, list_documents, sentence_vectors_stored
+from rag.sentences import sentence_vectors_note
 
 
 # Files read and handed to ingest_files at a time: enough documents for its cross-document embedding
@@ -102,13 +103,15 @@ def _advance(bar, message: str) -> None:  # noqa: ANN001 - tqdm
 @click.option("--collection", default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def docs(collection: str | None, as_json: bool) -> None:
-    """List ingested documents with chunk counts."""
+    """List ingested documents with chunk counts (and, on stderr, whether sentence vectors are stored)."""
     components = load_components(collection)
     rows = list_documents(components)
+    stored = sentence_vectors_stored(components)
     components.close()
     if as_json:
         click.echo(json.dumps([r.__dict__ | {"tags": list(r.tags)} for r in rows], indent=2))
         return
+    click.echo(sentence_vectors_note(stored), err=True)
     for r in rows:
         click.echo(f"{r.source}\t{r.chunks} chunks\t{r.size_bytes} B\t{','.join(r.tags)}\t{r.ingested_at}")
 
