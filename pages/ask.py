@@ -83,7 +83,7 @@ def show_answer(answer: Answer) -> None:
     show_citations(answer)
     show_sources(answer)
     add_to_question_set(answer)
-    st.page_link(INSPECTOR, label="Open in inspector", icon="🔬", query_params=inspector_params(answer.question, answer.retrieval.config))
+    st.page_link(INSPECTOR, label="Open in inspector", icon="🔬", query_params=inspector_params(answer.question, answer.retrieval.config, settings.retrieval))
 
 
 def show_citations(answer: Answer) -> None:
@@ -194,7 +194,7 @@ def show_recent() -> None:
             cols = st.columns(2)
             cols[0].button("Ask again with these settings", key=f"ask_again_{r.id}", on_click=ask_again, args=(r,))
             with cols[1]:
-                st.page_link(INSPECTOR, label="Replay in inspector", icon="🔬", query_params=r.inspector_params())
+                st.page_link(INSPECTOR, label="Replay in inspector", icon="🔬", query_params=r.inspector_params(settings.retrieval))
 
 
 ask_tab, eval_tab = st.tabs(["Ask", "Eval"])

@@ -75,9 +75,9 @@ class AskRecord:
     retrieved: tuple[dict[str, Any], ...]  # every candidate: id, source, heading, rank and score per stage
     latency_ms: float
 
-    def inspector_params(self) -> dict[str, str]:
-        """Query parameters that open this ask in the search inspector with the same settings."""
-        return inspector_params(self.question, self.config)
+    def inspector_params(self, base: RetrievalConfig | None = None) -> dict[str, str]:
+        """Query parameters that open this ask in the search inspector with the same settings (`base`: the configured ones)."""
+        return inspector_params(self.question, self.config, base)
 
 
 class AskLog:

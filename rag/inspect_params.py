@@ -71,18 +71,21 @@ class InspectorRequest:
     track: str  # chunk id, or ""
 
 
-def inspector_params(question: str, config: RetrievalConfig) -> dict[str, str]:
+def inspector_params(question: str, config: RetrievalConfig, base: RetrievalConfig | None = None) -> dict[str, str]:
     """The inspector's query parameters for a question and the settings that ran it.
 
     q, fusion, candidates, k and reranker always; every other setting (dense_weight, rrf_k,
     min_score, the PRF and dense-PRF knobs) only where it differs from `RetrievalConfig()`'s
-    defaults, so links stay short and `parse_inspector_params(..., RetrievalConfig())` gives `config` back.
+    defaults or from `base`, so links stay short and `parse_inspector_params(params, base)` gives
+    `config` back, for both. Pass the deployment's configured settings as `base`: the inspector
+    reads links on top of them (e.g. `prf=0` when RAGSCOPE_PRF turned PRF on but this run had it off).
+    A min_score of None cannot be written: on a base with a cut, the cut applies.
     """
-    defaults = RetrievalConfig()
+    bases = (RetrievalConfig(), base or RetrievalConfig())
     params = {"q": question}
     for name, (field, _) in _PARAMS.items():
         value = getattr(config, field)
-        if value is not None and (name in _ALWAYS or value != getattr(defaults, field)):
+        if value is not None and (name in _ALWAYS or any(value != getattr(b, field) for b in bases)):
             params[name] = ("1" if value else "0") if isinstance(value, bool) else str(value)  # str(float): repr precision
     return params
 

@@ -68,8 +68,13 @@ def test_links_carry_only_what_differs_from_the_defaults():
     params = inspector_params("q", PRF)
     assert (params["prf"], params["prf_terms"]) == ("1", "6")
     assert "prf_docs" not in params and "dense_prf" not in params
-    # A link turning PRF off on a base that has it on says so explicitly.
-    assert parse_inspector_params({"prf": ["0"]}, PRF).config.prf is False
+    # On a deployment whose configured settings turn PRF on, a run with it off says prf=0.
+    configured = RetrievalConfig(prf=True, prf_terms=4, min_score=0.2)
+    plain = RetrievalConfig(min_score=0.3)
+    params = inspector_params("q", plain, configured)
+    assert (params["prf"], params["prf_terms"]) == ("0", "10")
+    assert parse_inspector_params({k: [v] for k, v in params.items()}, configured).config == plain
+    assert parse_inspector_params({k: [v] for k, v in params.items()}, RetrievalConfig()).config == plain
 
 
 @pytest.mark.parametrize(

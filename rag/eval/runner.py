@@ -101,7 +101,7 @@ def run_eval(
                 scores={},
                 gold_ranks=_gold_ranks(result, gold.chunk_ids),
                 verdict=verdict,
-                inspector=inspector_link(q.question, config, track),
+                inspector=inspector_link(q.question, config, track, components.settings.retrieval),
                 answer=record,
             )
         )

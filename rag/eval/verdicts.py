@@ -121,13 +121,13 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
     return Verdict("cut", f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept", {"final_k": k, **ranks}, best.id)
 
 
-def inspector_link(question: str, config: RetrievalConfig, track: str | None) -> dict[str, str]:
+def inspector_link(question: str, config: RetrievalConfig, track: str | None, base: RetrievalConfig | None = None) -> dict[str, str]:
     """Query parameters that open the search inspector on this question and the run's whole config, following the gold chunk.
 
     Beyond what `inspector_params` writes it always carries dense_weight and rrf_k, since a verdict can
-    depend on them (fusion weighted away from a stage).
+    depend on them (fusion weighted away from a stage). `base`: the configured settings the inspector reads links on.
     """
-    params = inspector_params(question, config) | {"dense_weight": str(config.dense_weight), "rrf_k": str(config.rrf_k)}
+    params = inspector_params(question, config, base) | {"dense_weight": str(config.dense_weight), "rrf_k": str(config.rrf_k)}
     return params | ({"track": track} if track else {})
 
 
