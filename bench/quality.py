@@ -10,7 +10,9 @@ per question, as the Eval tab does) and is scored on the ranking of its last sta
   tests/data/fastapi_qa.jsonl over ../shared/data/fastapi_docs: a technique must not lower these.
 - added query latency: p50 per question minus the baseline's p50 (same run, same machine load, but
   the machine is shared, so read it as a rough figure); added ingest time where a technique needs
-  extra work at ingest (none of the query-time techniques does).
+  extra work at ingest: BM25 avg_len from the collection, and stored sentence vectors ("sv:" rows,
+  run on a copy of each collection that also stores every chunk's sentence vectors, as ingest does
+  with RAGSCOPE_SENTENCE_VECTORS=1; the plain collections are built without them).
 
 Every question's dense vector is computed once, in one batch, by the real model, and reused by all
 configurations (`QueryVectors`): the configurations differ only after encoding, and encoding one
@@ -53,6 +55,7 @@ from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.eval.runner import run_eval  # noqa: E402
 from rag.ingest import collect_paths, ingest_files  # noqa: E402
 from rag.sample import sample_files  # noqa: E402
+from rag.sentences import sentence_texts  # noqa: E402
 from rag.store import PointData  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,10 +67,11 @@ STAGE = "rerank"  # the last stage: what answers are built from
 
 BASE = RetrievalConfig(candidates=30, final_k=10, fusion="rrf", rrf_k=60, reranker="none")
 BASELINE = "hybrid RRF k=60"
-OLD_DEFAULT = "hybrid DBSF"  # the default before this benchmark (DBSF, no reranker): a new default must beat it too
+OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a new default must beat it too
 
 
 AVG_LEN = "avg_len"  # the collection variant whose BM25 vectors use the collection's own average length
+SENTENCES = "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/sentences.py)
 
 
 def configs() -> dict[str, tuple[str, RetrievalConfig]]:
@@ -106,7 +110,19 @@ def configs() -> dict[str, tuple[str, RetrievalConfig]]:
         "avg_len: DBSF": v(fusion="dbsf"),
         "avg_len: DBSF + score-fusion": v(fusion="dbsf", reranker="score-fusion"),
     }
-    return {**{n: ("", c) for n, c in plain.items()}, **{n: (AVG_LEN, c) for n, c in on_avg_len.items()}}
+    on_sentences = {
+        "sv: DBSF 50 + sentence-maxsim": v(fusion="dbsf", candidates=50, reranker="sentence-maxsim"),
+        "sv: DBSF 50 + maxsim-fusion": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion"),
+        "sv: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6"),
+        "sv: DBSF 50 + maxsim-fusion:0.7": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.7"),
+        "sv: union + maxsim-fusion:0.6": v(fusion="union", candidates=50, reranker="maxsim-fusion:0.6"),
+        "sv: DBSF 100 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=100, reranker="maxsim-fusion:0.6"),
+    }
+    return {
+        **{n: ("", c) for n, c in plain.items()},
+        **{n: (AVG_LEN, c) for n, c in on_avg_len.items()},
+        **{n: (SENTENCES, c) for n, c in on_sentences.items()},
+    }
 
 
 class QueryVectors:
@@ -176,33 +192,45 @@ def interval(mean: float, lo: float, hi: float) -> str:
 
 def open_docs(data_dir: Path, files: list[tuple[str, bytes]]) -> tuple[Components, float]:
     """A collection holding `files` (cached in data_dir: unchanged documents are skipped) and the ingest seconds."""
-    components = build_components(Settings(data_dir=data_dir))
+    components = build_components(Settings(data_dir=data_dir, sentence_vectors=False))
     t0 = time.perf_counter()
     ingest_files(components, files)
     return components, time.perf_counter() - t0
 
 
-def avg_len_variant(source: Components, data_dir: Path) -> tuple[Components, float, float]:
-    """A copy of `source`'s collection whose BM25 vectors use the collection's own average length.
+def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Components, float, str]:
+    """A copy of `source`'s collection with one ingest-time technique added, timing only that extra work.
 
-    Dense vectors and payloads are read back, not recomputed. Returns the copy, the average length
-    and the seconds of the extra ingest work (measuring every chunk's BM25 length).
+    Dense vectors and payloads are read back, not recomputed. `variant` is AVG_LEN (BM25 vectors
+    recomputed with the collection's own average length) or SENTENCES (each chunk's sentence vectors
+    encoded and stored, as ingest does with RAGSCOPE_SENTENCE_VECTORS=1). Returns the copy, the seconds
+    of the extra ingest work and a note on what was measured.
     """
     records = source.store.records(with_vectors=True)
     texts = [r.chunk.embed_text for r in records]
-    t0 = time.perf_counter()
-    avg = collection_avg_len(source.sparse, texts)
-    extra = time.perf_counter() - t0
-    settings = dataclasses.replace(source.settings, data_dir=data_dir)
+    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant == SENTENCES)
     target = build_components(settings)
-    target = dataclasses.replace(target, sparse=FastembedBm25Encoder(settings.sparse_model, cache_dir=data_dir / "models", avg_len=avg))
+    sparse = [r.sparse for r in records]
+    sentences: list[np.ndarray | None] = [None] * len(records)
+    t0 = time.perf_counter()
+    if variant == AVG_LEN:
+        avg = collection_avg_len(source.sparse, texts)
+        target = dataclasses.replace(target, sparse=FastembedBm25Encoder(settings.sparse_model, cache_dir=data_dir / "models", avg_len=avg))
+        sparse = target.sparse.encode_documents(texts)
+        note = f"avg_len {avg:.0f}"
+    else:
+        per_chunk = [sentence_texts(r.chunk) for r in records]
+        flat = target.dense.encode_documents([t for group in per_chunk for t in group], batch_size=128)
+        bounds = np.cumsum([0, *(len(group) for group in per_chunk)])
+        sentences = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        note = f"{len(flat)} sentences"
+    extra = time.perf_counter() - t0
     target.ensure_collection()
-    sparse = target.sparse.encode_documents(texts)
-    points = [PointData(r.chunk.id, r.dense, sv, r.payload) for r, sv in zip(records, sparse, strict=True)]
+    points = [PointData(r.chunk.id, r.dense, sv, r.payload, sentences=s) for r, sv, s in zip(records, sparse, sentences, strict=True)]
     for i in range(0, len(points), 512):
         target.store.upsert(points[i : i + 512])
     target.store.flush()
-    return target, avg, extra
+    return target, extra, note
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(tmp.name)
     data = load_beir(args.scifact, "train")
     sci_dir = args.data_dir or root / "scifact"
-    sci = build_components(Settings(data_dir=sci_dir, collection=collection_name(args.scifact)))
+    sci = build_components(Settings(data_dir=sci_dir, collection=collection_name(args.scifact), sentence_vectors=False))
     t0 = time.perf_counter()
     if sci.store.count() < len(data.corpus):
         ingest_beir(sci, data)
@@ -236,13 +264,14 @@ def main(argv: list[str] | None = None) -> int:
     ]
     variants: dict[str, list] = {"": [(key, with_query_vectors(comp, qset), qset) for key, comp, qset in sets]}
     extra_ingest: dict[str, dict[str, float]] = {"": {key: 0.0 for key, _, _ in sets}}
-    moved, extra_ingest[AVG_LEN], variants[AVG_LEN] = [], {}, []
-    for (key, comp, qset), (_, cached, _) in zip(sets, variants[""], strict=True):
-        copy, avg, extra = avg_len_variant(comp, root / f"{AVG_LEN}-{key}")
-        extra_ingest[AVG_LEN][key] = extra
-        moved.append(f"{key} {avg:.0f}")
-        variants[AVG_LEN].append((key, dataclasses.replace(copy, dense=cached.dense), qset))
-    print(f"# BM25 avg_len from the collections (fastembed default 256): {', '.join(moved)}", file=sys.stderr)
+    for variant in (AVG_LEN, SENTENCES):
+        notes, extra_ingest[variant], variants[variant] = [], {}, []
+        for (key, comp, qset), (_, cached, _) in zip(sets, variants[""], strict=True):
+            copy, extra, note = copy_variant(comp, root / f"{variant}-{key}", variant)
+            extra_ingest[variant][key] = extra
+            notes.append(f"{key}: {note}, {extra:.0f} s")
+            variants[variant].append((key, dataclasses.replace(copy, dense=cached.dense), qset))
+        print(f"# {variant} variant (extra ingest work): {'; '.join(notes)}", file=sys.stderr)
 
     wanted = [n for n in args.only.split(",") if n]
     todo = {n: c for n, c in configs().items() if not wanted or n in (*wanted, BASELINE, OLD_DEFAULT)}
@@ -255,9 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     qids = sorted(base["scifact"].per_query)
     n_sample, n_fa = len(base["sample"].per_query), len(base["fastapi"].per_query)
     print(f"SciFact train: {len(qids)} queries, {len(data.corpus)} abstracts; hit@5 sets: sample {n_sample}, fastapi {n_fa} questions.")
-    print(f"Last-stage ranking, candidates={BASE.candidates} unless named; gain = nDCG@10 - {BASELINE}; vs DBSF = nDCG@10 - {OLD_DEFAULT} (the old default); paired bootstrap 95% intervals ({args.resamples} resamples).")
-    print(f"+ingest: extra ingest work on SciFact's {len(data.corpus)} abstracts (avg_len: measuring every chunk's BM25 length; the others: none).")
-    header = f"{'configuration':<28} {'nDCG@10':>7} {'gain [95% CI]':>26} {'vs DBSF [95% CI]':>26} {'R@10':>6} {'MRR@10':>6} {'+p50 ms':>8} {'+ingest':>7} {'sample h@5':>10} {'fastapi h@5':>11}"
+    print(f"Last-stage ranking, candidates={BASE.candidates} unless named; gain = nDCG@10 - {BASELINE}; vs default = nDCG@10 - {OLD_DEFAULT} (the default before sentence vectors); paired bootstrap 95% intervals ({args.resamples} resamples).")
+    print(f"+ingest: extra ingest work on SciFact's {len(data.corpus)} abstracts (avg_len: measuring every chunk's BM25 length; sv: encoding every chunk's sentence vectors; the others: none). sv: rows run on the collection that stores sentence vectors.")
+    header = f"{'configuration':<34} {'nDCG@10':>7} {'gain [95% CI]':>26} {'vs default [95% CI]':>26} {'R@10':>6} {'MRR@10':>6} {'+p50 ms':>8} {'+ingest':>7} {'sample h@5':>10} {'fastapi h@5':>11}"
     print(header)
     print("-" * len(header))
     for name, r in results.items():
@@ -267,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         vs_old = "" if name == OLD_DEFAULT else interval(*gain_interval(sf.values("ndcg@10", qids), results[OLD_DEFAULT]["scifact"].values("ndcg@10", qids), args.resamples))
         added = sf.p50_ms - base["scifact"].p50_ms
         print(
-            f"{name:<28} {sf.mean('ndcg@10'):>7.3f} {gain:>26} {vs_old:>26} {sf.mean('recall@10'):>6.3f} {sf.mean('mrr@10'):>6.3f} "
+            f"{name:<34} {sf.mean('ndcg@10'):>7.3f} {gain:>26} {vs_old:>26} {sf.mean('recall@10'):>6.3f} {sf.mean('mrr@10'):>6.3f} "
             f"{added:>+8.1f} {extra_ingest[todo[name][0]]['scifact']:>6.1f}s {r['sample'].mean('hit@5'):>10.3f} {r['fastapi'].mean('hit@5'):>11.3f}"
         )
     print("* interval excludes 0. p50: SciFact per-question wall time through run_eval (shared 2-core machine: rough).")
