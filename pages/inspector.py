@@ -23,17 +23,20 @@ from rag.compare import Comparison, compare, config_label, feedback_notes
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
 from rag.explain import escape_markdown, explain
-from rag.ingest import document_chunks, list_documents
+from rag.ingest import document_chunks, list_documents, sentence_vectors_stored
 from rag.inspect_params import parse_inspector_params
 from rag.probe import ProbeReport, probe
 from rag.rerank import RERANKERS
 from rag.retrieve import STAGES, Candidate, RetrievalResult, retrieve
+from rag.sentences import sentence_vectors_note
 from rag.track import TrackReport, find_target, track
 from rag.types import ChunkFilter
 
 components = ui.page("Search inspector")
 base = components.settings.retrieval
 CUSTOM = "other…"
+# The configured reranker (e.g. "maxsim-fusion:0.6") is offered as itself, not only through "other…".
+PICKABLE = list(dict.fromkeys([base.reranker, *RERANKERS]))
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
@@ -45,8 +48,8 @@ def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) ->
     ss["inspector_fusion"] = config.fusion
     ss["inspector_candidates"] = config.candidates
     ss["inspector_k"] = config.final_k
-    ss["inspector_reranker"] = config.reranker if config.reranker in RERANKERS else CUSTOM
-    ss["inspector_reranker_custom"] = "" if config.reranker in RERANKERS else config.reranker
+    ss["inspector_reranker"] = config.reranker if config.reranker in PICKABLE else CUSTOM
+    ss["inspector_reranker_custom"] = "" if config.reranker in PICKABLE else config.reranker
     ss["inspector_dense_weight"] = float(config.dense_weight)
     ss["inspector_rrf_k"] = config.rrf_k
     ss["inspector_use_min"] = config.min_score is not None
@@ -77,6 +80,12 @@ def apply_link() -> None:
         st.session_state["inspector_track_auto"] = True
 
 
+def reranker_label(name: str) -> str:
+    """`name: what it does` for the picker (a parameterised name uses its base's description)."""
+    what = RERANKERS.get(name.partition(":")[0])
+    return f"{name}: {what}" if what else name
+
+
 def settings_sidebar() -> RetrievalConfig | None:
     """The stage settings; None (after saying why) when they do not make a valid config."""
     with st.sidebar:
@@ -84,9 +93,11 @@ def settings_sidebar() -> RetrievalConfig | None:
         fusion = st.selectbox("Fusion", FUSION_METHODS, key="inspector_fusion", help="How the dense and sparse lists become one (dense/sparse: that list alone)")
         candidates = st.number_input("Candidates per stage", 1, 2000, key="inspector_candidates")
         final_k = st.number_input("Final k", 1, 500, key="inspector_k")
-        reranker = st.selectbox("Reranker", [*RERANKERS, CUSTOM], key="inspector_reranker", format_func=lambda n: f"{n}: {RERANKERS[n]}" if n in RERANKERS else n)
+        reranker = st.selectbox("Reranker", [*PICKABLE, CUSTOM], key="inspector_reranker", format_func=reranker_label)
         if reranker == CUSTOM:
             reranker = st.text_input("Reranker", key="inspector_reranker_custom", placeholder="cross-encoder:/models/ms-marco-MiniLM-L-6-v2 or sentence-maxsim:0.7")
+        if "maxsim" in (reranker or "") and (stored := sentence_vectors_stored(components)) is False:
+            st.caption(sentence_vectors_note(stored))
         dense_weight = st.slider("Dense weight (weighted_rrf)", 0.0, 1.0, step=0.05, key="inspector_dense_weight")
         rrf_k = st.number_input("RRF k", 1, 1000, key="inspector_rrf_k")
         use_min = st.checkbox("Cut on a minimum final-stage score", key="inspector_use_min")
@@ -251,7 +262,7 @@ def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter) ->
     st.session_state.setdefault("inspector_cmp_prf", config.prf)
     st.session_state.setdefault("inspector_cmp_dense_prf", config.dense_prf)
     fusion = cols[0].selectbox("B fusion", FUSION_METHODS, key="inspector_cmp_fusion")
-    reranker = cols[1].selectbox("B reranker", list(RERANKERS), key="inspector_cmp_reranker")
+    reranker = cols[1].selectbox("B reranker", PICKABLE, key="inspector_cmp_reranker")
     candidates = cols[2].number_input("B candidates", 1, 2000, key="inspector_cmp_candidates")
     final_k = cols[3].number_input("B final k", 1, 500, key="inspector_cmp_k")
     toggles = st.columns(2)
