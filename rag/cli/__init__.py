@@ -25,11 +25,11 @@ def load_components(collection: str | None = None) -> Components:
         raise click.ClickException(str(e)) from None
 
 
-def progress_bar(total: int, label: str):  # noqa: ANN201
+def progress_bar(total: int, label: str, unit: str = "file"):  # noqa: ANN201
     """A tqdm bar on stderr (stdout stays clean for --json)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=label, file=sys.stderr, unit="file", disable=None)
+    return tqdm(total=total, desc=label, file=sys.stderr, unit=unit, disable=None)
 
 
 @click.group()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from rag.cli import load_components, main
+from rag.cli import load_components, main, progress_bar
 from rag.cli.options import retrieval_options, with_options
 from rag.compare import config_label
 from rag.components import Components
@@ -108,10 +108,8 @@ def eval_command(
         _print_comparison(comparison)
 
 
-def _bar(total: int, label: str):
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=label, file=click.get_text_stream("stderr"), unit="q" if label == "eval" else "doc", disable=None)
+def _bar(total: int, label: str):  # noqa: ANN202
+    return progress_bar(total, label, unit="q" if label == "eval" else "doc")
 
 
 def _print_run(run: EvalRun) -> None:
