@@ -53,9 +53,8 @@ from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len 
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.eval.runner import run_eval  # noqa: E402
-from rag.ingest import collect_paths, ingest_files  # noqa: E402
+from rag.ingest import collect_paths, encode_sentences, ingest_files  # noqa: E402
 from rag.sample import sample_files  # noqa: E402
-from rag.sentences import sentence_texts  # noqa: E402
 from rag.store import PointData  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -219,11 +218,8 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
         sparse = target.sparse.encode_documents(texts)
         note = f"avg_len {avg:.0f}"
     else:
-        per_chunk = [sentence_texts(r.chunk) for r in records]
-        flat = target.dense.encode_documents([t for group in per_chunk for t in group], batch_size=128)
-        bounds = np.cumsum([0, *(len(group) for group in per_chunk)])
-        sentences = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        note = f"{len(flat)} sentences"
+        sentences = encode_sentences(target.dense, [r.chunk for r in records])
+        note = f"{sum(len(rows) for rows in sentences)} sentences"
     extra = time.perf_counter() - t0
     target.ensure_collection()
     points = [PointData(r.chunk.id, r.dense, sv, r.payload, sentences=s) for r, sv, s in zip(records, sparse, sentences, strict=True)]

@@ -203,7 +203,7 @@ def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgr
     texts = [c.embed_text for _, c in added]
     dense = _encode_sorted(components.dense, texts, _stage(progress, "chunks"))
     if sentence_vectors_stored(components):
-        sentences: list[Any] = _encode_sentences(components.dense, [c for _, c in added], _stage(progress, "sentences"))
+        sentences: list[Any] = encode_sentences(components.dense, [c for _, c in added], _stage(progress, "sentences"))
     else:
         sentences = [None] * len(added)
     sparse = components.sparse.encode_documents(texts) if texts else []
@@ -214,10 +214,11 @@ def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgr
     return [points[id(p)] for p in plans]
 
 
-def _encode_sentences(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None) -> list[np.ndarray]:
+def encode_sentences(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
     """Each chunk's `sentence_texts` vectors (one array per chunk), every distinct text encoded once.
 
-    Chunks of one section share their heading line, so it is encoded once for all of them.
+    Chunks of one section share their heading line, so it is encoded once for all of them. Public so
+    that bench/quality.py times exactly the work ingest adds for sentence vectors.
     """
     per_chunk = [sentence_texts(c) for c in chunks]
     unique = list(dict.fromkeys(t for texts in per_chunk for t in texts))
