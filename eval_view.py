@@ -48,7 +48,6 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import VERDICTS
-from rag.rerank import RERANKERS
 
 INSPECTOR = "pages/inspector.py"
 INSPECTOR_URL = "inspector"  # the inspector page's URL path, relative to this page
@@ -130,7 +129,7 @@ def _run_form(components: Components, name: str) -> None:
     fusion = cols[0].selectbox("Fusion", FUSION_METHODS, key="eval_fusion")
     candidates = cols[1].number_input("Candidates", 1, 1000, key="eval_candidates", help=f"At least {MIN_CANDIDATES} for the @20 metrics to count.")
     final_k = cols[2].number_input("Final k", 1, 100, key="eval_k")
-    reranker = cols[3].selectbox("Reranker", list(dict.fromkeys([base.reranker, *RERANKERS])), key="eval_reranker")
+    reranker = cols[3].selectbox("Reranker", ui.reranker_choices(base), key="eval_reranker")
     min_score = cols[4].number_input("Min score", value=base.min_score, key="eval_min_score", help="Empty: no threshold.")
     fusion_cols = st.columns(2)
     dense_weight = fusion_cols[0].slider("Dense weight (weighted_rrf)", 0.0, 1.0, step=0.05, key="eval_dense_weight")

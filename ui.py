@@ -15,6 +15,7 @@ import streamlit as st
 from rag.components import Components, build_components
 from rag.config import RetrievalConfig, Settings
 from rag.errors import RagError
+from rag.rerank import RERANKERS
 
 APP_ICON = "🔎"
 # The RetrievalConfig fields `expansion_inputs` draws; their widget keys are `<prefix>_<field>`.
@@ -164,6 +165,11 @@ def _password(settings: Settings) -> None:
             st.rerun()
         st.error("Wrong password.")
     st.stop()
+
+
+def reranker_choices(base: RetrievalConfig) -> list[str]:
+    """The reranker picker's names: the configured one first as itself (e.g. "maxsim-fusion:0.6"), then the built-ins."""
+    return list(dict.fromkeys([base.reranker, *RERANKERS]))
 
 
 def set_expansion_state(prefix: str, config: RetrievalConfig, *, only_missing: bool = False) -> None:

@@ -36,7 +36,7 @@ components = ui.page("Search inspector")
 base = components.settings.retrieval
 CUSTOM = "other…"
 # The configured reranker (e.g. "maxsim-fusion:0.6") is offered as itself, not only through "other…".
-PICKABLE = list(dict.fromkeys([base.reranker, *RERANKERS]))
+PICKABLE = ui.reranker_choices(base)
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
