@@ -15,7 +15,8 @@ RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
 COPY pyproject.toml README.md ./
 COPY rag ./rag
 RUN pip install -e .
-COPY *.py ./
+COPY app.py ./
+COPY ui ./ui
 COPY pages ./pages
 COPY .streamlit/config.toml ./.streamlit/config.toml
 

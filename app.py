@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-import ui
+import ui.setup
 
-st.set_page_config(page_title="ragscope", page_icon=ui.APP_ICON, layout="wide")
-ui.setup()
+st.set_page_config(page_title="ragscope", page_icon=ui.setup.APP_ICON, layout="wide")
+ui.setup.setup()
 navigation = st.navigation(
     [
         st.Page("pages/documents.py", title="Documents", icon="📄", default=True),

@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 from qdrant_client import QdrantClient  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from rag.compare import config_label  # noqa: E402
+from rag.inspect.compare import config_label  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
 from rag.config import RetrievalConfig, Settings  # noqa: E402
 from rag.eval.beir import BeirData, collection_name, ingest_beir, load_beir  # noqa: E402

@@ -5,7 +5,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-import ui
+from ui.setup import page
 from rag.answer import Answer, stream_answer
 from rag.answer.context import span_context
 from rag.answer.render import answer_html, context_html, md_escape
@@ -14,12 +14,12 @@ from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import append_question, list_question_sets
-from rag.inspect_params import inspector_params
+from rag.inspect.params import inspector_params
 from rag.rerank import RERANKERS
 
 INSPECTOR = "pages/inspector.py"
 
-components = ui.page("Ask")
+components = page("Ask")
 settings = components.settings
 log = AskLog.for_settings(settings)
 
@@ -213,5 +213,5 @@ with ask_tab:
         show_answer(st.session_state["ask_answer"])
     show_recent()
 with eval_tab:
-    import eval_view
+    from ui import eval_view
     eval_view.render(components)

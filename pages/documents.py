@@ -12,32 +12,19 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-import ui
+from ui.setup import page
 from rag.answer.render import md_escape
 from rag.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
 from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
-from rag.ingest import (
-    ChunkDiff,
-    IngestSummary,
-    clean_tags,
-    collection_stats,
-    delete_document,
-    diff_document,
-    document_chunks,
-    flagged_chunks,
-    ingest_files,
-    list_documents,
-    preview,
-    set_quarantine,
-    set_tags,
-)
+from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
+from rag.ingest import ChunkDiff, IngestSummary, diff_document, ingest_files, preview
 from rag.loaders import load_document
 from rag.sample import SAMPLE_TAG, sample_files
 from rag.sentences import sentence_vectors_note
 from rag.types import Chunk, Document, StoredChunk
 
-components = ui.page("Documents")
+components = page("Documents")
 settings = components.settings
 
 CHUNK_COLUMNS = {

@@ -2,7 +2,7 @@
 
 Thin: widgets here; retrieval, explanations, tracking, comparison and the probe live in rag/.
 
-Query parameters, so other pages can link "Open in inspector" (parsed by rag.inspect_params):
+Query parameters, so other pages can link "Open in inspector" (parsed by rag.inspect.params):
     ?q=QUESTION&fusion=rrf|dbsf|weighted_rrf|union|dense|sparse&candidates=N&k=N
     &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|maxsim-fusion[:w]|cross-encoder:<name or path>
     &dense_weight=W&rrf_k=N&min_score=S&prf=1&prf_docs=N&prf_terms=N&prf_weight=W
@@ -18,25 +18,26 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-import ui
-from rag.compare import Comparison, compare, config_label, feedback_notes
+from ui import forms
+from ui.setup import page
+from rag.inspect.compare import Comparison, compare, config_label, feedback_notes
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
-from rag.explain import escape_markdown, explain
-from rag.ingest import document_chunks, list_documents, sentence_vectors_stored
-from rag.inspect_params import parse_inspector_params
-from rag.probe import ProbeReport, probe
+from rag.inspect.explain import escape_markdown, explain
+from rag.documents import document_chunks, list_documents, sentence_vectors_stored
+from rag.inspect.params import parse_inspector_params
+from rag.inspect.probe import ProbeReport, probe
 from rag.rerank import RERANKERS
 from rag.retrieve import STAGES, Candidate, RetrievalResult, retrieve
 from rag.sentences import sentence_vectors_note
-from rag.track import TrackReport, find_target, track
+from rag.inspect.track import TrackReport, find_target, track
 from rag.types import ChunkFilter
 
-components = ui.page("Search inspector")
+components = page("Search inspector")
 base = components.settings.retrieval
 CUSTOM = "other…"
 # The configured reranker (e.g. "maxsim-fusion:0.6") is offered as itself, not only through "other…".
-PICKABLE = ui.reranker_choices(base)
+PICKABLE = forms.reranker_choices(base)
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
@@ -54,7 +55,7 @@ def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) ->
     ss["inspector_rrf_k"] = config.rrf_k
     ss["inspector_use_min"] = config.min_score is not None
     ss["inspector_min_score"] = float(config.min_score or 0.0)
-    ui.set_expansion_state("inspector", config)
+    forms.set_expansion_state("inspector", config)
     if flt is not None:
         ss["inspector_sources"] = list(flt.sources)
         ss["inspector_tags"] = list(flt.tags)
@@ -102,7 +103,7 @@ def settings_sidebar() -> RetrievalConfig | None:
         rrf_k = st.number_input("RRF k", 1, 1000, key="inspector_rrf_k")
         use_min = st.checkbox("Cut on a minimum final-stage score", key="inspector_use_min")
         min_score = st.number_input("Min score", step=0.01, format="%.4f", key="inspector_min_score", disabled=not use_min)
-        expansion = ui.expansion_inputs("inspector", base)
+        expansion = forms.expansion_inputs("inspector", base)
     try:
         return dataclasses.replace(
             base,

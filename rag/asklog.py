@@ -22,7 +22,7 @@ from typing import Any, Iterator
 from rag.answer.result import Answer
 from rag.config import RetrievalConfig, Settings
 from rag.errors import ConfigError, StoreError
-from rag.inspect_params import inspector_params
+from rag.inspect.params import inspector_params
 from rag.types import ChunkFilter
 
 _SCHEMA = """

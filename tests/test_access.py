@@ -15,7 +15,7 @@ import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui
+from ui import setup as ui_setup
 from rag.config import Settings
 from rag.store import ClientStore, open_store
 
@@ -89,7 +89,7 @@ def test_without_access_config_the_app_says_it_is_open(page):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_oidc_sign_in_guards_every_page(page, monkeypatch):
-    monkeypatch.setattr(ui.importlib.util, "find_spec", _authlib_present)
+    monkeypatch.setattr(ui_setup.importlib.util, "find_spec", _authlib_present)
     for at in _runs(page):
         at.secrets["auth"] = {**OIDC, **PROVIDER}
         at.user = {"is_logged_in": False}
@@ -107,7 +107,7 @@ def test_oidc_sign_in_guards_every_page(page, monkeypatch):
 
 
 def test_oidc_named_providers_and_password_both_required(monkeypatch):
-    monkeypatch.setattr(ui.importlib.util, "find_spec", _authlib_present)
+    monkeypatch.setattr(ui_setup.importlib.util, "find_spec", _authlib_present)
     monkeypatch.setenv("RAGSCOPE_PASSWORD", PASSWORD)
     at = AppTest.from_file(APP, default_timeout=60)
     at.secrets["auth"] = {**OIDC, "google": PROVIDER, "okta": PROVIDER}
@@ -120,8 +120,8 @@ def test_oidc_named_providers_and_password_both_required(monkeypatch):
 
 
 def test_oidc_configured_without_authlib_stays_shut_and_says_why(monkeypatch):
-    real = ui.importlib.util.find_spec
-    monkeypatch.setattr(ui.importlib.util, "find_spec", lambda name, *a: None if name == "authlib" else real(name, *a))
+    real = ui_setup.importlib.util.find_spec
+    monkeypatch.setattr(ui_setup.importlib.util, "find_spec", lambda name, *a: None if name == "authlib" else real(name, *a))
     at = AppTest.from_file(APP, default_timeout=60)
     at.secrets["auth"] = {**OIDC, **PROVIDER}
     at.user = {"is_logged_in": False}
@@ -147,7 +147,7 @@ def _authlib_present(name: str, *args):  # noqa: ANN202
     return _real_find_spec(name, *args)
 
 
-_real_find_spec = ui.importlib.util.find_spec
+_real_find_spec = ui_setup.importlib.util.find_spec
 
 
 def _quietly(connect):  # noqa: ANN001, ANN202

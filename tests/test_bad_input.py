@@ -22,7 +22,8 @@ from rag.cli import main
 from rag.components import build_components
 from rag.config import Settings
 from rag.errors import ConfigError
-from rag.ingest import ingest_files, list_documents
+from rag.documents import list_documents
+from rag.ingest import ingest_files
 from rag.loaders import MAX_SOURCE_CHARS, load_document
 from rag.types import ChunkFilter
 

@@ -17,7 +17,7 @@ import pytest
 from reportlab.pdfgen import canvas
 from streamlit.testing.v1 import AppTest
 
-import ui
+from ui import setup as ui_setup
 from rag.components import Components, build_components
 from rag.ingest import ingest_files
 from rag.types import ChunkFilter
@@ -79,7 +79,7 @@ def _frame(at: AppTest, alt: str):
 
 def _engine() -> Components:
     """The page's own process-wide engine (a second open of the data dir would be refused: it is locked)."""
-    return ui.get_components(ui.get_settings())
+    return ui_setup.get_components(ui_setup.get_settings())
 
 
 def _errors(at: AppTest) -> list[str]:

@@ -10,7 +10,7 @@ from retrieval_corpus import chunk_at, corpus  # noqa: F401 (fixture)
 
 from rag.config import RetrievalConfig
 from rag.errors import RagError
-from rag.explain import explain, highlight_markdown
+from rag.inspect.explain import explain, highlight_markdown
 from rag.retrieve import retrieve
 from rag.types import ChunkFilter
 

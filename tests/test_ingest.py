@@ -11,21 +11,8 @@ from counting import CountingDense
 
 from rag import journal
 from rag.components import Components, build_components
-from rag.ingest import (
-    ENCODE_BATCH,
-    clean_tags,
-    collection_stats,
-    delete_document,
-    diff_document,
-    document_chunks,
-    flagged_chunks,
-    ingest_document,
-    ingest_files,
-    list_documents,
-    preview,
-    set_quarantine,
-    set_tags,
-)
+from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
+from rag.ingest import ENCODE_BATCH, diff_document, ingest_document, ingest_files, preview
 from rag.loaders import load_document
 from rag.sentences import sentence_texts
 from rag.types import ChunkFilter

@@ -11,7 +11,8 @@ import pytest
 from rag.answer import SYSTEM_PROMPT, AnthropicGenerator, answer_question
 from rag.chunker import chunk_document
 from rag.config import RetrievalConfig
-from rag.ingest import ingest_files, set_quarantine
+from rag.documents import set_quarantine
+from rag.ingest import ingest_files
 from rag.loaders import load_document
 from rag.retrieve import retrieve
 from rag.sample import sample_files

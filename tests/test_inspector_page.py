@@ -151,7 +151,7 @@ def test_empty_question_offers_the_health_check(store):
 def test_link_parameters_parse_on_top_of_the_defaults():
     from rag.config import RetrievalConfig
     from rag.errors import ConfigError
-    from rag.inspect_params import parse_inspector_params
+    from rag.inspect.params import parse_inspector_params
 
     base = RetrievalConfig()
     req = parse_inspector_params(

@@ -12,7 +12,8 @@ from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, co
 from rag.components import build_components
 from rag.config import RetrievalConfig
 from rag.errors import ConfigError
-from rag.ingest import ingest_files, set_quarantine
+from rag.documents import set_quarantine
+from rag.ingest import ingest_files
 from rag.rerank import clear_sentence_cache
 from rag.retrieve import retrieve
 from rag.sample import sample_files

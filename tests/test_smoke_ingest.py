@@ -1,6 +1,7 @@
 """End-to-end ingest of the sample docs through the real pipeline."""
 
-from rag.ingest import ingest_files, list_documents
+from rag.documents import list_documents
+from rag.ingest import ingest_files
 from rag.retrieve import retrieve
 from rag.sample import sample_files
 

@@ -10,7 +10,7 @@ from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, co
 from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.retrieve import retrieve
-from rag.track import find_target, track
+from rag.inspect.track import find_target, track
 from rag.types import ChunkFilter
 
 
@@ -115,7 +115,7 @@ def test_find_target_by_text_heading_and_id(corpus):
 
 
 def test_compare_lines_up_both_rankings(corpus):
-    from rag.compare import compare
+    from rag.inspect.compare import compare
 
     a = RetrievalConfig(candidates=4, final_k=3, fusion="sparse", reranker="none")
     b = RetrievalConfig(candidates=4, final_k=3, fusion="dense", reranker="none")
@@ -134,7 +134,7 @@ def test_compare_lines_up_both_rankings(corpus):
 
 def test_probe_finds_own_chunks_and_flags_duplicates(components):
     from rag.ingest import ingest_files
-    from rag.probe import probe
+    from rag.inspect.probe import probe
     from retrieval_corpus import ingest_corpus
 
     ingest_corpus(components)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rag.components import Components
-from rag.ingest import document_chunks
+from rag.documents import document_chunks
 from rag.types import Chunk
 
 

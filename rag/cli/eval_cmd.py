@@ -10,7 +10,7 @@ import click
 
 from rag.cli import load_components, main, progress_bar
 from rag.cli.options import retrieval_options, with_options
-from rag.compare import config_label
+from rag.inspect.compare import config_label
 from rag.components import Components
 from rag.config import FUSION_METHODS
 from rag.errors import RagError

@@ -11,7 +11,8 @@ from rag.cli import load_components, main, progress_bar
 from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
 from rag.archive import ArchiveLimits, expand_zip, is_zip_name
-from rag.ingest import FileResult, IngestSummary, clean_tags, collect_paths, delete_document, ingest_files, list_documents, sentence_vectors_stored
+from rag.documents import clean_tags, delete_document, list_documents, sentence_vectors_stored
+from rag.ingest import FileResult, IngestSummary, collect_paths, ingest_files
 from rag.sentences import sentence_vectors_note
 
 

@@ -8,7 +8,7 @@ import click
 
 from rag.cli import load_components, main
 from rag.cli.options import retrieval_options, with_options
-from rag.compare import config_label, feedback_notes
+from rag.inspect.compare import config_label, feedback_notes
 from rag.config import FUSION_METHODS
 from rag.errors import RagError
 from rag.retrieve import STAGES, Candidate, retrieve

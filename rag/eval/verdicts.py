@@ -17,7 +17,7 @@ from typing import Any
 from rag.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
 from rag.eval.gold import Resolution
-from rag.inspect_params import inspector_params
+from rag.inspect.params import inspector_params
 from rag.retrieve import Candidate, RetrievalResult
 
 # Code -> title, in pipeline order (the order the checks run in).

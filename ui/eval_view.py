@@ -17,9 +17,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-import ui
+from ui import forms
 from rag.answer.render import md_escape
-from rag.compare import config_label
+from rag.inspect.compare import config_label
 from rag.components import Components
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
@@ -129,12 +129,12 @@ def _run_form(components: Components, name: str) -> None:
     fusion = cols[0].selectbox("Fusion", FUSION_METHODS, key="eval_fusion")
     candidates = cols[1].number_input("Candidates", 1, 1000, key="eval_candidates", help=f"At least {MIN_CANDIDATES} for the @20 metrics to count.")
     final_k = cols[2].number_input("Final k", 1, 100, key="eval_k")
-    reranker = cols[3].selectbox("Reranker", ui.reranker_choices(base), key="eval_reranker")
+    reranker = cols[3].selectbox("Reranker", forms.reranker_choices(base), key="eval_reranker")
     min_score = cols[4].number_input("Min score", value=base.min_score, key="eval_min_score", help="Empty: no threshold.")
     fusion_cols = st.columns(2)
     dense_weight = fusion_cols[0].slider("Dense weight (weighted_rrf)", 0.0, 1.0, step=0.05, key="eval_dense_weight")
     rrf_k = fusion_cols[1].number_input("RRF k", 1, 1000, key="eval_rrf_k", help="rrf, weighted_rrf and union")
-    expansion = ui.expansion_inputs("eval", base)
+    expansion = forms.expansion_inputs("eval", base)
     has_key = bool(components.settings.anthropic_api_key)
     answers = st.checkbox("Also answer each question and score the answers", key="eval_answers", help="Claude with a key, else the offline extractive answerer.")
     judge = st.checkbox("Judge faithfulness per sentence with Claude", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from rag.components import Components
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
-from rag.explain import get_chunk
+from rag.inspect.explain import get_chunk
 from rag.rerank import RERANKERS, RerankContext, get_reranker
 from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult, fused_search, retrieve
 from rag.types import ChunkFilter, Hit, StoredChunk
