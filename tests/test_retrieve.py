@@ -69,7 +69,17 @@ def test_rrf_and_weighted_rrf_scores_follow_qdrant_formulas(corpus):
 
 def test_dbsf_and_union_fusions(corpus):
     dbsf = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=3, fusion="dbsf", reranker="none"))
-    assert dbsf.ranked("fused") and all(c.fused.score is not None for c in dbsf.ranked("fused"))
+    # Qdrant's DBSF: each list's scores mapped by (s - (mean - 3 sd)) / (6 sd) (sample sd), then summed per chunk.
+    norms = {}
+    for stage in ("dense", "sparse"):
+        scores = np.array([getattr(c, stage).score for c in dbsf.ranked(stage)])
+        low, width = scores.mean() - 3 * scores.std(ddof=1), 6 * scores.std(ddof=1)
+        norms[stage] = {c.id: (getattr(c, stage).score - low) / width for c in dbsf.ranked(stage)}
+    expected = {cid: norms["dense"].get(cid, 0.0) + norms["sparse"].get(cid, 0.0) for cid in norms["dense"] | norms["sparse"]}
+    fused = dbsf.ranked("fused")
+    assert [c.id for c in fused] == sorted(expected, key=expected.get, reverse=True)[: len(fused)]
+    for c in fused:
+        assert c.fused.score == pytest.approx(expected[c.id], rel=1e-4)
     union = retrieve(corpus, PARAPHRASE_QUESTION, RetrievalConfig(candidates=3, final_k=10, fusion="union", reranker="none"))
     found = {c.id for c in union.ranked("dense")} | {c.id for c in union.ranked("sparse")}
     # Union cuts nothing before the reranker: every chunk either list found is reranked.
