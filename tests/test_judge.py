@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 
-import anthropic
-import httpx2  # the anthropic SDK 2.x speaks httpx2; MockTransport mocks the wire, the SDK is real
 import pytest
+from anthropic_mock import MockedMessages, api_error
 
 from rag.answer import Answer
 from rag.config import RetrievalConfig, Secret, Settings
@@ -21,24 +19,6 @@ TEXTS = {
 }
 
 
-def mocked(replies: list[str] | None = None, status: int = 200):
-    seen: list[dict] = []
-
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        seen.append({"body": body, "headers": dict(request.headers), "url": str(request.url)})
-        if status != 200:
-            return httpx2.Response(status, json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
-        message = {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
-            "content": [{"type": "text", "text": replies.pop(0)}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 20, "output_tokens": 1},
-        }  # fmt: skip
-        return httpx2.Response(200, json=message)
-
-    return httpx2.Client(transport=httpx2.MockTransport(handler)), seen
-
-
 def answer(text: str, abstained: bool = False) -> Answer:
     retrieval = RetrievalResult("How do refunds work?", RetrievalConfig(), "none", ())
     return Answer(
@@ -48,17 +28,17 @@ def answer(text: str, abstained: bool = False) -> Answer:
 
 
 def test_judge_asks_per_sentence_against_its_cited_sources():
-    http, seen = mocked(["YES", "no."])
-    judge = FaithfulnessJudge.from_settings(Settings(anthropic_api_key=Secret("sk-test")), http_client=http)
+    api = MockedMessages.replying(["YES", "no."])
+    judge = FaithfulnessJudge.from_settings(Settings(anthropic_api_key=Secret("sk-test")), http_client=api.http())
     text = "Refunds reach your card in 5 to 10 business days [S1]. Monthly plans are refunded in full [S2]."
     judged = judge.judge_answer(answer(text), TEXTS)
     assert [(j.sentence, j.chunk_ids, j.supported) for j in judged] == [
         ("Refunds reach your card in 5 to 10 business days.", ("id-refunds",), True),
         ("Monthly plans are refunded in full.", ("id-monthly",), False),
     ]
-    first, second = (s["body"] for s in seen)
-    headers = seen[0]["headers"]
-    assert seen[0]["url"].endswith("/v1/messages") and "sk-test" in headers.get("x-api-key", "") + headers.get("authorization", "")
+    first, second = api.requests
+    headers = api.headers[0]
+    assert "sk-test" in headers.get("x-api-key", "") + headers.get("authorization", "")
     assert first["model"] == Settings().answer.anthropic_model and first["max_tokens"] == 5
     prompt = first["messages"][0]["content"]
     assert JUDGE_QUESTION in prompt and TEXTS["id-refunds"] in prompt and TEXTS["id-monthly"] not in prompt
@@ -68,18 +48,18 @@ def test_judge_asks_per_sentence_against_its_cited_sources():
 
 
 def test_uncited_sentence_is_judged_against_every_source_and_abstentions_not_at_all():
-    http, seen = mocked(["YES"])
-    judge = FaithfulnessJudge(anthropic.Anthropic(api_key="k", http_client=http), "claude-test")
+    api = MockedMessages.replying(["YES"])
+    judge = FaithfulnessJudge(api.client(), "claude-test")
     judged = judge.judge_answer(answer("Refunds take about a week for yearly plans."), TEXTS)
     assert judged[0].chunk_ids == ("id-refunds", "id-monthly")
-    assert TEXTS["id-refunds"] in seen[0]["body"]["messages"][0]["content"]
+    assert TEXTS["id-refunds"] in api.requests[0]["messages"][0]["content"]
     assert judge.judge_answer(answer("NOT_IN_SOURCES", abstained=True), TEXTS) == []
 
 
 def test_judge_errors_and_missing_key():
     assert FaithfulnessJudge.from_settings(Settings()) is None
-    http, _ = mocked(status=529)
-    judge = FaithfulnessJudge(anthropic.Anthropic(api_key="k", http_client=http, max_retries=0), "claude-test")
+    api = MockedMessages.replying([api_error(529, "overloaded_error", "busy")])
+    judge = FaithfulnessJudge(api.client(), "claude-test")
     with pytest.raises(GenerationError, match="faithfulness judge could not reach Claude"):
         judge.judge("A sentence.", ["A source."])
 
