@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 
 import click
 
+from rag.collections import for_collection
 from rag.components import Components, build_components
 from rag.config import Settings
 from rag.errors import RagError
 
 
-def load_components(collection: str | None = None) -> Components:
-    """Settings from the environment (plus --collection), then the engine; errors become exit 1."""
+def settings_from_env(collection: str | None = None) -> Settings:
+    """Settings from the environment, on --collection when given; errors become exit 1."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         settings = Settings.from_env()
-        if collection:
-            settings = dataclasses.replace(settings, collection=collection)
+        return for_collection(settings, collection) if collection is not None else settings
+    except RagError as e:
+        raise click.ClickException(str(e)) from None
+
+
+def load_components(collection: str | None = None) -> Components:
+    """Settings (see `settings_from_env`), then the engine; errors become exit 1."""
+    settings = settings_from_env(collection)
+    try:
         return build_components(settings)
     except RagError as e:
         raise click.ClickException(str(e)) from None
@@ -42,3 +49,4 @@ from rag.cli import ingest_cmds  # noqa: E402,F401  (registers commands on `main
 from rag.cli import ask_cmd  # noqa: E402,F401
 from rag.cli import eval_cmd  # noqa: E402,F401
 from rag.cli import search_cmd  # noqa: E402,F401
+from rag.cli import collections_cmd  # noqa: E402,F401

@@ -10,6 +10,7 @@ import click
 from rag.answer import Answer, answer_question, stream_answer
 from rag.asklog import AskLog
 from rag.cli import load_components, main
+from rag.cli.collections_cmd import collection_option
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
 
@@ -17,7 +18,7 @@ from rag.errors import RagError
 @main.command()
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print {answer, citations, abstained, reason, mode, sources} as JSON.")
-@click.option("--collection", default=None, help="Collection name (default: RAGSCOPE_COLLECTION or 'docs').")
+@collection_option
 @click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None, help="Fusion of dense and sparse lists.")
 @click.option("--candidates", type=int, default=None, help="Candidates per stage.")
 @click.option("--k", "final_k", type=int, default=None, help="Chunks kept after reranking.")

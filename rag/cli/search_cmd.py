@@ -7,6 +7,7 @@ import json
 import click
 
 from rag.cli import load_components, main
+from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import config_label, feedback_notes
 from rag.config import FUSION_METHODS
@@ -24,7 +25,7 @@ from rag.types import ChunkFilter
 @click.option("--min-score", type=float, default=None, help="Drop final chunks whose last-stage score is below this.")
 @retrieval_options
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
-@click.option("--collection", default=None, help="Collection name (default: RAGSCOPE_COLLECTION or 'docs').")
+@collection_option
 @click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with every candidate's per-stage ranks and scores.")
 def search(question: str, as_json: bool, collection: str | None, filters: tuple[str, ...], **overrides: object) -> None:
     """Search QUESTION and print every candidate with its rank and score in each stage."""
