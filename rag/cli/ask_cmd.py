@@ -21,7 +21,7 @@ from rag.errors import RagError
 @collection_option
 @click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None, help="Fusion of dense and sparse lists.")
 @click.option("--candidates", type=int, default=None, help="Candidates per stage.")
-@click.option("--k", "final_k", type=int, default=None, help="Chunks kept after reranking.")
+@click.option("-k", "--k", "final_k", type=int, default=None, help="Chunks kept in the final top-k (the sources the answer may cite).")
 @click.option("--reranker", default=None, help="Reranker name (none, dense-cosine, cross-encoder:<path>...).")
 def ask(question: str, as_json: bool, collection: str | None, fusion: str | None, candidates: int | None, final_k: int | None, reranker: str | None) -> None:
     """Answer QUESTION from the collection with cited sources; exits 1 on an error (an abstention is an answer)."""

@@ -43,7 +43,7 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N questions.")
 @collection_option
 @click.option("--candidates", type=click.IntRange(min=1), default=None, help=f"Candidates per stage (default: the setting, at least {MIN_CANDIDATES}).")
-@click.option("--k", "final_k", type=click.IntRange(min=1), default=None, help="Final k.")
+@click.option("-k", "--k", "final_k", type=click.IntRange(min=1), default=None, help="Chunks kept in the final top-k.")
 @click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None)
 @click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>.")
 @click.option("--min-score", type=float, default=None, help="Drop final chunks scoring below this.")

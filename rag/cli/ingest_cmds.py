@@ -86,8 +86,7 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
     summary = IngestSummary(tuple(results))
     click.echo(
         f"{summary.documents} documents, {summary.chunks_written} chunks written, "
-        f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors",
-        err=True,
+        f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors"
     )
     if summary.errors:
         raise SystemExit(1)
@@ -128,7 +127,7 @@ def delete(source: str, collection: str | None) -> None:
     components.close()
     if n == 0:
         raise click.ClickException(f"no document named {source!r}; `ragscope docs` lists them")
-    click.echo(f"deleted {source} ({n} chunks)", err=True)
+    click.echo(f"deleted {source} ({n} chunks)")
 
 
 @main.command()
