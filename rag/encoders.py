@@ -137,7 +137,10 @@ class FastembedBm25Encoder:
 
     def _build(self):  # noqa: ANN202
         log.info("loading sparse model %s", self.name)
+        import onnxruntime
         from fastembed import SparseTextEmbedding
+
+        onnxruntime.disable_telemetry_events()  # fastembed runs its models on onnxruntime, which would report usage
 
         kwargs = {"cache_dir": str(self._cache_dir) if self._cache_dir else None}
         if self.name == DEFAULT_SPARSE:
