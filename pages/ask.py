@@ -14,7 +14,7 @@ from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import append_question, list_question_sets
-from rag.inspect.params import inspector_params
+from rag.inspect.params import collection_param, inspector_params
 from rag.rerank import RERANKERS
 
 INSPECTOR = "pages/inspector.py"
@@ -83,7 +83,7 @@ def show_answer(answer: Answer) -> None:
     show_citations(answer)
     show_sources(answer)
     add_to_question_set(answer)
-    st.page_link(INSPECTOR, label="Open in inspector", icon="🔬", query_params=inspector_params(answer.question, answer.retrieval.config, settings.retrieval))
+    st.page_link(INSPECTOR, label="Open in inspector", icon="🔬", query_params=inspector_params(answer.question, answer.retrieval.config, settings.retrieval) | collection_param(settings.collection))
 
 
 def show_citations(answer: Answer) -> None:

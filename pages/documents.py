@@ -12,9 +12,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.collections import switch_collection
 from ui.setup import page
 from rag.answer.render import md_escape
 from rag.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
+from rag.collections import SAMPLE_COLLECTION
 from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
 from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
@@ -144,7 +146,11 @@ def show_summary(summary: IngestSummary) -> None:
 
 def add_documents() -> None:
     st.subheader("Add documents")
-    if st.button("Load sample docs", key="documents_sample", help=f"The Tidepool help centre, tagged '{SAMPLE_TAG}'"):
+    if st.button("Load sample docs", key="documents_sample", help=f"The Tidepool help centre, into its own collection '{SAMPLE_COLLECTION}' (tagged '{SAMPLE_TAG}'), which the app switches to"):
+        switch_collection(SAMPLE_COLLECTION)  # fictional docs never share a collection with real ones
+        st.session_state["documents_load_sample"] = True
+        st.rerun()
+    if st.session_state.pop("documents_load_sample", False):  # this run is on the sample collection
         run_ingest(sample_files(), settings.chunk, [SAMPLE_TAG])
     uploads = st.file_uploader(
         "Files (Markdown, text, HTML, PDF, DOCX) or .zip archives of folders",

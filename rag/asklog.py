@@ -22,7 +22,7 @@ from typing import Any, Iterator
 from rag.answer.result import Answer
 from rag.config import RetrievalConfig, Settings
 from rag.errors import ConfigError, StoreError
-from rag.inspect.params import inspector_params
+from rag.inspect.params import collection_param, inspector_params
 from rag.types import ChunkFilter
 
 _SCHEMA = """
@@ -76,8 +76,8 @@ class AskRecord:
     latency_ms: float
 
     def inspector_params(self, base: RetrievalConfig | None = None) -> dict[str, str]:
-        """Query parameters that open this ask in the search inspector with the same settings (`base`: the configured ones)."""
-        return inspector_params(self.question, self.config, base)
+        """Query parameters that open this ask in the search inspector with the same settings (`base`: the configured ones) on its collection."""
+        return inspector_params(self.question, self.config, base) | collection_param(self.collection)
 
 
 class AskLog:

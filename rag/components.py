@@ -47,7 +47,7 @@ def build_components(settings: Settings) -> Components:
     """Open the store (finishing any re-ingest a crash interrupted) and set up the encoders (loaded lazily)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings)
-    recover(store, settings.data_dir / "journal")
+    recover(store, settings.journal_dir)
     return Components(
         settings=settings,
         store=store,

@@ -141,6 +141,11 @@ class Settings:
         return "server" if self.qdrant_url else "edge"
 
     @property
+    def journal_dir(self) -> Path:
+        """The collection's own crash journal: entries are per source name, which collections share."""
+        return self.data_dir / "journal" / self.collection
+
+    @property
     def answer_mode(self) -> str:
         return "anthropic" if self.anthropic_api_key else "extractive"
 
@@ -223,6 +228,14 @@ class Settings:
     def with_retrieval(self, **changes: Any) -> "Settings":
         """A copy with some retrieval settings changed (the inspector's per-question overrides)."""
         return dataclasses.replace(self, retrieval=dataclasses.replace(self.retrieval, **changes))
+
+
+def validate_collection_name(name: str) -> str:
+    """The name, stripped; refuses an empty one. (Stub: the full check lands with the reliability work.)"""
+    name = name.strip()
+    if not name:
+        raise ConfigError("a collection needs a name")
+    return name
 
 
 def _read_secrets(path: Path) -> dict[str, Any]:

@@ -7,6 +7,7 @@ list). Any other sentence-transformers / fastembed name is one setting away for 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -23,6 +24,8 @@ from rag.types import SparseVector
 DEFAULT_DENSE = "all-MiniLM-L6-v2"
 DEFAULT_SPARSE = "Qdrant/bm25"
 _PACKAGED_DENSE = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+# One INFO line per model load (seconds of start-up): the CLI shows it on stderr, so a pause has a reason.
+log = logging.getLogger(__name__)
 
 
 class DenseEncoder(Protocol):
@@ -91,8 +94,11 @@ def _resolve_dense_path(name: str) -> str:
 
 
 def _load_sentence_transformer(name: str):  # noqa: ANN202
+    log.info("loading dense model %s", name)
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # its "Loading weights" bar is noise on every command and app start
     path = _resolve_dense_path(name)
     try:
         return SentenceTransformer(path, device="cpu", local_files_only=_offline())
@@ -130,7 +136,11 @@ class FastembedBm25Encoder:
         return self._model
 
     def _build(self):  # noqa: ANN202
+        log.info("loading sparse model %s", self.name)
+        import onnxruntime
         from fastembed import SparseTextEmbedding
+
+        onnxruntime.disable_telemetry_events()  # fastembed runs its models on onnxruntime, which would report usage
 
         kwargs = {"cache_dir": str(self._cache_dir) if self._cache_dir else None}
         if self.name == DEFAULT_SPARSE:

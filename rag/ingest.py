@@ -282,7 +282,7 @@ def _apply(components: Components, plan: _Plan, points: Sequence[PointData], dur
     """
     store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
     moved = {c.id: c for c in kept if _position(stored[c.id].payload) != _position(chunk_payload(c, {}))}
-    folder = components.settings.data_dir / "journal"
+    folder = components.settings.journal_dir
     with store.lock:
         current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
         if {r.chunk.id for r in current} != set(stored):
@@ -308,7 +308,7 @@ def _make_durable(components: Components, sources: Sequence[str]) -> None:
 
     An edge flush costs ~0.1-0.3 s here (it fsyncs); once per document it was ~10% of a first ingest.
     """
-    folder = components.settings.data_dir / "journal"
+    folder = components.settings.journal_dir
     with components.store.lock:
         components.store.flush()
         for source in sources:

@@ -53,7 +53,7 @@ def test_answers_with_cited_span_highlighted_in_its_document(sample_store):
     params = parse_qs(link.proto.query_string)
     assert link.proto.page == "inspector"
     cfg = sample_store.retrieval
-    expected = {"q": "How long does a refund take to reach my card?", "fusion": cfg.fusion, "candidates": str(cfg.candidates), "k": str(cfg.final_k), "reranker": cfg.reranker}
+    expected = {"q": "How long does a refund take to reach my card?", "fusion": cfg.fusion, "candidates": str(cfg.candidates), "k": str(cfg.final_k), "reranker": cfg.reranker, "collection": "docs"}
     assert params == {k: [v] for k, v in expected.items()}
     # Logged, and listed under recent questions.
     recent = AskLog.for_settings(sample_store).recent()

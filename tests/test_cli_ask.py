@@ -60,7 +60,7 @@ def test_text_output_streams_the_answer_then_lists_citations(ingested):
 def test_bad_input_exits_non_zero_with_a_message(ingested):
     empty = CliRunner().invoke(main, ["ask", "   "])
     assert empty.exit_code == 1 and "type a question first" in empty.stderr
-    bad_k = CliRunner().invoke(main, ["ask", "refunds?", "--k", "0"])
+    bad_k = CliRunner().invoke(main, ["ask", "refunds?", "-k", "0"])
     assert bad_k.exit_code == 1 and "final k must be greater than 0" in bad_k.stderr
     bad_reranker = CliRunner().invoke(main, ["ask", "refunds?", "--reranker", "magic"])
     assert bad_reranker.exit_code == 1 and "unknown reranker 'magic'" in bad_reranker.stderr

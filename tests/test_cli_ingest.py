@@ -44,18 +44,18 @@ def _docs() -> dict[str, dict]:
     return {d["source"]: d for d in json.loads(result.stdout)}
 
 
-def test_ingest_folder_prints_summary_on_stderr_and_reingest_is_unchanged(folder):
+def test_ingest_folder_prints_summary_on_stdout_and_reingest_is_unchanged(folder):
     first = _run("ingest", str(folder))
     assert first.exit_code == 0, first.output
-    assert first.stdout == ""  # stdout stays clean; progress and summary go to stderr
-    assert "3 documents, 4 chunks written, 0 unchanged, 0 errors" in first.stderr
+    assert first.stdout == "3 documents, 4 chunks written, 0 unchanged, 0 errors\n"  # the result; progress goes to stderr
+    assert "ingest: 3/3 file" in first.stderr  # stderr is no terminal here: progress as lines
     docs = _docs()
     assert set(docs) == {"guide.md", "billing/prices.md", "notes.txt"}
     assert docs["guide.md"]["chunks"] == 2 and docs["guide.md"]["size_bytes"] == len(GUIDE)
 
     again = _run("ingest", str(folder))
     assert again.exit_code == 0
-    assert "3 documents, 0 chunks written, 4 unchanged, 0 errors" in again.stderr
+    assert "3 documents, 0 chunks written, 4 unchanged, 0 errors" in again.stdout
 
 
 def test_docs_plain_listing(folder):
@@ -95,7 +95,7 @@ def test_a_failing_file_exits_nonzero_and_the_others_still_go_in(folder):
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert any(line.startswith("error: empty.md: the file is empty") for line in errors)
     assert any(line.startswith("error: broken.pdf: could not read this PDF") for line in errors)
-    assert "3 documents, 4 chunks written, 0 unchanged, 2 errors" in result.stderr
+    assert "3 documents, 4 chunks written, 0 unchanged, 2 errors" in result.stdout
     assert set(_docs()) == {"guide.md", "billing/prices.md", "notes.txt"}
 
 
@@ -125,7 +125,7 @@ def test_delete_removes_a_document_and_unknown_names_fail(folder):
     assert _run("ingest", str(folder)).exit_code == 0
     result = _run("delete", "guide.md")
     assert result.exit_code == 0
-    assert "deleted guide.md (2 chunks)" in result.stderr
+    assert "deleted guide.md (2 chunks)" in result.stdout
     assert set(_docs()) == {"billing/prices.md", "notes.txt"}
     missing = _run("delete", "guide.md")
     assert missing.exit_code == 1

@@ -29,7 +29,7 @@ def _search(*args: str):
 
 
 def test_json_schema_and_stage_values(ingested):
-    out = _search(PARAPHRASE_QUESTION, "-k", "2", "--candidates", "3", "--fusion", "union", "--reranker", "dense-cosine", "--json")
+    out = _search(PARAPHRASE_QUESTION, "-k", "2", "--candidates", "3", "--fusion", "union", "--reranker", "dense-cosine", "--json", "--all")
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["reranker"] == "dense-cosine"
@@ -53,6 +53,18 @@ def test_filters_restrict_inside_the_store(ingested):
     assert len(rows) == 2 and {r["source"] for r in rows} == {"kitchen.md"}
     tagged = json.loads(_search(PARAPHRASE_QUESTION, "--filter", "tag=hardware", "--reranker", "none", "--json").stdout)["results"]
     assert tagged and {r["source"] for r in tagged} == {"gadgets.md"}
+
+
+def test_k_limits_what_is_printed_and_all_prints_every_candidate(ingested):
+    table = _search(PARAPHRASE_QUESTION, "-k", "3")
+    assert table.exit_code == 0, table.output
+    rows = table.stdout.splitlines()[1:]
+    assert [int(line.split()[0]) for line in rows] == [1, 2, 3]
+    assert "did not reach the final top-3: --all prints them" in table.stderr
+    every = _search(PARAPHRASE_QUESTION, "-k", "3", "--all").stdout.splitlines()[1:]
+    assert len(every) > 3 and sum(1 for line in every if line.split()[0] != "–") == 3
+    limited = json.loads(_search(PARAPHRASE_QUESTION, "-k", "2", "--json").stdout)["results"]
+    assert [r["final_rank"] for r in limited] == [1, 2]
 
 
 def test_table_output_names_the_reranker(ingested):

@@ -107,7 +107,7 @@ def _check_state(data_dir: Path, versions: dict[str, dict]) -> str:
     components = build_components(Settings(data_dir=data_dir))
     try:
         records = components.store.records(ChunkFilter(include_quarantined=True), with_vectors=True)
-        assert not list((data_dir / "journal").glob("*.json")), "recovery left a journal entry behind"
+        assert not list((data_dir / "journal").rglob("*.json")), "recovery left a journal entry behind"
         every = ChunkFilter(ids=tuple(r.chunk.id for r in records), include_quarantined=True)
         with_sentences = {h.id for h in components.store.search_sentences(records[0].dense, len(records), every)}
         assert with_sentences == set(every.ids), "chunks without their sentence vectors"

@@ -252,11 +252,13 @@ def test_strategy_and_size_change_the_preview_and_bad_settings_are_explained():
     assert not [d for d in at.dataframe if d.proto.alt == "Preview: chunks of the chosen file"]
 
 
-def test_load_sample_docs_tags_them():
+def test_load_sample_docs_into_their_own_collection_and_tag_them():
     at = _click(_page(), "documents_sample")
     table = _frame(at, "Ingested documents")
     assert "billing/plans.md" in set(table["source"]) and "zh/faq.md" in set(table["source"])
     assert {tuple(t) for t in table["tags"]} == {("sample",)}
+    assert at.sidebar.selectbox(key="ui_collection_picker").value == "sample"
+    assert _engine().store.count() == 0  # the default collection got none of them
 
 
 def test_flagged_chunks_can_be_quarantined_and_released():

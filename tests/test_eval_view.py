@@ -53,6 +53,7 @@ def test_sample_set_run_verdicts_and_inspector_links(sample_store):
     params = {k: v[0] for k, v in parse_qs(link.query).items()}
     assert link.path == "inspector"
     assert params["q"] == "Where is my data stored and how long are backups kept?"
+    assert params["collection"] == sample_store.collection  # the link replays on the collection it ran on
     assert (params["fusion"], params["candidates"], params["k"], params["reranker"]) == ("dbsf", "20", "5", RetrievalConfig().reranker)
     stored = next(q for q in load_run(sample_store.data_dir, run.id).questions if q.id == "data-region")
     assert params["track"] == stored.verdict.track and params["track"] in stored.gold_chunks

@@ -249,13 +249,13 @@ def test_crash_before_commit_rolls_back_to_old_version(components, monkeypatch):
     with pytest.raises(RuntimeError):
         ingest_document(components, load_document("guide.md", edited.encode()), tags=["v2"])
     assert len(_stored(components, "guide.md")) == 4  # the mix a crash would leave: old 3 + new 1
-    entry = json.loads(next((components.settings.data_dir / "journal").glob("*.json")).read_text())
+    entry = json.loads(next(components.settings.journal_dir.glob("*.json")).read_text())
     assert entry["phase"] == "apply"
 
     reopened = _reopen(components)
     try:
         assert _stored(reopened, "guide.md") == old  # ids and every payload field as before
-        assert list((reopened.settings.data_dir / "journal").glob("*.json")) == []
+        assert list(reopened.settings.journal_dir.glob("*.json")) == []
     finally:
         reopened.close()
 
@@ -266,7 +266,7 @@ def test_crash_after_commit_rolls_forward_to_new_version(components, monkeypatch
     _crash_during(components, monkeypatch, "delete")  # everything new is written; old chunk not yet deleted
     with pytest.raises(RuntimeError):
         ingest_document(components, load_document("guide.md", edited.encode()))
-    entry = json.loads(next((components.settings.data_dir / "journal").glob("*.json")).read_text())
+    entry = json.loads(next(components.settings.journal_dir.glob("*.json")).read_text())
     assert entry["phase"] == "commit"
 
     reopened = _reopen(components)
@@ -287,7 +287,7 @@ def test_crash_before_a_groups_flush_rolls_every_document_forward(components, mo
     _crash_during(components, monkeypatch, "flush")
     with pytest.raises(RuntimeError):
         ingest_files(components, v2)
-    entries = [json.loads(p.read_text()) for p in (components.settings.data_dir / "journal").glob("*.json")]
+    entries = [json.loads(p.read_text()) for p in components.settings.journal_dir.glob("*.json")]
     assert sorted((e["source"], e["phase"]) for e in entries) == [(f"stop{i}.md", "commit") for i in range(3)]
 
     reopened = _reopen(components)
@@ -295,13 +295,13 @@ def test_crash_before_a_groups_flush_rolls_every_document_forward(components, mo
         for name, data in v2:
             texts = sorted(p["text"] for p in _stored(reopened, name).values())
             assert texts == ["Bikes ride free.", "The ferry calls every half hour."]
-        assert list((reopened.settings.data_dir / "journal").glob("*.json")) == []
+        assert list(reopened.settings.journal_dir.glob("*.json")) == []
     finally:
         reopened.close()
 
 
 def test_recover_drops_unreadable_entries_and_temp_files(components):
-    folder = components.settings.data_dir / "journal"
+    folder = components.settings.journal_dir
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "deadbeef.json").write_text("{not json")
     (folder / "x.tmp").write_text("half written")
@@ -312,7 +312,7 @@ def test_recover_drops_unreadable_entries_and_temp_files(components):
 def test_recover_is_idempotent(components):
     ingest_files(components, [("guide.md", GUIDE.encode())])
     ids = sorted(_stored(components, "guide.md"))
-    folder = components.settings.data_dir / "journal"
+    folder = components.settings.journal_dir
     entry = journal.JournalEntry("guide.md", "commit", added=[], removed=ids[:1])
     journal.write(folder, entry)
     assert journal.recover(components.store, folder) == ["guide.md"]

@@ -320,3 +320,42 @@ def test_edge_collection_from_before_sentence_vectors_reads_as_without(tmp_path,
         assert store.count() == len(points)
     finally:
         store.close()
+
+
+def _sibling(store, name: str):
+    """Another collection on the same backend (the same client, or the same data root)."""
+    return EdgeStore(store.root, name) if store.backend == "edge" else ClientStore(store.client, name)
+
+
+def test_list_and_drop_collections(store, points):
+    before = set(store.list_collections())
+    assert store.collection not in before  # nothing written yet: no collection
+    store.ensure_collection(MODELS)
+    store.upsert(points)
+    other = _sibling(store, f"{store.collection}-other")
+    other.ensure_collection(WITH_SENTENCES)
+    other.upsert(points[:2])
+    assert set(store.list_collections()) - before == {store.collection, other.collection}
+    assert other.list_collections() == store.list_collections() == sorted(store.list_collections())
+
+    other.drop_collection()
+    assert other.collection not in store.list_collections()
+    assert (other.count(), other.collection_models(), other.records()) == (0, None, [])
+    assert store.count() == len(points)  # its sibling is untouched
+
+    other.ensure_collection(MODELS)  # the dropped store creates the collection afresh
+    assert other.collection_models() == MODELS and other.count() == 0
+    other.drop_collection()
+    other.close()
+
+
+def test_edge_listing_reads_files_without_locking(tmp_path, points):
+    from rag.store.edge import edge_collections
+
+    store = EdgeStore(tmp_path / "qdrant", "kept")
+    store.ensure_collection(MODELS)
+    store.upsert(points[:1])
+    EdgeStore(tmp_path / "qdrant", "never-written").close()  # leaves only a .lock file
+    assert edge_collections(tmp_path / "qdrant") == ["kept"]  # while "kept" is open and locked
+    store.close()
+    assert edge_collections(tmp_path / "missing") == []

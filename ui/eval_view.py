@@ -174,7 +174,7 @@ def _runs(data_dir: Path, name: str) -> list[EvalRun]:
 
 def _run_label(run: EvalRun) -> str:
     mark = " · baseline" if run.baseline else ""
-    return f"{run.id} · {config_label(run.config)}{mark}"
+    return f"{run.id} · {run.collection} · {config_label(run.config)}{mark}"
 
 
 def _results(run: EvalRun) -> None:

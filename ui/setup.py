@@ -12,9 +12,11 @@ from collections.abc import Mapping
 
 import streamlit as st
 
+from rag.answer.render import md_escape
 from rag.components import Components, build_components
 from rag.config import Settings
 from rag.errors import RagError
+from ui import collections as collection_ui
 
 APP_ICON = "🔎"
 # Set by the first run of a session (see _leave_pages_folder_mode).
@@ -29,12 +31,12 @@ def get_settings() -> Settings:
 
 @st.cache_resource(show_spinner="Opening the collection…")
 def get_components(settings: Settings) -> Components:
-    """One store and one set of models per process, shared by every session (the store is locked)."""
+    """One store per collection per process, shared by every session (the store is locked); the models are shared by all."""
     return build_components(settings)
 
 
 def setup() -> Components:
-    """Settings, access check and engine; stops the page with a clear message when any fails."""
+    """Settings, access check and the engine on the session's collection; stops the page with a clear message when any fails."""
     st.session_state[_SESSION_STARTED] = True
     try:
         settings = get_settings()
@@ -43,7 +45,7 @@ def setup() -> Components:
         st.stop()
     _gate(settings)
     try:
-        return get_components(settings)
+        return get_components(collection_ui.session_settings(settings))
     except RagError as e:
         st.error(str(e))
         st.stop()
@@ -81,12 +83,14 @@ def _leave_pages_folder_mode() -> None:
 def sidebar(components: Components) -> None:
     s = components.settings
     with st.sidebar:
+        collection_ui.picker(get_settings(), s.collection)
         where = f"server {s.qdrant_url}" if s.qdrant_url else f"embedded, {s.data_dir}"
-        st.caption(f"Collection **{s.collection}** · {where}")
+        st.caption(f"Collection **{md_escape(s.collection)}** · {where}")
         try:
             st.caption(f"{len(components.store.sources())} documents · {components.store.count()} chunks")
         except RagError as e:
             st.caption(f"Store unavailable: {e}")
+        collection_ui.manage(get_settings(), components, get_components)
         st.caption(f"Dense: {s.dense_model} · Sparse: {s.sparse_model}")
         st.caption(f"Answers: {'Anthropic ' + s.answer.anthropic_model if s.anthropic_api_key else 'offline (extractive)'}")
         providers = _oidc_providers()

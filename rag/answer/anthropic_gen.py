@@ -6,9 +6,7 @@ to do, except a refusal, which is an abstention: the model chose not to answer, 
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
-
-import anthropic
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from rag.answer.prompt import NOT_IN_SOURCES, SYSTEM_PROMPT, build_user_message
 from rag.answer.result import Generation, Source
@@ -16,7 +14,11 @@ from rag.config import AnswerConfig
 from rag.errors import GenerationError
 from rag.retrieve import RetrievalResult
 
+if TYPE_CHECKING:
+    import anthropic
+
 _FINISHED = ("end_turn", "stop_sequence")
+# The SDK is imported where it is used: importing it costs seconds, and most commands never call Claude.
 
 
 class AnthropicGenerator:
@@ -39,6 +41,8 @@ class AnthropicGenerator:
     def __init__(self, config: AnswerConfig, api_key: str = "", client: anthropic.Anthropic | None = None) -> None:
         if client is None and not api_key:
             raise GenerationError("no Anthropic API key: set ANTHROPIC_API_KEY, or leave it unset to use the offline extractive answerer")
+        import anthropic
+
         self.config = config
         self.model = config.anthropic_model
         self._client = client or anthropic.Anthropic(api_key=api_key, timeout=config.timeout_s)
@@ -54,6 +58,8 @@ class AnthropicGenerator:
 
     def generate(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Generation:
         """One non-streamed call: for batch use (Eval, the CLI's --json)."""
+        import anthropic
+
         try:
             message = self._client.messages.create(**self.request(question, sources))
         except anthropic.AnthropicError as e:
@@ -62,6 +68,8 @@ class AnthropicGenerator:
 
     def stream(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Iterator[str | Generation]:
         """Text deltas as the model writes them, then the Generation."""
+        import anthropic
+
         try:
             with self._client.messages.stream(**self.request(question, sources)) as stream:
                 for text in stream.text_stream:
@@ -92,6 +100,8 @@ class AnthropicGenerator:
 
     def _error(self, e: anthropic.AnthropicError) -> GenerationError:
         """An SDK exception as a message for the person asking."""
+        import anthropic
+
         if isinstance(e, anthropic.APITimeoutError):
             return GenerationError(f"no answer from the Anthropic API within {self.config.timeout_s:g} s; try again or raise RAGSCOPE_LLM_TIMEOUT")
         if isinstance(e, anthropic.APIConnectionError):

@@ -2,43 +2,101 @@
 
 from __future__ import annotations
 
-import dataclasses
+import logging
 import os
 import sys
+import time
 
 import click
 
+from rag.collections import for_collection
 from rag.components import Components, build_components
 from rag.config import Settings
 from rag.errors import RagError
 
 
-def load_components(collection: str | None = None) -> Components:
-    """Settings from the environment (plus --collection), then the engine; errors become exit 1."""
+def settings_from_env(collection: str | None = None) -> Settings:
+    """Settings from the environment, on --collection when given; errors become exit 1."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         settings = Settings.from_env()
-        if collection:
-            settings = dataclasses.replace(settings, collection=collection)
+        return for_collection(settings, collection) if collection is not None else settings
+    except RagError as e:
+        raise click.ClickException(str(e)) from None
+
+
+def load_components(collection: str | None = None) -> Components:
+    """Settings (see `settings_from_env`), then the engine; errors become exit 1."""
+    settings = settings_from_env(collection)
+    try:
         return build_components(settings)
     except RagError as e:
         raise click.ClickException(str(e)) from None
 
 
 def progress_bar(total: int, label: str, unit: str = "file"):  # noqa: ANN201
-    """A tqdm bar on stderr (stdout stays clean for --json)."""
+    """Progress on stderr (stdout stays clean for --json): a tqdm bar on a terminal, else a `LineProgress`."""
+    if not sys.stderr.isatty():
+        return LineProgress(total, label, unit)
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=label, file=sys.stderr, unit=unit, disable=None)
+    return tqdm(total=total, desc=label, file=sys.stderr, unit=unit)
+
+
+class LineProgress:
+    """The part of tqdm's interface the commands use, printed as one line every few seconds.
+
+    For stderr that is not a terminal (a log file, CI, `2>&1 | tee`): tqdm would print nothing there
+    (`disable=None`) or redraw with carriage returns, and a 28-minute BEIR run looked hung.
+    """
+
+    def __init__(self, total: int, label: str, unit: str, every_s: float = 5.0) -> None:
+        self.total, self.label, self.unit, self.every_s = total, label, unit, every_s
+        self.n = 0
+        self.postfix = ""
+        self._start = self._last = time.monotonic()
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        self._maybe_print()
+
+    def set_postfix_str(self, text: str) -> None:
+        self.postfix = text
+        self._maybe_print()
+
+    def _maybe_print(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last >= self.every_s:
+            self._last = now
+            extra = f" ({self.postfix})" if self.postfix else ""
+            click.echo(f"{self.label}: {self.n}/{self.total} {self.unit} after {now - self._start:.0f} s{extra}", err=True)
+
+    def __enter__(self) -> "LineProgress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._maybe_print(force=True)
 
 
 @click.group()
 @click.version_option(package_name="ragscope")
 def main() -> None:
     """ragscope: ingest documents, inspect retrieval, ask and evaluate over a Qdrant collection."""
+    _show_model_loads()
+
+
+def _show_model_loads() -> None:
+    """rag.encoders logs one line per model load: print it on stderr (stdout stays clean for --json)."""
+    log = logging.getLogger("rag.encoders")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s…"))
+        log.addHandler(handler)
+    log.setLevel(logging.INFO)
 
 
 from rag.cli import ingest_cmds  # noqa: E402,F401  (registers commands on `main`)
 from rag.cli import ask_cmd  # noqa: E402,F401
 from rag.cli import eval_cmd  # noqa: E402,F401
 from rag.cli import search_cmd  # noqa: E402,F401
+from rag.cli import collections_cmd  # noqa: E402,F401

@@ -10,6 +10,7 @@ import click
 from rag.answer import Answer, answer_question, stream_answer
 from rag.asklog import AskLog
 from rag.cli import load_components, main
+from rag.cli.collections_cmd import collection_option
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
 
@@ -17,10 +18,10 @@ from rag.errors import RagError
 @main.command()
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print {answer, citations, abstained, reason, mode, sources} as JSON.")
-@click.option("--collection", default=None, help="Collection name (default: RAGSCOPE_COLLECTION or 'docs').")
+@collection_option
 @click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None, help="Fusion of dense and sparse lists.")
 @click.option("--candidates", type=int, default=None, help="Candidates per stage.")
-@click.option("--k", "final_k", type=int, default=None, help="Chunks kept after reranking.")
+@click.option("-k", "--k", "final_k", type=int, default=None, help="Chunks kept in the final top-k (the sources the answer may cite).")
 @click.option("--reranker", default=None, help="Reranker name (none, dense-cosine, cross-encoder:<path>...).")
 def ask(question: str, as_json: bool, collection: str | None, fusion: str | None, candidates: int | None, final_k: int | None, reranker: str | None) -> None:
     """Answer QUESTION from the collection with cited sources; exits 1 on an error (an abstention is an answer)."""

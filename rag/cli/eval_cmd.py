@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from rag.cli import load_components, main, progress_bar
+from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import config_label
 from rag.components import Components
@@ -40,9 +41,9 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @click.option("--beir", "beir_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Evaluate a BEIR folder (ingested into collection beir-<folder>).")
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N questions.")
-@click.option("--collection", default=None, help="Collection to evaluate (default: RAGSCOPE_COLLECTION; BEIR: beir-<folder>).")
+@collection_option
 @click.option("--candidates", type=click.IntRange(min=1), default=None, help=f"Candidates per stage (default: the setting, at least {MIN_CANDIDATES}).")
-@click.option("--k", "final_k", type=click.IntRange(min=1), default=None, help="Final k.")
+@click.option("-k", "--k", "final_k", type=click.IntRange(min=1), default=None, help="Chunks kept in the final top-k.")
 @click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None)
 @click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>.")
 @click.option("--min-score", type=float, default=None, help="Drop final chunks scoring below this.")

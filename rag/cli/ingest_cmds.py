@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from rag.cli import load_components, main, progress_bar
+from rag.cli.collections_cmd import collection_option
 from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
 from rag.archive import ArchiveLimits, expand_zip, is_zip_name
@@ -24,7 +25,7 @@ _BATCH_BYTES = 64 * 1024 * 1024
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--collection", default=None, help="Collection name (default: RAGSCOPE_COLLECTION or 'docs').")
+@collection_option
 @click.option("--strategy", type=click.Choice(CHUNK_STRATEGIES), default=None, help="Chunking strategy.")
 @click.option("--size", type=int, default=None, help="Chunk size in characters.")
 @click.option("--overlap", type=int, default=None, help="Overlap in characters (fixed/recursive).")
@@ -85,8 +86,7 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
     summary = IngestSummary(tuple(results))
     click.echo(
         f"{summary.documents} documents, {summary.chunks_written} chunks written, "
-        f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors",
-        err=True,
+        f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors"
     )
     if summary.errors:
         raise SystemExit(1)
@@ -101,7 +101,7 @@ def _advance(bar, message: str) -> None:  # noqa: ANN001 - tqdm
 
 
 @main.command()
-@click.option("--collection", default=None)
+@collection_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def docs(collection: str | None, as_json: bool) -> None:
     """List ingested documents with chunk counts (and, on stderr, whether sentence vectors are stored)."""
@@ -119,7 +119,7 @@ def docs(collection: str | None, as_json: bool) -> None:
 
 @main.command()
 @click.argument("source")
-@click.option("--collection", default=None)
+@collection_option
 def delete(source: str, collection: str | None) -> None:
     """Delete a document (all its chunks)."""
     components = load_components(collection)
@@ -127,11 +127,11 @@ def delete(source: str, collection: str | None) -> None:
     components.close()
     if n == 0:
         raise click.ClickException(f"no document named {source!r}; `ragscope docs` lists them")
-    click.echo(f"deleted {source} ({n} chunks)", err=True)
+    click.echo(f"deleted {source} ({n} chunks)")
 
 
 @main.command()
-@click.option("--collection", default=None)
+@collection_option
 def optimize(collection: str | None) -> None:
     """Merge segments and build indexes (slow on large collections; run while the app is stopped)."""
     components = load_components(collection)

@@ -7,6 +7,7 @@ import json
 import click
 
 from rag.cli import load_components, main
+from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import config_label, feedback_notes
 from rag.config import FUSION_METHODS
@@ -24,10 +25,11 @@ from rag.types import ChunkFilter
 @click.option("--min-score", type=float, default=None, help="Drop final chunks whose last-stage score is below this.")
 @retrieval_options
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
-@click.option("--collection", default=None, help="Collection name (default: RAGSCOPE_COLLECTION or 'docs').")
-@click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with every candidate's per-stage ranks and scores.")
-def search(question: str, as_json: bool, collection: str | None, filters: tuple[str, ...], **overrides: object) -> None:
-    """Search QUESTION and print every candidate with its rank and score in each stage."""
+@collection_option
+@click.option("--all", "show_all", is_flag=True, help="Print every candidate of every stage, not only the final top-k.")
+@click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's (with --all: every candidate's) per-stage ranks and scores.")
+def search(question: str, as_json: bool, show_all: bool, collection: str | None, filters: tuple[str, ...], **overrides: object) -> None:
+    """Search QUESTION and print the final top-k (-k) with each one's rank and score in every stage."""
     flt = parse_filters(filters)
     components = load_components(collection)
     try:
@@ -37,13 +39,16 @@ def search(question: str, as_json: bool, collection: str | None, filters: tuple[
         raise click.ClickException(str(e)) from None
     finally:
         components.close()
+    shown = result.candidates if show_all else sorted((c for c in result.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
     if as_json:
-        out = {"reranker": result.reranker, "expansion": list(result.expansion), "dense_feedback": list(result.dense_feedback), "results": [c.as_row() for c in result.candidates]}
+        out = {"reranker": result.reranker, "expansion": list(result.expansion), "dense_feedback": list(result.dense_feedback), "results": [c.as_row() for c in shown]}
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
     click.echo(f"{'final':>5}  {'chunk':8}  {'dense':>12}  {'sparse':>12}  {'fused':>12}  {'rerank':>12}  source > heading")
-    for c in result.candidates:
+    for c in shown:
         click.echo(_line(c))
+    if len(shown) < len(result.candidates):
+        click.echo(f"{len(result.candidates) - len(shown)} more candidates did not reach the final top-{config.final_k}: --all prints them", err=True)
     click.echo(f"reranker: {result.reranker} · {config_label(config)} · " + ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items()), err=True)
     for stage, note in feedback_notes(result).items():
         click.echo(f"{stage} stage: {note}", err=True)

@@ -11,13 +11,15 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import anthropic
+from typing import TYPE_CHECKING
 
 from rag.answer.citations import answer_sentences
 from rag.answer.result import Answer, source_label
 from rag.config import Settings
 from rag.errors import GenerationError
+
+if TYPE_CHECKING:  # the SDK is imported where it is used: importing it costs seconds
+    import anthropic
 
 JUDGE_QUESTION = "Does the source state the sentence? YES/NO"
 JUDGE_SYSTEM = (
@@ -62,6 +64,8 @@ class FaithfulnessJudge:
         """A judge using the configured key and answer model, or None when no key is set."""
         if not settings.anthropic_api_key:
             return None
+        import anthropic
+
         client = anthropic.Anthropic(api_key=settings.anthropic_api_key.value, timeout=settings.answer.timeout_s, http_client=http_client)
         return cls(client, settings.answer.anthropic_model)
 
@@ -69,6 +73,8 @@ class FaithfulnessJudge:
         """(supported, raw reply) for one sentence against the given source texts."""
         body = "\n".join(f"<source>\n{html.escape(s, quote=False)}\n</source>" for s in sources)
         content = f"{body}\n\n<sentence>{html.escape(sentence, quote=False)}</sentence>\n\n{JUDGE_QUESTION}"
+        import anthropic
+
         try:
             message = self.client.messages.create(
                 model=self.model, max_tokens=5, system=JUDGE_SYSTEM, messages=[{"role": "user", "content": content}]

@@ -25,6 +25,7 @@ from rag.eval.metrics import by_query, evaluate, means
 from rag.eval.qsets import QuestionSet
 from rag.eval.runs import EvalRun, QuestionResult, save_run
 from rag.eval.verdicts import inspector_link, judge_question
+from rag.inspect.params import collection_param
 from rag.retrieve import STAGES, RetrievalResult, retrieve
 
 Progress = Callable[[int, int, str], None]
@@ -101,7 +102,7 @@ def run_eval(
                 scores={},
                 gold_ranks=_gold_ranks(result, gold.chunk_ids),
                 verdict=verdict,
-                inspector=inspector_link(q.question, config, track, components.settings.retrieval),
+                inspector=inspector_link(q.question, config, track, components.settings.retrieval) | collection_param(components.settings.collection),
                 answer=record,
             )
         )

@@ -19,6 +19,8 @@ Parameters (one table, `_PARAMS`, serves both directions):
     dense_prf_weight  dense PRF weight (0-1]
     source, tag       filters; repeat for several (?source=a.md&source=b.md)
     track             a chunk id to follow through every stage
+    collection        the collection the question ran on (`collection_param`); ui/setup opens it for the
+                      session, so a link replays on the collection it came from
 
 Unknown parameters are ignored (a link may carry others); a bad value is an error naming it.
 """
@@ -61,6 +63,14 @@ _PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
 }
 # Always written, so a link names the core of its config even where it equals the defaults.
 _ALWAYS = ("fusion", "candidates", "k", "reranker")
+
+
+COLLECTION = "collection"
+
+
+def collection_param(collection: str) -> dict[str, str]:
+    """The link parameter naming the collection a question ran on; merge it into `inspector_params`' output."""
+    return {COLLECTION: collection}
 
 
 @dataclass(frozen=True)

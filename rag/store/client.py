@@ -210,6 +210,19 @@ class ClientStore:
             raise StoreError(f"query failed: {e}") from None
         return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
 
+    @locked
+    def list_collections(self) -> list[str]:
+        try:
+            return sorted(c.name for c in self.client.get_collections().collections)
+        except Exception as e:
+            raise StoreError(f"Qdrant is not reachable: {e}") from None
+
+    @locked
+    def drop_collection(self) -> None:
+        if self._exists():
+            self.client.delete_collection(self.collection)
+        self._has_sentences = False
+
     def optimize(self) -> None:
         """A server optimises in the background; nothing to do here."""
 

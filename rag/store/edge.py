@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -232,6 +233,19 @@ class EdgeStore:
             raise StoreError(f"query failed: {e}") from None
         return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
 
+    def list_collections(self) -> list[str]:
+        return edge_collections(self.root)
+
+    @locked
+    def drop_collection(self) -> None:
+        # This instance holds the collection's lock, so no other process has the shard open.
+        if self._shard is not None:
+            self._shard.close()
+            self._shard = None
+        shutil.rmtree(self._path, ignore_errors=True)
+        self._meta_path.unlink(missing_ok=True)
+        self._models = None
+
     @locked
     def optimize(self) -> None:
         """Merge segments and build indexes. Holds the GIL for its whole run: never call it on a request path."""
@@ -254,6 +268,19 @@ class EdgeStore:
         if not self._lock_file.closed:
             fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
             self._lock_file.close()
+
+
+def edge_collections(root: Path) -> list[str]:
+    """The collections under an embedded data root, read from the files alone (no collection is opened or locked).
+
+    A collection is its metadata file (written before its shard) or a non-empty shard folder; a bare
+    `.lock` file is left by a store opened on a name never written to, and is not one.
+    """
+    if not root.is_dir():
+        return []
+    names = {p.name[: -len(".meta.json")] for p in root.glob("*.meta.json")}
+    names |= {p.name for p in root.iterdir() if p.is_dir() and any(p.iterdir())}
+    return sorted(names)
 
 
 def _vectors(point: PointData) -> dict[str, Any]:

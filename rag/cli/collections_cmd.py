@@ -1,0 +1,43 @@
+"""`ragscope collections`, and the `--collection` option every command that reads or writes one takes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from rag.cli import main, settings_from_env
+from rag.errors import RagError
+
+
+def collection_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`--collection NAME`, the same on every command (None: RAGSCOPE_COLLECTION, else 'docs')."""
+    return click.option("--collection", default=None, metavar="NAME", help="Collection to use (default: RAGSCOPE_COLLECTION, else 'docs'; `ragscope collections` lists them).")(command)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print [{name, default, dense_model, sparse_model, sentence_vectors, chunks, documents, error}].")
+def collections(as_json: bool) -> None:
+    """List the collections with their models, chunk and document counts, and whether they store sentence vectors."""
+    from rag.collections import describe_collections
+
+    settings = settings_from_env()
+    try:
+        infos = describe_collections(settings)
+    except RagError as e:
+        raise click.ClickException(str(e)) from None
+    if as_json:
+        click.echo(json.dumps([i.as_json() | {"default": i.name == settings.collection} for i in infos], indent=2))
+        return
+    for i in infos:
+        mark = "*" if i.name == settings.collection else " "
+        if i.error:
+            click.echo(f"{mark} {i.name}\tunavailable: {i.error}")
+        elif i.models is None:
+            click.echo(f"{mark} {i.name}\tempty")
+        else:
+            vectors = "sentence vectors" if i.sentence_vectors else "no sentence vectors"
+            click.echo(f"{mark} {i.name}\t{i.documents} documents\t{i.chunks} chunks\tdense {i.models.dense_model}\tsparse {i.models.sparse_model}\t{vectors}")
+    click.echo("* the default collection (RAGSCOPE_COLLECTION)", err=True)

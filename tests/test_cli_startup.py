@@ -1,0 +1,68 @@
+"""The CLI starts quickly: importing it loads no heavy library, and `docs` loads no model.
+
+Checked in a fresh interpreter (this test process has long imported everything).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rag.components import build_components
+from rag.ingest import ingest_files
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("fastembed", "onnxruntime", "torch", "sentence_transformers", "qdrant_client", "qdrant_edge", "anthropic", "streamlit")
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+
+
+def test_importing_the_cli_loads_no_heavy_library():
+    done = _python(f"import json, sys, rag.cli; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_docs_on_an_existing_collection_loads_no_model(settings):
+    components = build_components(settings)
+    assert not ingest_files(components, [("guide.md", b"# Guide\n\nThe ferry leaves at seven.\n")]).errors
+    components.close()
+    code = (
+        "import json, sys\n"
+        "from click.testing import CliRunner\n"
+        "from rag.cli import main\n"
+        "result = CliRunner().invoke(main, ['docs', '--json'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        f"print(json.dumps({{'docs': json.loads(result.stdout), 'loaded': [m for m in {HEAVY!r} if m in sys.modules], 'stderr': result.stderr}}))"
+    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert [d["source"] for d in out["docs"]] == ["guide.md"]
+    assert out["loaded"] == ["qdrant_edge"]  # the embedded store only: no model, no client library
+    assert "loading" not in out["stderr"]
+
+
+def test_a_command_that_needs_the_models_says_so_on_stderr(settings):
+    components = build_components(settings)
+    assert not ingest_files(components, [("guide.md", b"# Guide\n\nThe ferry leaves at seven.\n")]).errors
+    components.close()
+    code = (
+        "import json\n"
+        "from click.testing import CliRunner\n"
+        "from rag.cli import main\n"
+        "result = CliRunner().invoke(main, ['search', 'ferry', '--json'])\n"
+        "print(json.dumps({'code': result.exit_code, 'stderr': result.stderr}))"
+    )
+    done = _python(code)
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["code"] == 0, out
+    lines = out["stderr"].splitlines()
+    assert "loading dense model all-MiniLM-L6-v2…" in lines and "loading sparse model Qdrant/bm25…" in lines
+    assert "Loading weights" not in out["stderr"]  # the model loader's own bar is silenced

@@ -1,0 +1,108 @@
+"""The sidebar's collection picker and collection management, and which collection a session uses.
+
+A session's collection comes from a link's `?collection=` (applied once per distinct link, like the
+inspector applies its links), else from the picker, else RAGSCOPE_COLLECTION. The engine for each
+collection is opened once per process (ui/setup.py `get_components`, cached per Settings), sharing
+the models: switching is cheap after the first time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from rag.answer.render import md_escape
+from rag.collections import collection_names, create_collection, delete_collection, describe_collection, for_collection
+from rag.components import Components
+from rag.config import Settings
+from rag.errors import RagError
+from rag.inspect.params import COLLECTION
+
+ACTIVE = "ui_collection"  # the session's collection name
+_LINKED = "ui_collection_link"  # the last ?collection= applied
+_NOTICE = "ui_collection_notice"
+_PICKER = "ui_collection_picker"
+
+Opener = Callable[[Settings], Components]
+
+
+def session_settings(settings: Settings) -> Settings:
+    """The process's settings on the session's collection (a bad name in a link falls back to the default, with an error)."""
+    linked = st.query_params.get(COLLECTION)
+    if linked and linked != st.session_state.get(_LINKED):
+        st.session_state[_LINKED] = linked
+        st.session_state[ACTIVE] = linked
+    try:
+        return for_collection(settings, st.session_state.get(ACTIVE, settings.collection))
+    except RagError as e:
+        st.error(f"Collection not opened: {e}")
+        st.session_state.pop(ACTIVE, None)
+        return settings
+
+
+def switch_collection(name: str) -> None:
+    """Make `name` the session's collection (a `?collection=` in the URL follows, so a reload keeps it)."""
+    st.session_state[ACTIVE] = name
+    if COLLECTION in st.query_params:
+        st.query_params[COLLECTION] = name
+        st.session_state[_LINKED] = name
+
+
+def picker(base: Settings, active: str) -> None:
+    """Choose the session's collection among those on the backend (the active one listed even before it holds anything)."""
+    try:
+        names = sorted({*collection_names(base), active})
+    except RagError as e:
+        st.caption(f"Collections unavailable: {e}")
+        return
+    st.session_state[_PICKER] = active  # follows switches made elsewhere (a link, the sample docs)
+    st.selectbox("Collection", names, key=_PICKER, on_change=lambda: switch_collection(st.session_state[_PICKER]),
+                 format_func=lambda n: f"{n} (default)" if n == base.collection else n)  # fmt: skip
+
+
+def manage(base: Settings, components: Components, open_components: Opener) -> None:
+    """Create a collection, delete the active one (its name typed to confirm), and list them all with their models."""
+    shown = st.session_state.pop(_NOTICE, None)
+    if shown:
+        st.success(md_escape(shown))
+    with st.expander("Manage collections"):
+        new = st.text_input("New collection", key="ui_collection_new", placeholder="name")
+        if st.button("Create and switch", key="ui_collection_create", disabled=not new.strip()):
+            try:
+                info = create_collection(open_components(for_collection(base, new)))
+                switch_collection(info.name)
+                st.session_state[_NOTICE] = f"Created collection {info.name}."
+                st.rerun()
+            except RagError as e:
+                st.error(str(e))
+        name = components.settings.collection
+        typed = st.text_input(f"Type {md_escape(name)} to delete it", key="ui_collection_confirm", help="Deletes every document and chunk of the active collection; question sets, eval runs and the ask log stay.")
+        if st.button("Delete collection", key="ui_collection_delete", disabled=typed.strip() != name):
+            try:
+                delete_collection(components, typed)
+                switch_collection(base.collection)
+                st.session_state[_NOTICE] = f"Deleted collection {name}."
+                st.rerun()
+            except RagError as e:
+                st.error(str(e))
+        if st.toggle("Show every collection's models and counts", key="ui_collection_details", help="Opens each collection: while the app holds one, the CLI cannot write to it."):
+            details(base, open_components)
+
+
+def details(base: Settings, open_components: Opener) -> None:
+    rows = []
+    for name in collection_names(base):
+        try:
+            info = describe_collection(open_components(for_collection(base, name)))
+        except RagError as e:
+            rows.append({"collection": name, "error": str(e)})
+            continue
+        models = info.models
+        rows.append({
+            "collection": name, "documents": info.documents, "chunks": info.chunks,
+            "dense": models.dense_model if models else "", "sparse": models.sparse_model if models else "",
+            "sentence vectors": info.sentence_vectors,
+        })  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True, alt="Collections")
