@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from rag import journal
+from rag.journal import JournalEntry
 from rag.chunker import chunk_document
 from rag.components import Components
 from rag.config import ChunkConfig
@@ -282,19 +282,18 @@ def _apply(components: Components, plan: _Plan, points: Sequence[PointData], dur
     """
     store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
     moved = {c.id: c for c in kept if _position(stored[c.id].payload) != _position(chunk_payload(c, {}))}
-    folder = components.settings.data_dir / "journal"
     with store.lock:
         current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
         if {r.chunk.id for r in current} != set(stored):
             raise _StalePlan(plan.doc.source)
         restore = {c.id: {k: stored[c.id].payload.get(k) for k in (*_POSITION_FIELDS, *_DOC_FIELDS)} for c in kept}
-        journal.write(folder, journal.JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore))
+        components.journal.write(JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore))
         store.upsert(points)
         if kept:
             store.set_payload([c.id for c in kept], plan.doc_meta)
         for chunk_id, chunk in moved.items():
             store.set_payload([chunk_id], {k: v for k, v in chunk_payload(chunk, {}).items() if k in _POSITION_FIELDS})
-        journal.write(folder, journal.JournalEntry(plan.doc.source, "commit", [p.id for p in points], removed))
+        components.journal.write(JournalEntry(plan.doc.source, "commit", [p.id for p in points], removed))
         store.delete(removed)
         if durable:
             _make_durable(components, [plan.doc.source])
@@ -308,11 +307,10 @@ def _make_durable(components: Components, sources: Sequence[str]) -> None:
 
     An edge flush costs ~0.1-0.3 s here (it fsyncs); once per document it was ~10% of a first ingest.
     """
-    folder = components.settings.data_dir / "journal"
     with components.store.lock:
         components.store.flush()
         for source in sources:
-            journal.clear(folder, source)
+            components.journal.clear(source)
 
 
 def _position(payload: dict) -> tuple:

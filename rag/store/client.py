@@ -119,7 +119,7 @@ class ClientStore:
 
     @locked
     def delete(self, ids: Sequence[str]) -> None:
-        if ids:
+        if ids and self._exists():  # no collection: nothing to delete (as delete_source)
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=list(ids)), wait=True)
 
     @locked
