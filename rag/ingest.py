@@ -19,7 +19,7 @@ from rag.components import Components
 from rag.config import ChunkConfig
 from rag.encoders import DenseEncoder
 from rag.errors import LoaderError, RagError, StoreError
-from rag.loaders import load_document
+from rag.loaders import load_document, safe_source
 from rag.scan import scan_text
 from rag.sentences import sentence_texts
 from rag.documents import clean_tags, sentence_vectors_stored
@@ -334,6 +334,9 @@ def ingest_files(
     still replaced on its own, atomically, right after its group is embedded, and the store is
     flushed once per group.
 
+    Two files that would be stored under one source name (the same name twice, or names that
+    sanitise alike) are both refused with an error naming them: one would silently replace the other.
+
     Args:
         components: store and encoders.
         files: (name, bytes) pairs; names become sources (sanitised).
@@ -390,11 +393,13 @@ def ingest_files(
             finish(i, result)
         pending.clear()
 
+    clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, (name, _) in enumerate(files)])
     for i, (name, data) in enumerate(files):
+        if i in clashes:
+            finish(i, FileResult(name, "error", error=clashes[i]))
+            continue
         try:
             doc = load_document(name, data, max_bytes=max_bytes)
-            if any(p.doc.source == doc.source for _, p in pending):
-                flush()  # the same source twice: plan the second against the first's result
             plan = _plan(components, doc, config, tags)
         except RagError as e:
             finish(i, FileResult(name, "error", error=str(e)))
@@ -409,16 +414,45 @@ def ingest_files(
     return IngestSummary(tuple(r for r in results if r is not None))
 
 
+def name_clashes(entries: Sequence[tuple[str, str]]) -> dict[int, str]:
+    """Which of `entries` ((name, how to point at it in a message)) would be stored as the same document.
+
+    A document's identity is its source name, so two inputs with one name would end as one document,
+    the second silently replacing the first. Returns, for the index of every input in such a group,
+    an error naming all of them. Names that cannot be sanitised are left for the loader to report.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, (name, _) in enumerate(entries):
+        try:
+            groups.setdefault(safe_source(name), []).append(i)
+        except LoaderError:
+            continue
+    out: dict[int, str] = {}
+    for source, members in groups.items():
+        if len(members) > 1:
+            named = ", ".join(entries[i][1] for i in members)
+            message = (
+                f"not ingested: {named} would all be stored as the document {source!r} and one would replace "
+                "the other; rename them, ingest their common parent folder, or ingest them into different collections"
+            )
+            out.update({i: f"{entries[i][1]}: {message}" for i in members})
+    return out
+
+
 def collect_paths(paths: Iterable[Path]) -> list[tuple[str, Path]]:
-    """Expand files and folders (recursively) into (source name, path); folders keep relative paths."""
+    """Expand files and folders (recursively) into (source name, path); folders keep relative paths.
+
+    A file reached twice (given twice, or also inside a folder given) is listed once, under the name
+    it was first reached by: it is one document, not two.
+    """
     from rag.loaders import SUPPORTED_SUFFIXES
 
-    out = []
+    out: dict[Path, tuple[str, Path]] = {}
     for path in paths:
         if path.is_dir():
             for file in sorted(p for p in path.rglob("*") if p.is_file()):
                 if file.suffix.lower() in SUPPORTED_SUFFIXES:
-                    out.append((file.relative_to(path).as_posix(), file))
+                    out.setdefault(file.resolve(), (file.relative_to(path).as_posix(), file))
         else:
-            out.append((path.name, path))
-    return out
+            out.setdefault(path.resolve(), (path.name, path))
+    return list(out.values())

@@ -139,14 +139,6 @@ def test_many_small_documents_are_embedded_in_shared_batches(counted):
     assert counted.store.sources() == {f"stop{i}.md": 1 for i in range(20)}
 
 
-def test_same_source_twice_in_one_call_ends_as_the_second_version(counted):
-    v2 = GUIDE.replace("four euros", "five euros")
-    summary = ingest_files(counted, [("guide.md", GUIDE.encode()), ("guide.md", v2.encode())])
-    assert [f.status for f in summary.files] == ["added", "updated"]
-    texts = sorted(p["text"] for p in _stored(counted, "guide.md").values())
-    assert len(texts) == 3 and any("five euros" in t for t in texts) and not any("four euros" in t for t in texts)
-
-
 def test_progress_reports_every_file_in_order_of_completion(components):
     seen: list[tuple[float, str]] = []
     files = [("a.md", b"# A\n\nAlpha ferry."), ("bad.md", b""), ("b.md", b"# B\n\nBeta ferry.")]
