@@ -169,6 +169,9 @@ def _plan(components: Components, doc: Document, config: ChunkConfig, tags: Sequ
             f"{doc.source}: would become {len(chunks):,} chunks, over the limit of {limit:,} per document "
             "(RAGSCOPE_MAX_CHUNKS); split it into smaller files or raise the limit"
         )
+    repeated = _repeated_ids(chunks)
+    if repeated:
+        raise LoaderError(f"{doc.source}: {_repeated_message(chunks, repeated)}")
     components.check_models()
     components.ensure_collection()
     stored = {s.chunk.id: s for s in components.store.records(ChunkFilter(sources=(doc.source,), include_quarantined=True))}
@@ -191,6 +194,20 @@ def _plan(components: Components, doc: Document, config: ChunkConfig, tags: Sequ
         doc_meta=doc_meta,
         same_doc=first is not None and _same_doc(first.payload, doc_meta, tags),
     )
+
+
+def _repeated_ids(chunks: Iterable[Chunk]) -> set[str]:
+    """Ids given to more than one chunk: each would overwrite the other in the store."""
+    seen: set[str] = set()
+    repeated = set()
+    for chunk in chunks:
+        (repeated if chunk.id in seen else seen).add(chunk.id)
+    return repeated
+
+
+def _repeated_message(chunks: Iterable[Chunk], repeated: set[str]) -> str:
+    where = sorted({f"{c.source} chunk {c.index + 1} ({c.heading or 'no heading'})" for c in chunks if c.id in repeated})
+    return f"not ingested: chunk ids repeat ({'; '.join(where)}), so one chunk would overwrite another. Nothing was written; please report this"
 
 
 def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgress | None = None) -> list[list[PointData]]:
@@ -366,6 +383,14 @@ def ingest_files(
             progress(finished / len(files), f"embedding {what} {done}/{total} ({len(pending)} files)")
 
     def flush() -> None:
+        if not pending:
+            return
+        # Ids are unique per document (checked in _plan) and contain the source; this is the check
+        # across the group, before anything of it is written.
+        repeated = _repeated_ids(c for _, p in pending for c in p.chunks)
+        for i, plan in [(i, p) for i, p in pending if repeated & {c.id for c in p.chunks}]:
+            finish(i, FileResult(plan.doc.source, "error", error=f"{plan.doc.source}: {_repeated_message((c for _, p in pending for c in p.chunks), repeated)}"))
+            pending.remove((i, plan))
         if not pending:
             return
         try:
