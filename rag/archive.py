@@ -67,6 +67,8 @@ def expand_zip(name: str, data: bytes, limits: ArchiveLimits | None = None) -> E
         (path, bytes) for each supported document, paths sanitised and relative to the archive's
         single top folder when it has one; a message for every skipped entry (unsupported type,
         encrypted, link, nested archive, over the per-file cap). Folder entries are dropped silently.
+        Entries whose names sanitise alike are all returned: ingest refuses them together, naming
+        each (`rag.ingest.name_clashes`), rather than keeping whichever came first.
 
     Raises:
         LoaderError: the data is not a zip archive, or it breaks a limit (too many entries, expands
@@ -83,10 +85,9 @@ def expand_zip(name: str, data: bytes, limits: ArchiveLimits | None = None) -> E
             raise LoaderError(f"{name}: {len(entries):,} files is over the limit of {limits.max_entries:,} per archive; split it")
         files: list[tuple[str, bytes]] = []
         skipped: list[str] = []
-        taken: set[str] = set()
         total = 0
         for info in entries:
-            path, reason = _entry_path(info, taken)
+            path, reason = _entry_path(info)
             if reason:
                 skipped.append(f"{name}: skipped {info.filename!r}: {reason}")
                 continue
@@ -95,12 +96,11 @@ def expand_zip(name: str, data: bytes, limits: ArchiveLimits | None = None) -> E
                 skipped.append(f"{name}: skipped {path!r}: larger than {limits.max_file_bytes / 1e6:.0f} MB")
                 continue
             total += len(body)
-            taken.add(path)
             files.append((path, body))
     return ExpandedArchive(_strip_common_folder(files), tuple(skipped))
 
 
-def _entry_path(info: zipfile.ZipInfo, taken: set[str]) -> tuple[str, str | None]:
+def _entry_path(info: zipfile.ZipInfo) -> tuple[str, str | None]:
     """The entry's sanitised path, or why it is left out."""
     parts = info.filename.replace("\\", "/").split("/")
     suffix = posixpath.splitext(info.filename.lower())[1]
@@ -118,8 +118,6 @@ def _entry_path(info: zipfile.ZipInfo, taken: set[str]) -> tuple[str, str | None
         path = safe_source(info.filename)
     except LoaderError:
         return "", "its name is empty once path parts are removed"
-    if path in taken:
-        return "", "a file of the same name came earlier in the archive"
     return path, None
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rag.config import Settings
 from rag.encoders import DenseEncoder, SparseEncoder, dense_encoder, sparse_encoder
 from rag.errors import ModelMismatchError
-from rag.journal import recover
+from rag.journal import Journal
 from rag.store import CollectionModels, Store, open_store
 
 
@@ -19,6 +19,7 @@ class Components:
     store: Store
     dense: DenseEncoder
     sparse: SparseEncoder
+    journal: Journal
 
     def ensure_collection(self) -> None:
         """Create the collection for the configured models, or refuse if it was built with others.
@@ -41,16 +42,28 @@ class Components:
 
     def close(self) -> None:
         self.store.close()
+        self.journal.close()
 
 
 def build_components(settings: Settings) -> Components:
     """Open the store (finishing any re-ingest a crash interrupted) and set up the encoders (loaded lazily)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings)
-    recover(store, settings.journal_dir)
+    journal = None
+    try:
+        # After the store: for the embedded engine, holding the collection's lock means no other
+        # process writes it, so whatever dead owners left is safe to replay now.
+        journal = Journal.open(settings.data_dir / "journal", settings.collection)
+        journal.recover(store)
+    except BaseException:
+        if journal is not None:
+            journal.close()
+        store.close()
+        raise
     return Components(
         settings=settings,
         store=store,
         dense=dense_encoder(settings.dense_model),
         sparse=sparse_encoder(settings.sparse_model, settings.data_dir / "models"),
+        journal=journal,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,23 @@ from rag.errors import ConfigError
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
 CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
+# A collection name becomes a file and folder name under the data dir (edge store, journal): no path
+# separators, no leading dot (so never `.` / `..`), and short enough for any file system.
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
+
+
+def validate_collection_name(name: str) -> str:
+    """`name` when it is a usable collection name; the one check every way a name comes in goes through.
+
+    Raises:
+        ConfigError: anything but 1-64 ASCII letters, digits, `-`, `_` and `.` (not first).
+    """
+    if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):
+        raise ConfigError(
+            f"collection name {name!r} is not allowed: use 1-64 letters, digits, '-', '_' or '.' "
+            "(not first), e.g. 'docs' or 'team-a'"
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -134,6 +152,9 @@ class Settings:
     # sentence-maxsim / maxsim-fusion rerankers read them instead of encoding sentences per question.
     # An existing collection keeps what it was created with.
     sentence_vectors: bool = True
+
+    def __post_init__(self) -> None:
+        validate_collection_name(self.collection)
 
     @property
     def backend(self) -> str:

@@ -13,13 +13,13 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from rag import journal
+from rag.journal import JournalEntry
 from rag.chunker import chunk_document
 from rag.components import Components
 from rag.config import ChunkConfig
 from rag.encoders import DenseEncoder
 from rag.errors import LoaderError, RagError, StoreError
-from rag.loaders import load_document
+from rag.loaders import load_document, safe_source
 from rag.scan import scan_text
 from rag.sentences import sentence_texts
 from rag.documents import clean_tags, sentence_vectors_stored
@@ -169,6 +169,9 @@ def _plan(components: Components, doc: Document, config: ChunkConfig, tags: Sequ
             f"{doc.source}: would become {len(chunks):,} chunks, over the limit of {limit:,} per document "
             "(RAGSCOPE_MAX_CHUNKS); split it into smaller files or raise the limit"
         )
+    repeated = _repeated_ids(chunks)
+    if repeated:
+        raise LoaderError(f"{doc.source}: {_repeated_message(chunks, repeated)}")
     components.check_models()
     components.ensure_collection()
     stored = {s.chunk.id: s for s in components.store.records(ChunkFilter(sources=(doc.source,), include_quarantined=True))}
@@ -191,6 +194,20 @@ def _plan(components: Components, doc: Document, config: ChunkConfig, tags: Sequ
         doc_meta=doc_meta,
         same_doc=first is not None and _same_doc(first.payload, doc_meta, tags),
     )
+
+
+def _repeated_ids(chunks: Iterable[Chunk]) -> set[str]:
+    """Ids given to more than one chunk: each would overwrite the other in the store."""
+    seen: set[str] = set()
+    repeated = set()
+    for chunk in chunks:
+        (repeated if chunk.id in seen else seen).add(chunk.id)
+    return repeated
+
+
+def _repeated_message(chunks: Iterable[Chunk], repeated: set[str]) -> str:
+    where = sorted({f"{c.source} chunk {c.index + 1} ({c.heading or 'no heading'})" for c in chunks if c.id in repeated})
+    return f"not ingested: chunk ids repeat ({'; '.join(where)}), so one chunk would overwrite another. Nothing was written; please report this"
 
 
 def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgress | None = None) -> list[list[PointData]]:
@@ -282,19 +299,18 @@ def _apply(components: Components, plan: _Plan, points: Sequence[PointData], dur
     """
     store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
     moved = {c.id: c for c in kept if _position(stored[c.id].payload) != _position(chunk_payload(c, {}))}
-    folder = components.settings.journal_dir
     with store.lock:
         current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
         if {r.chunk.id for r in current} != set(stored):
             raise _StalePlan(plan.doc.source)
         restore = {c.id: {k: stored[c.id].payload.get(k) for k in (*_POSITION_FIELDS, *_DOC_FIELDS)} for c in kept}
-        journal.write(folder, journal.JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore))
+        components.journal.write(JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore))
         store.upsert(points)
         if kept:
             store.set_payload([c.id for c in kept], plan.doc_meta)
         for chunk_id, chunk in moved.items():
             store.set_payload([chunk_id], {k: v for k, v in chunk_payload(chunk, {}).items() if k in _POSITION_FIELDS})
-        journal.write(folder, journal.JournalEntry(plan.doc.source, "commit", [p.id for p in points], removed))
+        components.journal.write(JournalEntry(plan.doc.source, "commit", [p.id for p in points], removed))
         store.delete(removed)
         if durable:
             _make_durable(components, [plan.doc.source])
@@ -308,11 +324,10 @@ def _make_durable(components: Components, sources: Sequence[str]) -> None:
 
     An edge flush costs ~0.1-0.3 s here (it fsyncs); once per document it was ~10% of a first ingest.
     """
-    folder = components.settings.journal_dir
     with components.store.lock:
         components.store.flush()
         for source in sources:
-            journal.clear(folder, source)
+            components.journal.clear(source)
 
 
 def _position(payload: dict) -> tuple:
@@ -335,6 +350,9 @@ def ingest_files(
     New chunks of several documents are embedded together (see ENCODE_GROUP); each document is
     still replaced on its own, atomically, right after its group is embedded, and the store is
     flushed once per group.
+
+    Two files that would be stored under one source name (the same name twice, or names that
+    sanitise alike) are both refused with an error naming them: one would silently replace the other.
 
     Args:
         components: store and encoders.
@@ -367,6 +385,14 @@ def ingest_files(
     def flush() -> None:
         if not pending:
             return
+        # Ids are unique per document (checked in _plan) and contain the source; this is the check
+        # across the group, before anything of it is written.
+        repeated = _repeated_ids(c for _, p in pending for c in p.chunks)
+        for i, plan in [(i, p) for i, p in pending if repeated & {c.id for c in p.chunks}]:
+            finish(i, FileResult(plan.doc.source, "error", error=f"{plan.doc.source}: {_repeated_message((c for _, p in pending for c in p.chunks), repeated)}"))
+            pending.remove((i, plan))
+        if not pending:
+            return
         try:
             groups = _embed(components, [p for _, p in pending], encoding)
         except RagError as e:  # an encoder failure fails the whole group; nothing of it was written
@@ -392,11 +418,13 @@ def ingest_files(
             finish(i, result)
         pending.clear()
 
+    clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, (name, _) in enumerate(files)])
     for i, (name, data) in enumerate(files):
+        if i in clashes:
+            finish(i, FileResult(name, "error", error=clashes[i]))
+            continue
         try:
             doc = load_document(name, data, max_bytes=max_bytes)
-            if any(p.doc.source == doc.source for _, p in pending):
-                flush()  # the same source twice: plan the second against the first's result
             plan = _plan(components, doc, config, tags)
         except RagError as e:
             finish(i, FileResult(name, "error", error=str(e)))
@@ -411,16 +439,45 @@ def ingest_files(
     return IngestSummary(tuple(r for r in results if r is not None))
 
 
+def name_clashes(entries: Sequence[tuple[str, str]]) -> dict[int, str]:
+    """Which of `entries` ((name, how to point at it in a message)) would be stored as the same document.
+
+    A document's identity is its source name, so two inputs with one name would end as one document,
+    the second silently replacing the first. Returns, for the index of every input in such a group,
+    an error naming all of them. Names that cannot be sanitised are left for the loader to report.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, (name, _) in enumerate(entries):
+        try:
+            groups.setdefault(safe_source(name), []).append(i)
+        except LoaderError:
+            continue
+    out: dict[int, str] = {}
+    for source, members in groups.items():
+        if len(members) > 1:
+            named = ", ".join(entries[i][1] for i in members)
+            message = (
+                f"not ingested: {named} would all be stored as the document {source!r} and one would replace "
+                "the other; rename them, ingest their common parent folder, or ingest them into different collections"
+            )
+            out.update({i: f"{entries[i][1]}: {message}" for i in members})
+    return out
+
+
 def collect_paths(paths: Iterable[Path]) -> list[tuple[str, Path]]:
-    """Expand files and folders (recursively) into (source name, path); folders keep relative paths."""
+    """Expand files and folders (recursively) into (source name, path); folders keep relative paths.
+
+    A file reached twice (given twice, or also inside a folder given) is listed once, under the name
+    it was first reached by: it is one document, not two.
+    """
     from rag.loaders import SUPPORTED_SUFFIXES
 
-    out = []
+    out: dict[Path, tuple[str, Path]] = {}
     for path in paths:
         if path.is_dir():
             for file in sorted(p for p in path.rglob("*") if p.is_file()):
                 if file.suffix.lower() in SUPPORTED_SUFFIXES:
-                    out.append((file.relative_to(path).as_posix(), file))
+                    out.setdefault(file.resolve(), (file.relative_to(path).as_posix(), file))
         else:
-            out.append((path.name, path))
-    return out
+            out.setdefault(path.resolve(), (path.name, path))
+    return list(out.values())

@@ -62,9 +62,23 @@ class Chunk:
 
     @staticmethod
     def make_id(source: str, heading_path: tuple[str, ...], text: str, occurrence: int) -> str:
-        """Content-addressed id: unchanged text under the same heading keeps its id across re-ingests."""
-        key = "\x00".join((source, " > ".join(heading_path), text, str(occurrence)))
+        """Content-addressed id: unchanged text under the same heading keeps its id across re-ingests.
+
+        The key must tell every (source, path, text, occurrence) apart: a plain " > " join once gave
+        `# A > B` and `# A` / `## B` one id, so one chunk overwrote the other. Source and titles are
+        escaped so that no separator (NUL between fields, " > " between titles) occurs inside them and
+        an empty title is not an empty path; the text needs none, as the only fields after it are
+        digits. A source and path without `\\`, `>`, NUL or an empty title key exactly as before,
+        so ids already stored stay valid.
+        """
+        path = " > ".join(_escape(title) or "\\e" for title in heading_path)
+        key = "\x00".join((_escape(source), path, text, str(occurrence)))
         return str(uuid.uuid5(CHUNK_NAMESPACE, key))
+
+
+def _escape(field: str) -> str:
+    """`field` with backslash, `>` and NUL escaped: none of the id key's separators survive inside it."""
+    return field.replace("\\", "\\\\").replace(">", "\\>").replace("\x00", "\\0")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ the child itself just before its N-th write step (journal write, store upsert / 
 delete / flush, journal clear) or from this parent a given number of milliseconds after the
 child's first write step, which can land inside a write.
 
-Protocol (JSON lines): stdin `{"op": "ingest"|"open", "source", "text", "kill_at_step", "kill_after_ms"}`,
+Protocol (JSON lines): stdin `{"op": "ingest"|"open", "source", "text", "kill_at_step", "kill_after_ms", "collection"}`,
 stdout one reply per command: `{"status": "done"|"killed"|"failed", "steps": [...], "write_ms", "error"}`
 where `steps` names the write steps the child started (the last one is where it died) and
 `write_ms` is the time from the first write step to the child's exit.
@@ -17,6 +17,7 @@ torch runs single-threaded here: an OpenMP pool created before `fork` hangs the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -76,9 +77,9 @@ def _child(settings: Settings, command: dict, out_fd: int) -> None:
         return store
 
     components_module.open_store = hooked_open
-    journal.write = steps.wrap("journal.write", journal.write)
-    journal.clear = steps.wrap("journal.clear", journal.clear)
-    components = build_components(settings)
+    journal.Journal.write = steps.wrap("journal.write", journal.Journal.write)
+    journal.Journal.clear = steps.wrap("journal.clear", journal.Journal.clear)
+    components = build_components(dataclasses.replace(settings, collection=command.get("collection", settings.collection)))
     if command["op"] == "ingest":
         doc = load_document(command["source"], command["text"].encode())
         ingest_document(components, doc)

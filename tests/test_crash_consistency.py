@@ -215,3 +215,37 @@ def test_sigkill_during_reingest_leaves_each_document_wholly_old_or_new(tmp_path
         assert top.source == SOURCE and "ticket costs" in top.text
     finally:
         components.close()
+
+
+def _stored(data_dir: Path, collection: str) -> tuple[set[str], set[str]]:
+    """Chunk ids and document hashes of `SOURCE` in `collection` (opening it runs its recovery)."""
+    components = build_components(Settings(data_dir=data_dir, collection=collection))
+    try:
+        records = components.store.records(ChunkFilter(sources=(SOURCE,), include_quarantined=True))
+    finally:
+        components.close()
+    return {r.chunk.id for r in records}, {r.payload["doc_sha"] for r in records}
+
+
+def test_a_crash_in_one_collection_is_repaired_there_and_never_replayed_into_another(tmp_path):
+    data_dir = tmp_path / "data"
+    old, new = _expected(SOURCE, OLD), _expected(SOURCE, NEW)
+    worker = Worker(data_dir)
+    try:
+        # A clean run tells the step just after the commit record (the old chunks' delete).
+        assert worker.send(op="ingest", source=SOURCE, text=NEW, collection="probe")["status"] == "done"
+        probe = worker.send(op="ingest", source=SOURCE, text=OLD, collection="probe")
+        after_commit = [i for i, step in enumerate(probe["steps"], 1) if step == "journal.write"][1] + 1
+        assert probe["steps"][after_commit - 1] == "store.delete", probe["steps"]
+        for collection in ("a", "b"):  # the same document, so the same chunk ids, in both
+            assert worker.send(op="ingest", source=SOURCE, text=NEW, collection=collection)["status"] == "done"
+        # a's re-ingest dies once committed: its entry says "delete the chunks only the new text had".
+        killed = worker.send(op="ingest", source=SOURCE, text=OLD, collection="a", kill_at_step=after_commit)
+        assert killed["status"] == "killed", killed
+        assert worker.send(op="open", collection="b")["status"] == "done"
+    finally:
+        worker.close()
+    assert _stored(data_dir, "b") == (new["ids"], {new["sha"]})  # b untouched by a's entry
+    assert list((data_dir / "journal" / "a").rglob("*.json")), "a's entry was consumed by another collection"
+    assert _stored(data_dir, "a") == (old["ids"], {old["sha"]})  # a rolled forward on its own open
+    assert not list((data_dir / "journal").rglob("*.json"))

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from counting import CountingDense
 
-from rag import journal
 from rag.components import Components, build_components
 from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
 from rag.ingest import ENCODE_BATCH, diff_document, ingest_document, ingest_files, preview
@@ -140,14 +139,6 @@ def test_many_small_documents_are_embedded_in_shared_batches(counted):
     assert counted.store.sources() == {f"stop{i}.md": 1 for i in range(20)}
 
 
-def test_same_source_twice_in_one_call_ends_as_the_second_version(counted):
-    v2 = GUIDE.replace("four euros", "five euros")
-    summary = ingest_files(counted, [("guide.md", GUIDE.encode()), ("guide.md", v2.encode())])
-    assert [f.status for f in summary.files] == ["added", "updated"]
-    texts = sorted(p["text"] for p in _stored(counted, "guide.md").values())
-    assert len(texts) == 3 and any("five euros" in t for t in texts) and not any("four euros" in t for t in texts)
-
-
 def test_progress_reports_every_file_in_order_of_completion(components):
     seen: list[tuple[float, str]] = []
     files = [("a.md", b"# A\n\nAlpha ferry."), ("bad.md", b""), ("b.md", b"# B\n\nBeta ferry.")]
@@ -249,13 +240,13 @@ def test_crash_before_commit_rolls_back_to_old_version(components, monkeypatch):
     with pytest.raises(RuntimeError):
         ingest_document(components, load_document("guide.md", edited.encode()), tags=["v2"])
     assert len(_stored(components, "guide.md")) == 4  # the mix a crash would leave: old 3 + new 1
-    entry = json.loads(next(components.settings.journal_dir.glob("*.json")).read_text())
+    entry = json.loads(components.journal.entries()[0].read_text())
     assert entry["phase"] == "apply"
 
     reopened = _reopen(components)
     try:
         assert _stored(reopened, "guide.md") == old  # ids and every payload field as before
-        assert list(reopened.settings.journal_dir.glob("*.json")) == []
+        assert list((reopened.settings.data_dir / "journal").rglob("*.json")) == []
     finally:
         reopened.close()
 
@@ -266,7 +257,7 @@ def test_crash_after_commit_rolls_forward_to_new_version(components, monkeypatch
     _crash_during(components, monkeypatch, "delete")  # everything new is written; old chunk not yet deleted
     with pytest.raises(RuntimeError):
         ingest_document(components, load_document("guide.md", edited.encode()))
-    entry = json.loads(next(components.settings.journal_dir.glob("*.json")).read_text())
+    entry = json.loads(components.journal.entries()[0].read_text())
     assert entry["phase"] == "commit"
 
     reopened = _reopen(components)
@@ -287,7 +278,7 @@ def test_crash_before_a_groups_flush_rolls_every_document_forward(components, mo
     _crash_during(components, monkeypatch, "flush")
     with pytest.raises(RuntimeError):
         ingest_files(components, v2)
-    entries = [json.loads(p.read_text()) for p in components.settings.journal_dir.glob("*.json")]
+    entries = [json.loads(p.read_text()) for p in components.journal.entries()]
     assert sorted((e["source"], e["phase"]) for e in entries) == [(f"stop{i}.md", "commit") for i in range(3)]
 
     reopened = _reopen(components)
@@ -295,27 +286,6 @@ def test_crash_before_a_groups_flush_rolls_every_document_forward(components, mo
         for name, data in v2:
             texts = sorted(p["text"] for p in _stored(reopened, name).values())
             assert texts == ["Bikes ride free.", "The ferry calls every half hour."]
-        assert list(reopened.settings.journal_dir.glob("*.json")) == []
+        assert list((reopened.settings.data_dir / "journal").rglob("*.json")) == []
     finally:
         reopened.close()
-
-
-def test_recover_drops_unreadable_entries_and_temp_files(components):
-    folder = components.settings.journal_dir
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "deadbeef.json").write_text("{not json")
-    (folder / "x.tmp").write_text("half written")
-    assert journal.recover(components.store, folder) == []
-    assert list(folder.iterdir()) == []
-
-
-def test_recover_is_idempotent(components):
-    ingest_files(components, [("guide.md", GUIDE.encode())])
-    ids = sorted(_stored(components, "guide.md"))
-    folder = components.settings.journal_dir
-    entry = journal.JournalEntry("guide.md", "commit", added=[], removed=ids[:1])
-    journal.write(folder, entry)
-    assert journal.recover(components.store, folder) == ["guide.md"]
-    journal.write(folder, entry)  # a crash during recovery: the same entry again
-    assert journal.recover(components.store, folder) == ["guide.md"]
-    assert sorted(_stored(components, "guide.md")) == ids[1:]

@@ -78,7 +78,18 @@ class LineProgress:
         self._maybe_print(force=True)
 
 
-@click.group()
+class _Group(click.Group):
+    """Every command's RagError becomes one clean line ("Error: ...") and exit 1, here once for all
+    commands: a RagError's message is written for the person, a traceback is not."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except RagError as e:
+            raise click.ClickException(str(e)) from None
+
+
+@click.group(cls=_Group)
 @click.version_option(package_name="ragscope")
 def main() -> None:
     """ragscope: ingest documents, inspect retrieval, ask and evaluate over a Qdrant collection."""

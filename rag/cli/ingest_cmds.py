@@ -13,7 +13,7 @@ from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
 from rag.archive import ArchiveLimits, expand_zip, is_zip_name
 from rag.documents import clean_tags, delete_document, list_documents, sentence_vectors_stored
-from rag.ingest import FileResult, IngestSummary, collect_paths, ingest_files
+from rag.ingest import FileResult, IngestSummary, collect_paths, ingest_files, name_clashes
 from rag.sentences import sentence_vectors_note
 
 
@@ -45,6 +45,7 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
         raise click.ClickException("no supported files found (.md, .txt, .html, .pdf, .docx, .zip)")
     tag_list = clean_tags(tags.split(",")) if tags is not None else None
     limits = ArchiveLimits.for_upload_mb(components.settings.max_upload_mb)
+    clashes = _clashes(files, limits)
     results: list[FileResult] = []
     batch: list[tuple[str, bytes]] = []
     with progress_bar(len(files), "ingest") as bar:
@@ -56,26 +57,34 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
                 click.echo(f"error: {failed.error}", err=True)
             batch.clear()
 
+        def refuse(name: str, error: str) -> None:
+            results.append(FileResult(name, "error", error=error))
+            click.echo(f"error: {error}", err=True)
+            bar.update(1)
+
         for name, path in files:
+            if str(path) in clashes:
+                refuse(name, clashes[str(path)])
+                continue
             try:
                 data = path.read_bytes()
             except OSError as e:
-                results.append(FileResult(name, "error", error=f"{name}: cannot read ({e.strerror})"))
-                click.echo(f"error: {results[-1].error}", err=True)
-                bar.update(1)
+                refuse(name, f"{name}: cannot read ({e.strerror})")
                 continue
             if is_zip_name(name):
                 try:
                     archive = expand_zip(name, data, limits)
                 except RagError as e:
-                    results.append(FileResult(name, "error", error=str(e)))
-                    click.echo(f"error: {e}", err=True)
-                    bar.update(1)
+                    refuse(name, str(e))
                     continue
                 for message in archive.skipped:
                     click.echo(message, err=True)
                 bar.total += len(archive.files) - 1
-                batch += archive.files
+                for inner, body in archive.files:
+                    if _member(path, inner) in clashes:
+                        refuse(inner, clashes[_member(path, inner)])
+                    else:
+                        batch.append((inner, body))
             else:
                 batch.append((name, data))
             if len(batch) >= _BATCH_FILES or sum(len(d) for _, d in batch) >= _BATCH_BYTES:
@@ -90,6 +99,27 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
     )
     if summary.errors:
         raise SystemExit(1)
+
+
+def _member(archive: Path, inner: str) -> str:
+    return f"{archive} ({inner})"
+
+
+def _clashes(files: list[tuple[str, Path]], limits: ArchiveLimits) -> dict[str, str]:
+    """Inputs (file paths, or `_member` for a file inside a zip) that would be stored under one source
+    name, each with its error; found across the whole command before anything is written, although
+    files are then read and ingested in batches. Zips are expanded here only for their names."""
+    entries: list[tuple[str, str]] = []
+    for name, path in files:
+        if not is_zip_name(name):
+            entries.append((name, str(path)))
+            continue
+        try:
+            archive = expand_zip(name, path.read_bytes(), limits)
+        except (RagError, OSError):
+            continue  # reported when the archive's turn comes
+        entries += [(inner, _member(path, inner)) for inner, _ in archive.files]
+    return {entries[i][1]: message for i, message in name_clashes(entries).items()}
 
 
 def _advance(bar, message: str) -> None:  # noqa: ANN001 - tqdm

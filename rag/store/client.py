@@ -55,8 +55,9 @@ class ClientStore:
     def connect(cls, url: str, api_key: str, collection: str) -> "ClientStore":
         try:
             client = QdrantClient(location=":memory:") if url == ":memory:" else QdrantClient(url=url, api_key=api_key or None, timeout=30)
+            client.collection_exists(collection)  # the client connects lazily: find out now, once
         except Exception as e:
-            raise StoreError(f"could not connect to Qdrant at {url}: {e}") from None
+            raise StoreError(f"could not connect to Qdrant at {url} ({e}); check QDRANT_URL, QDRANT_API_KEY and that the server is running") from None
         return cls(client, collection)
 
     def _exists(self) -> bool:
@@ -119,7 +120,7 @@ class ClientStore:
 
     @locked
     def delete(self, ids: Sequence[str]) -> None:
-        if ids:
+        if ids and self._exists():  # no collection: nothing to delete (as delete_source)
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=list(ids)), wait=True)
 
     @locked

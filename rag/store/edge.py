@@ -135,7 +135,7 @@ class EdgeStore:
 
     @locked
     def delete(self, ids: Sequence[str]) -> None:
-        if ids:
+        if ids and self._shard is not None:  # no collection: nothing to delete (as delete_source)
             self.shard.update(qe.UpdateOperation.delete_points(list(ids)))
 
     @locked
