@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rag.components import build_components
 from rag.ingest import ingest_files
 
@@ -29,40 +31,39 @@ def test_importing_the_cli_loads_no_heavy_library():
     assert json.loads(done.stdout) == []
 
 
-def test_docs_on_an_existing_collection_loads_no_model(settings):
+@pytest.fixture
+def guide(settings):
+    """One document stored, the store closed so the child process can open it."""
     components = build_components(settings)
     assert not ingest_files(components, [("guide.md", b"# Guide\n\nThe ferry leaves at seven.\n")]).errors
     components.close()
+
+
+def _cli(*args: str) -> dict:
+    """Run one command through CliRunner in a fresh interpreter: its exit code, output, and the heavy modules it imported."""
     code = (
         "import json, sys\n"
         "from click.testing import CliRunner\n"
         "from rag.cli import main\n"
-        "result = CliRunner().invoke(main, ['docs', '--json'])\n"
-        "assert result.exit_code == 0, result.output\n"
-        f"print(json.dumps({{'docs': json.loads(result.stdout), 'loaded': [m for m in {HEAVY!r} if m in sys.modules], 'stderr': result.stderr}}))"
+        f"result = CliRunner().invoke(main, {list(args)!r})\n"
+        "print(json.dumps({'code': result.exit_code, 'stdout': result.stdout, 'stderr': result.stderr,"
+        f" 'loaded': [m for m in {HEAVY!r} if m in sys.modules]}}))"
     )
     done = _python(code)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.splitlines()[-1])
-    assert [d["source"] for d in out["docs"]] == ["guide.md"]
+    assert out["code"] == 0, out
+    return out
+
+
+def test_docs_on_an_existing_collection_loads_no_model(guide):
+    out = _cli("docs", "--json")
+    assert [d["source"] for d in json.loads(out["stdout"])] == ["guide.md"]
     assert out["loaded"] == ["qdrant_edge"]  # the embedded store only: no model, no client library
     assert "loading" not in out["stderr"]
 
 
-def test_a_command_that_needs_the_models_says_so_on_stderr(settings):
-    components = build_components(settings)
-    assert not ingest_files(components, [("guide.md", b"# Guide\n\nThe ferry leaves at seven.\n")]).errors
-    components.close()
-    code = (
-        "import json\n"
-        "from click.testing import CliRunner\n"
-        "from rag.cli import main\n"
-        "result = CliRunner().invoke(main, ['search', 'ferry', '--json'])\n"
-        "print(json.dumps({'code': result.exit_code, 'stderr': result.stderr}))"
-    )
-    done = _python(code)
-    out = json.loads(done.stdout.splitlines()[-1])
-    assert out["code"] == 0, out
-    lines = out["stderr"].splitlines()
+def test_a_command_that_needs_the_models_says_so_on_stderr(guide):
+    lines = _cli("search", "ferry", "--json")["stderr"].splitlines()
     assert "loading dense model all-MiniLM-L6-v2…" in lines and "loading sparse model Qdrant/bm25…" in lines
-    assert "Loading weights" not in out["stderr"]  # the model loader's own bar is silenced
+    assert not any("Loading weights" in line for line in lines)  # the model loader's own bar is silenced

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.answer.render import md_escape
-from rag.collections import collection_names, create_collection, delete_collection, describe_collection, for_collection
+from rag.collections import create_collection, delete_collection, describe_collection, for_collection
 from rag.components import Components
 from rag.config import Settings
 from rag.errors import RagError
@@ -50,10 +50,16 @@ def switch_collection(name: str) -> None:
         st.session_state[_LINKED] = name
 
 
-def picker(base: Settings, active: str) -> None:
+def _names(base: Settings, components: Components) -> list[str]:
+    """The collections on the backend, asked through the open store (no new connection per run), plus the default and the active one."""
+    return sorted({*components.store.list_collections(), base.collection, components.settings.collection})
+
+
+def picker(base: Settings, components: Components) -> None:
     """Choose the session's collection among those on the backend (the active one listed even before it holds anything)."""
+    active = components.settings.collection
     try:
-        names = sorted({*collection_names(base), active})
+        names = _names(base, components)
     except RagError as e:
         st.caption(f"Collections unavailable: {e}")
         return
@@ -88,12 +94,12 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
             except RagError as e:
                 st.error(str(e))
         if st.toggle("Show every collection's models and counts", key="ui_collection_details", help="Opens each collection: while the app holds one, the CLI cannot write to it."):
-            details(base, open_components)
+            details(base, components, open_components)
 
 
-def details(base: Settings, open_components: Opener) -> None:
+def details(base: Settings, components: Components, open_components: Opener) -> None:
     rows = []
-    for name in collection_names(base):
+    for name in _names(base, components):
         try:
             info = describe_collection(open_components(for_collection(base, name)))
         except RagError as e:

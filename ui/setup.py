@@ -83,7 +83,7 @@ def _leave_pages_folder_mode() -> None:
 def sidebar(components: Components) -> None:
     s = components.settings
     with st.sidebar:
-        collection_ui.picker(get_settings(), s.collection)
+        collection_ui.picker(get_settings(), components)
         where = f"server {s.qdrant_url}" if s.qdrant_url else f"embedded, {s.data_dir}"
         st.caption(f"Collection **{md_escape(s.collection)}** · {where}")
         try:
