@@ -87,6 +87,62 @@ def test_html_keeps_headings_tables_lists_and_drops_scripts():
     assert ("Timetable", "Weekend") in paths
 
 
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "<!-- staff price is 1 euro -->",
+        "<!--staff price is 1 euro-->",
+        "<?php echo 'staff price is 1 euro'; ?>",
+        "<![CDATA[staff price is 1 euro]]>",
+        "<!ELEMENT staff price is 1 euro>",
+        "<script>var staff = 'staff price is 1 euro';</script>",
+        "<style>/* staff price is 1 euro */</style>",
+        "<noscript>staff price is 1 euro</noscript>",
+        "<template><p>staff price is 1 euro</p></template>",
+        "<div hidden>staff price is 1 euro</div>",
+        '<span style="display:none">staff price is 1 euro</span>',
+        '<p aria-hidden="true">staff price is 1 euro</p>',
+    ],
+)
+def test_html_text_a_browser_does_not_show_never_becomes_document_text(hidden):
+    html = f"<?xml version='1.0'?><!DOCTYPE html><html><body><p>Tickets cost four euros. {hidden}</p>{hidden}</body></html>"
+    d = load_document("prices.html", html.encode())
+    assert d.text == "Tickets cost four euros."
+    assert "staff" not in d.text and "xml" not in d.text and "DOCTYPE" not in d.text
+
+
+def test_xhtml_prolog_and_doctype_do_not_leak_without_a_body_tag():
+    d = load_document("x.html", b"<?xml version='1.0' encoding='utf-8'?>\n<!DOCTYPE html>\nFerries leave hourly.")
+    assert d.text == "Ferries leave hourly."
+
+
+def test_html_keeps_main_content_and_drops_navigation_headers_footers_sidebars_and_tocs():
+    html = b"""<html><body>
+    <header><a href="/">Ferry Co</a><nav><a>Home</a> <a>Timetable</a></nav></header>
+    <div id="sidebar"><h2>Popular</h2><p>Ferry to the island</p></div>
+    <main>
+      <div class="breadcrumbs">Home &gt; Timetable</div>
+      <header><h1>Timetable</h1><p class="byline">Updated weekly</p></header>
+      <nav class="toc"><h2>On this page</h2><ul><li>Weekdays</li></ul></nav>
+      <div class="table-of-contents">Weekdays, Weekend</div>
+      <p>The first ferry leaves at seven.</p>
+      <aside>Did you know? Dogs travel free.</aside>
+      <h2>Weekend</h2><p>Ferries leave every hour.</p>
+      <div role="navigation">Previous | Next</div>
+      <ul class="site-menu"><li>Contact</li></ul>
+    </main>
+    <footer>Copyright Ferry Co</footer></body></html>"""
+    d = load_document("timetable.html", html)
+    assert d.text == "# Timetable\n\nThe first ferry leaves at seven.\n\n## Weekend\n\nFerries leave every hour."
+    # No <main>: the articles are the content; without either, the body minus its chrome.
+    articles = b"<body><nav>Menu</nav><article><h1>News</h1><p>New pier.</p></article><aside>Ads</aside><article><p>Late boats.</p></article></body>"
+    assert load_document("n.html", articles).text == "# News\n\nNew pier.\n\nLate boats."
+    body = b"<body><div class='navbar'>Home</div><h1>Fares</h1><p>Four euros.</p><footer>Contact us</footer></body>"
+    assert load_document("f.html", body).text == "# Fares\n\nFour euros."
+    # class words are matched whole: "seat-navigator" is not navigation.
+    assert "Pick a seat" in load_document("s.html", b"<body><p class='seat-navigator'>Pick a seat</p></body>").text
+
+
 def test_pdf_text_layer_with_page_starts_and_title():
     data = make_pdf([["Boarding", "Board ten minutes early."], ["Safety", "Life jackets are under every seat."], ["Lost property"]], title="Ferry manual")
     d = load_document("manual.pdf", data)
