@@ -318,3 +318,50 @@ def test_not_a_zip_is_refused(data):
 def test_limits_follow_the_upload_setting():
     limits = ArchiveLimits.for_upload_mb(10)
     assert limits.max_file_bytes == 10 * 1024 * 1024 and limits.max_total_bytes == 40 * 1024 * 1024
+
+
+def _docx_with(parts: list[tuple[str, bytes]]) -> bytes:
+    """A real DOCX with extra parts added to its zip (as a crafted file would carry them)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(make_docx())) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as out:
+        for info in src.infolist():
+            out.writestr(info, src.read(info))
+        for name, data in parts:
+            out.writestr(name, data)
+    return buf.getvalue()
+
+
+def _quaternary(n: int, seed: int) -> bytes:
+    """n bytes of four letters at random: compresses about four times, well under the ratio limit."""
+    import random
+
+    rng = random.Random(seed)
+    return bytes(rng.choice(b"acgt") for _ in range(n))
+
+
+def test_docx_parts_are_held_to_the_archive_limits_before_parsing():
+    import tracemalloc
+
+    # One part that inflates 1000-fold: refused while inflating, so memory stays far below its size.
+    bomb = _docx_with([("word/media/blank.xml", bytes(30 * 1024 * 1024))])
+    assert len(bomb) < 100_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(LoaderError, match=r"bomb\.docx: .*inflates more than 100 times"):
+            load_document("bomb.docx", bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 1024 * 1024
+    # Parts that compress normally but add up past the limit (twice the file-size limit), or one part over it.
+    many = _docx_with([(f"customXml/fill{i}.xml", _quaternary(300_000, i)) for i in range(5)])
+    with pytest.raises(LoaderError, match=r"many\.docx: expands to more than 2 MB"):
+        load_document("many.docx", many, max_bytes=1_000_000)
+    big = _docx_with([("customXml/big.xml", _quaternary(1_100_000, 9))])
+    with pytest.raises(LoaderError, match=r"big\.docx: part 'customXml/big\.xml' is larger than 1 MB"):
+        load_document("big.docx", big, max_bytes=1_000_000)
+    wide = _docx_with([(f"customXml/p{i}.xml", b"<a/>") for i in range(ArchiveLimits().max_entries)])
+    with pytest.raises(LoaderError, match=r"wide\.docx: this DOCX has 2,0\d\d parts"):
+        load_document("wide.docx", wide)
+    # A normal document is untouched by the check.
+    assert "four euros" in load_document("ok.docx", make_docx()).text
