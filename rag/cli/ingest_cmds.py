@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 from pathlib import Path
 
 import click
@@ -29,8 +30,15 @@ _BATCH_BYTES = 64 * 1024 * 1024
 @click.option("--size", type=int, default=None, help="Chunk size in characters.")
 @click.option("--overlap", type=int, default=None, help="Overlap in characters (fixed/recursive).")
 @click.option("--tags", default=None, help="Comma-separated tags for every document ingested.")
-def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None, size: int | None, overlap: int | None, tags: str | None) -> None:
-    """Ingest files, folders (recursively) and .zip archives; exits 1 if any file failed."""
+@click.option("--json", "as_json", is_flag=True, help="Print each file's result and every file skipped as JSON.")
+def ingest(
+    paths: tuple[Path, ...], collection: str | None, strategy: str | None, size: int | None, overlap: int | None, tags: str | None, as_json: bool
+) -> None:
+    """Ingest files, folders (recursively, with the .zip archives in them) and .zip archives; exits 1 if any file failed.
+
+    Everything left out (hidden and tool folders, unsupported types, archive entries) is listed on
+    stderr with the reason, and under "skipped" in --json.
+    """
     components = load_components(collection)
     base = components.settings.chunk
     try:
@@ -38,7 +46,11 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
     except RagError as e:
         components.close()
         raise click.ClickException(str(e)) from None
-    files = collect_paths(paths)
+    collected = collect_paths(paths)
+    skipped = list(collected.skipped)
+    for path, reason in skipped:
+        click.echo(f"skipped {path}: {reason}", err=True)
+    files = collected.files
     if not files:
         components.close()
         raise click.ClickException("no supported files found (.md, .txt, .html, .pdf, .docx, .zip)")
@@ -73,8 +85,11 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
                     continue
                 for message in archive.skipped:
                     click.echo(message, err=True)
+                    skipped.append((name, message))
                 bar.total += len(archive.files) - 1
-                batch += archive.files
+                # An archive found in a folder stands for its folder: its files keep the folder's prefix.
+                folder = posixpath.dirname(name)
+                batch += [(posixpath.join(folder, inner), body) for inner, body in archive.files]
             else:
                 batch.append((name, data))
             if len(batch) >= _BATCH_FILES or sum(len(d) for _, d in batch) >= _BATCH_BYTES:
@@ -83,6 +98,8 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
             run_batch()
     components.close()
     summary = IngestSummary(tuple(results))
+    if as_json:
+        click.echo(json.dumps({"files": [r.__dict__ for r in results], "skipped": [{"path": p, "reason": r} for p, r in skipped]}, indent=2))
     click.echo(
         f"{summary.documents} documents, {summary.chunks_written} chunks written, "
         f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors",
