@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.docs.exists():
         parser.error(f"{args.docs} does not exist")
 
-    files = [(name, path.read_bytes()) for name, path in collect_paths([args.docs])][: args.limit]
+    files = [(name, path.read_bytes()) for name, path in collect_paths([args.docs]).files][: args.limit]
     rounds = [files[i :: args.rounds] for i in range(args.rounds)]
     clocks = {name: Clock() for name in ("with sentences", "without", "model: chunks", "model: sentences")}
     results: dict[str, list] = {"with sentences": [], "without": []}

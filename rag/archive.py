@@ -13,6 +13,7 @@ import posixpath
 import stat
 import zipfile
 from dataclasses import dataclass
+from typing import Iterator
 
 from rag.errors import LoaderError
 from rag.loaders import SUPPORTED_SUFFIXES, safe_source
@@ -135,26 +136,64 @@ def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limi
     Raises LoaderError (the whole archive is refused) when it would pass the archive's total or
     inflates more than `max_ratio` times its compressed size: both mark a zip bomb.
     """
+    out = bytearray()
+    for chunk in _inflate(archive, info, name, limits, budget):
+        if chunk is None:
+            return None
+        out += chunk
+    return bytes(out)
+
+
+def check_zip_container(name: str, data: bytes, kind: str, limits: ArchiveLimits | None = None) -> None:
+    """Refuse a zip-based document (DOCX) that would inflate past the archive limits, before any parser opens it.
+
+    A parser reads every part into memory at once: a 0.24 MB DOCX whose XML repeats one byte took
+    427 MB. Each part is inflated here chunk by chunk and thrown away, so this costs time, not memory.
+
+    Raises:
+        LoaderError: not a zip, too many parts, a part over the per-file size, the total over the
+            archive size, or a part that compresses suspiciously well.
+    """
+    limits = limits or ArchiveLimits()
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError):
+        raise LoaderError(f"{name}: not a valid {kind} file (a {kind} is a zip archive; this one is not)") from None
+    with archive:
+        entries = archive.infolist()
+        if len(entries) > limits.max_entries:
+            raise LoaderError(f"{name}: this {kind} has {len(entries):,} parts, over the limit of {limits.max_entries:,}; it is not a real document")
+        total = 0
+        for info in entries:
+            for chunk in _inflate(archive, info, name, limits, limits.max_total_bytes - total):
+                if chunk is None:
+                    raise LoaderError(f"{name}: part {info.filename!r} is larger than {limits.max_file_bytes / 1e6:.0f} MB uncompressed")
+                total += len(chunk)
+
+
+def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: ArchiveLimits, budget: int) -> Iterator[bytes | None]:
+    """The entry's bytes in pieces, checked as they inflate; a final None when it passes the per-file cap."""
     cap = min(limits.max_file_bytes, budget)
     # Allow a little slack so tiny, highly compressible files (a blank-ish page) are not refused.
     ratio_cap = max(limits.max_ratio * max(info.compress_size, 1), 64 * 1024)
-    out = bytearray()
+    size = 0
     try:
         with archive.open(info) as stream:
             while chunk := stream.read(_READ_CHUNK):
-                out += chunk
-                if len(out) > ratio_cap:
+                size += len(chunk)
+                if size > ratio_cap:
                     raise LoaderError(
                         f"{name}: {info.filename!r} inflates more than {limits.max_ratio:.0f} times its compressed "
                         "size; the archive looks like a zip bomb and was not expanded"
                     )
-                if len(out) > cap:
+                if size > cap:
                     if cap == budget and budget < limits.max_file_bytes:
                         raise LoaderError(
                             f"{name}: expands to more than {limits.max_total_bytes / 1e6:.0f} MB; "
                             "split it into smaller archives"
                         )
-                    return None
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError) as e:
+                    yield None
+                    return
+                yield chunk
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError, RuntimeError) as e:
         raise LoaderError(f"{name}: {info.filename!r} could not be read ({e})") from None
-    return bytes(out)

@@ -25,11 +25,12 @@ _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
 
 
 def validate_collection_name(name: str) -> str:
-    """`name` when it is a usable collection name; the one check every way a name comes in goes through.
+    """`name` (stripped) when it is a usable collection name; the one check every way a name comes in goes through.
 
     Raises:
         ConfigError: anything but 1-64 ASCII letters, digits, `-`, `_` and `.` (not first).
     """
+    name = name.strip() if isinstance(name, str) else name
     if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):
         raise ConfigError(
             f"collection name {name!r} is not allowed: use 1-64 letters, digits, '-', '_' or '.' "
@@ -249,14 +250,6 @@ class Settings:
     def with_retrieval(self, **changes: Any) -> "Settings":
         """A copy with some retrieval settings changed (the inspector's per-question overrides)."""
         return dataclasses.replace(self, retrieval=dataclasses.replace(self.retrieval, **changes))
-
-
-def validate_collection_name(name: str) -> str:
-    """The name, stripped; refuses an empty one. (Stub: the full check lands with the reliability work.)"""
-    name = name.strip()
-    if not name:
-        raise ConfigError("a collection needs a name")
-    return name
 
 
 def _read_secrets(path: Path) -> dict[str, Any]:

@@ -464,20 +464,69 @@ def name_clashes(entries: Sequence[tuple[str, str]]) -> dict[int, str]:
     return out
 
 
-def collect_paths(paths: Iterable[Path]) -> list[tuple[str, Path]]:
+# Folders that hold tool state, not documents; anything whose name starts with "." is hidden too.
+_NOT_DOCUMENT_FOLDERS = {"__pycache__", "node_modules", "__MACOSX"}
+
+
+@dataclass(frozen=True)
+class CollectedPaths:
+    """What a folder walk found: the files to read, and every file or folder left out with the reason."""
+
+    files: tuple[tuple[str, Path], ...]  # (source name relative to the folder given, path)
+    skipped: tuple[tuple[str, str], ...]  # (path, reason)
+
+
+def collect_paths(paths: Iterable[Path]) -> CollectedPaths:
     """Expand files and folders (recursively) into (source name, path); folders keep relative paths.
 
-    A file reached twice (given twice, or also inside a folder given) is listed once, under the name
-    it was first reached by: it is one document, not two.
+    In a folder, documents and `.zip` archives (expanded by the caller, within the archive limits)
+    are collected; hidden files and folders (`.git`, `.env`, a file named `.md`), `__pycache__` and
+    `node_modules` (not descended into), symbolic links and unsupported types are skipped, and each
+    is reported so nothing disappears silently. A file named explicitly is always collected. A file
+    reached twice (given twice, or also inside a folder given) is listed once, under the name it was
+    first reached by: it is one document, not two.
     """
+    import os
+
     from rag.loaders import SUPPORTED_SUFFIXES
 
-    out: dict[Path, tuple[str, Path]] = {}
+    files: dict[Path, tuple[str, Path]] = {}
+    skipped: list[tuple[str, str]] = []
     for path in paths:
-        if path.is_dir():
-            for file in sorted(p for p in path.rglob("*") if p.is_file()):
-                if file.suffix.lower() in SUPPORTED_SUFFIXES:
-                    out.setdefault(file.resolve(), (file.relative_to(path).as_posix(), file))
-        else:
-            out.setdefault(path.resolve(), (path.name, path))
-    return list(out.values())
+        if not path.is_dir():
+            files.setdefault(path.resolve(), (path.name, path))
+            continue
+
+        def unreadable(error: OSError) -> None:
+            skipped.append((str(error.filename), f"cannot read this folder ({error.strerror})"))
+
+        for folder, dirs, names in os.walk(path, onerror=unreadable):
+            here = Path(folder)
+            for d in sorted(dirs):
+                reason = _left_out(d, here / d)
+                if reason:
+                    skipped.append((str(here / d) + "/", reason))
+                    dirs.remove(d)
+            dirs.sort()
+            for name in sorted(names):
+                file = here / name
+                suffix = file.suffix.lower()
+                reason = _left_out(name, file) or (
+                    "" if suffix in SUPPORTED_SUFFIXES or suffix == ".zip" else f"unsupported file type {suffix or '(none)'}"
+                )
+                if reason:
+                    skipped.append((str(file), reason))
+                else:
+                    files.setdefault(file.resolve(), (file.relative_to(path).as_posix(), file))
+    return CollectedPaths(tuple(files.values()), tuple(skipped))
+
+
+def _left_out(name: str, path: Path) -> str:
+    """Why a folder walk does not take this file or folder ("" when it does)."""
+    if path.is_symlink():
+        return "a symbolic link (not followed)"
+    if name.startswith("."):
+        return "hidden (its name starts with a dot)"
+    if name in _NOT_DOCUMENT_FOLDERS and path.is_dir():
+        return "tool or package folder, not documents"
+    return ""

@@ -10,7 +10,6 @@ import io
 import posixpath
 import re
 import unicodedata
-import zipfile
 from typing import Callable
 
 from rag.errors import LoaderError
@@ -27,6 +26,7 @@ KINDS = {
     ".docx": "docx",
 }
 SUPPORTED_SUFFIXES = tuple(KINDS)
+ZIP_KINDS = {"docx"}  # formats that are zip archives: held to the archive limits before parsing
 MAX_SOURCE_CHARS = 200
 
 
@@ -75,6 +75,10 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
         raise LoaderError(f"{source}: {len(data) / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB limit")
     if not data.strip():
         raise LoaderError(f"{source}: the file is empty")
+    if kind in ZIP_KINDS:
+        from rag.archive import ArchiveLimits, check_zip_container  # archive imports this module
+
+        check_zip_container(source, data, kind.upper(), ArchiveLimits(max_total_bytes=2 * max_bytes, max_file_bytes=max_bytes))
     try:
         text, pages, title = _PARSERS[kind](data, source)
     except LoaderError:
@@ -175,70 +179,14 @@ def _text(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
 
 
 def _html(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
-    from bs4 import BeautifulSoup
+    from rag.html_text import html_to_markdown  # imports this module: loaded on first use
 
-    soup = BeautifulSoup(decode_text(data, source), "html.parser")
-    for tag in soup(["script", "style", "noscript", "template", "iframe", "svg", "head"]):
-        tag.decompose()
-    blocks: list[str] = []
-    _html_blocks(soup.body or soup, blocks)
-    title_tag = BeautifulSoup(decode_text(data, source), "html.parser").title
-    return "\n\n".join(blocks), (), title_tag.get_text(strip=True) if title_tag else ""
+    text, title = html_to_markdown(decode_text(data, source))
+    return text, (), title
 
 
-_BLOCK_TAGS = {"p", "li", "pre", "blockquote", "dt", "dd", "figcaption", "caption", "address"}
-
-
-def _html_blocks(node, blocks: list[str]) -> None:  # noqa: ANN001 - bs4 node
-    from bs4 import NavigableString, Tag
-
-    loose: list[str] = []
-
-    def flush() -> None:
-        text = " ".join("".join(loose).split())
-        if text:
-            blocks.append(text)
-        loose.clear()
-
-    for child in node.children:
-        if isinstance(child, NavigableString):
-            loose.append(str(child))
-            continue
-        if not isinstance(child, Tag):
-            continue
-        name = child.name.lower()
-        if re.fullmatch(r"h[1-6]", name):
-            flush()
-            text = " ".join(child.get_text(" ").split())
-            if text:
-                blocks.append("#" * int(name[1]) + " " + text)
-        elif name == "table":
-            flush()
-            blocks.append(_rows_to_markdown([[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")]))
-        elif name == "pre":
-            flush()
-            blocks.append("```\n" + child.get_text().strip("\n") + "\n```")
-        elif name in _BLOCK_TAGS:
-            flush()
-            text = " ".join(child.get_text(" ").split())
-            if text:
-                blocks.append(("- " if name == "li" else "") + text)
-        elif name in {"br"}:
-            loose.append("\n")
-        elif child.find(list(_BLOCK_TAGS | {"table", "h1", "h2", "h3", "h4", "h5", "h6", "div", "section", "ul", "ol"})):
-            flush()
-            _html_blocks(child, blocks)
-        elif name in {"div", "section", "article", "main", "header", "footer", "nav", "ul", "ol"}:
-            flush()
-            text = " ".join(child.get_text(" ").split())
-            if text:
-                blocks.append(text)
-        else:
-            loose.append(child.get_text(" "))
-    flush()
-
-
-def _rows_to_markdown(rows: list[list[str]]) -> str:
+def rows_to_markdown(rows: list[list[str]]) -> str:
+    """Table rows as a pipe table, the first row as its header (`|` in cells escaped)."""
     rows = [r for r in rows if any(cell for cell in r)]
     if not rows:
         return ""
@@ -275,8 +223,6 @@ def _pdf(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
 
 
 def _docx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        raise LoaderError(f"{source}: not a valid DOCX file (a DOCX is a zip archive; this one is not)")
     import docx
     from docx.table import Table
     from docx.text.paragraph import Paragraph
@@ -305,7 +251,7 @@ def _docx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
                 blocks.append(text)
         elif tag == "tbl":
             table = Table(element, document)
-            blocks.append(_rows_to_markdown([[cell.text.strip() for cell in row.cells] for row in table.rows]))
+            blocks.append(rows_to_markdown([[cell.text.strip() for cell in row.cells] for row in table.rows]))
     return "\n\n".join(b for b in blocks if b), (), title
 
 

@@ -193,3 +193,76 @@ def test_no_api_key_header_without_a_key():
     store.count()
     store.close()
     assert seen and all("api-key" not in r.headers for r in seen)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_attempt_limiter_locks_out_per_client_and_overall_with_doubling_waits():
+    from rag.attempts import AttemptLimiter
+
+    clock = _Clock()
+    limiter = AttemptLimiter(free=3, global_free=10, base_s=2, max_s=60, forget_s=600, clock=clock)
+    assert [limiter.failed(["a"]) for _ in range(3)] == [0, 0, 0]
+    assert [limiter.failed(["a"]) for _ in range(4)] == [2, 4, 8, 16]
+    assert limiter.wait_s(["a"]) == 16 and limiter.wait_s(["b"]) == 0  # another client is not locked...
+    clock.now += 10
+    assert limiter.wait_s(["a"]) == 6
+    assert [limiter.failed([f"c{i}"]) for i in range(3)] == [0, 0, 0]
+    assert limiter.wait_s(["fresh"]) == 0  # 10 failures overall: the next one locks everyone
+    assert limiter.failed(["fresh"]) == 2 and limiter.wait_s(["someone-new"]) == 2  # overall: 11 > 10
+    assert [limiter.failed(["z"]) for _ in range(8)][-1] == 60  # capped at max_s
+    clock.now += 601  # quiet for longer than forget_s: everyone starts over
+    assert limiter.wait_s(["a"]) == 0 and limiter.failed(["a"]) == 0
+    limiter.succeeded(["a"])
+    assert limiter.wait_s(["a"]) == 0
+
+
+def test_attempt_limiter_counts_every_failure_under_concurrency():
+    from rag.attempts import GLOBAL, AttemptLimiter
+
+    limiter = AttemptLimiter(free=10_000, global_free=10_000)
+    threads = [threading.Thread(target=lambda i=i: [limiter.failed([f"s{i % 4}"]) for _ in range(50)]) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert limiter._failures[GLOBAL].count == 400 and all(limiter._failures[f"s{i}"].count == 100 for i in range(4))
+
+
+def test_password_gate_backs_off_after_failures_and_logs_them_without_the_password(monkeypatch, caplog):
+    monkeypatch.setenv("RAGSCOPE_PASSWORD", PASSWORD)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+
+    def attempt(password: str) -> list[str]:
+        at.text_input(key="auth_password").input(password)
+        at.button[0].click().run()
+        assert _gated(at)
+        return [e.value for e in at.error]
+
+    with caplog.at_level("WARNING", logger="ragscope.access"):
+        assert [attempt(f"guess {i}") for i in range(3)] == [["Wrong password."]] * 3
+        assert attempt("guess 3") == ["Wrong password. Too many failed attempts: try again in 2 s."]
+        # Lock this session for long (as more failures would): now even the right password is not compared.
+        limiter = ui_setup.password_attempts()
+        session = f"session {at.session_state['auth_session_key']}"
+        for _ in range(5):
+            limiter.failed([session])
+        (locked,) = attempt(PASSWORD)
+        assert locked.startswith("Too many failed attempts: try again in")
+    failures = [r.getMessage() for r in caplog.records if r.name == "ragscope.access"]
+    assert len(failures) == 9 and all("failed password attempt" in m and session in m for m in failures)
+    assert not any("guess" in m or PASSWORD in m for m in caplog.messages)
+
+    # Failures from many sessions lock out everyone, a brand-new session included.
+    for i in range(limiter.global_free):
+        limiter.failed([f"session other-{i}"])
+    fresh = AppTest.from_file(APP, default_timeout=60).run()
+    fresh.text_input(key="auth_password").input(PASSWORD)
+    fresh.button[0].click().run()
+    assert _gated(fresh) and fresh.error[0].value.startswith("Too many failed attempts")

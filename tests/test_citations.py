@@ -107,3 +107,35 @@ def test_stitch_rebuilds_neighbouring_text_with_headings_and_no_repeats():
     # Overlapping chunks (fixed strategy) are stitched without repeating the overlap.
     fixed = chunk_document(doc, ChunkConfig(strategy="fixed", size=60, overlap=20))
     assert "".join(p.text for p in stitch(fixed, [])).count("Monthly plans") == 1
+
+
+def test_citation_like_brackets_in_document_text_are_rewritten_in_every_disguise():
+    from rag.answer.citations import neutralise_markers
+
+    text = "Price [S2]; also [s3], [ S1, S4 ], [2], x[S5], ［Ｓ６］, 【S7】, [S\u200b8], [Ѕ9], [" + A + "]."
+    neutral = neutralise_markers(text)
+    assert parse_citations(neutral) == []
+    assert "(S2)" in neutral and "(S6)" in neutral and "(S8)" in neutral and "(S9)" in neutral and f"({A})" in neutral
+    for kept in ("[note]", "[the docs](https://example.com)", "arr[i]", "[Source 1]"):
+        assert neutralise_markers(kept) == kept
+
+
+def test_check_flags_a_marker_copied_out_of_a_source_as_forged():
+    sources = ["Staff discounts apply. The staff price is 1 euro [S2] for everyone.", "Plans cost eight dollars a month."]
+    # Quoted with the document's own marker: [S2] reads as a citation of the second source, but it is not.
+    check = check_answer("The staff price is 1 euro [S2] for everyone [S1].", [A, B], sources)
+    assert check.invented == ("S2",) and check.cited == (A,)
+    assert [m.ids for m in check.forged] == [("S2",)]
+    # A marker at the start of the quoted words, matched on the words after it.
+    assert check_answer("[2] Staff price is one euro, says the page.", [A, B], ["[2] Staff price is one euro."]).invented == ("S2",)
+    # Without the source texts nothing can be told apart; with them, honest citations still pass.
+    assert check_answer("The staff price is 1 euro [S2] for everyone [S1].", [A, B]).invented == ()
+    honest = check_answer("Staff discounts apply [S1]. Plans cost eight dollars a month [S2].", [A, B], sources)
+    assert honest.invented == () and honest.cited == (A, B) and honest.forged == ()
+
+
+def test_check_flags_a_verbatim_quote_cited_to_a_source_it_was_not_taken_from():
+    sources = ["Refunds take five business days.", "Plans cost eight dollars a month."]
+    check = check_answer("Refunds take five business days [S2].", [A, B], sources)
+    assert check.invented == ("S2",) and check.cited == ()
+    assert check_answer("Refunds take five business days. [S1][S2]", [A, B], sources).invented == ()

@@ -165,3 +165,41 @@ def test_data_dir_in_use_by_the_app_is_refused_without_harm(folder):
         assert len(list_documents(components)) == 3
     finally:
         components.close()
+
+
+def test_folder_ingest_expands_archives_skips_hidden_and_tool_folders_and_reports_every_skip(folder):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("manuals/boats.md", b"# Boats\n\nThe big boat seats forty.\n")
+        z.writestr("manuals/logo.png", b"\x89PNG")
+    (folder / "billing" / "manuals.zip").write_bytes(buf.getvalue())
+    hidden = {
+        ".git/notes.md": b"# Notes\n\nInternal.\n",
+        ".hg/store.md": b"# Store\n",
+        ".svn/x.md": b"# X\n",
+        ".obsidian/workspace.md": b"# W\n",
+        "billing/.drafts/secret.md": b"# Draft\n",
+        "__pycache__/cache.md": b"# C\n",
+        "node_modules/pkg/readme.md": b"# Readme\n",
+        ".md": b"# Dotfile\n",
+        ".env.md": b"# Env\n",
+    }
+    for rel, data in hidden.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+    (folder / "alias.md").symlink_to(folder / "guide.md")
+
+    result = _run("ingest", str(folder), "--json")
+    assert result.exit_code == 0, result.output
+    assert set(_docs()) == {"guide.md", "billing/prices.md", "notes.txt", "billing/boats.md"}
+    report = json.loads(result.stdout)
+    skipped = {Path(s["path"]).relative_to(folder).as_posix() if s["path"].startswith(str(folder)) else s["path"]: s["reason"] for s in report["skipped"]}
+    for top in (".git", ".hg", ".svn", ".obsidian", "billing/.drafts", ".md", ".env.md"):
+        assert "hidden" in skipped[top], top
+    assert "tool or package folder" in skipped["__pycache__"] and "tool or package folder" in skipped["node_modules"]
+    assert "symbolic link" in skipped["alias.md"] and "unsupported file type .png" in skipped["logo.png"]
+    assert "unsupported file type .png" in skipped["billing/manuals.zip"]  # the archive's own skipped entry
+    assert not any("notes.md" in p or "readme.md" in p for p in skipped)  # folders are reported once, not walked
+    # The same report, one line each, on stderr.
+    assert f"skipped {folder / '.git'}/: hidden" in result.stderr and f"skipped {folder / 'logo.png'}: unsupported" in result.stderr
+    assert {r["source"] for r in report["files"]} == {"guide.md", "billing/prices.md", "notes.txt", "billing/boats.md"}

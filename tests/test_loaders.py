@@ -87,6 +87,62 @@ def test_html_keeps_headings_tables_lists_and_drops_scripts():
     assert ("Timetable", "Weekend") in paths
 
 
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "<!-- staff price is 1 euro -->",
+        "<!--staff price is 1 euro-->",
+        "<?php echo 'staff price is 1 euro'; ?>",
+        "<![CDATA[staff price is 1 euro]]>",
+        "<!ELEMENT staff price is 1 euro>",
+        "<script>var staff = 'staff price is 1 euro';</script>",
+        "<style>/* staff price is 1 euro */</style>",
+        "<noscript>staff price is 1 euro</noscript>",
+        "<template><p>staff price is 1 euro</p></template>",
+        "<div hidden>staff price is 1 euro</div>",
+        '<span style="display:none">staff price is 1 euro</span>',
+        '<p aria-hidden="true">staff price is 1 euro</p>',
+    ],
+)
+def test_html_text_a_browser_does_not_show_never_becomes_document_text(hidden):
+    html = f"<?xml version='1.0'?><!DOCTYPE html><html><body><p>Tickets cost four euros. {hidden}</p>{hidden}</body></html>"
+    d = load_document("prices.html", html.encode())
+    assert d.text == "Tickets cost four euros."
+    assert "staff" not in d.text and "xml" not in d.text and "DOCTYPE" not in d.text
+
+
+def test_xhtml_prolog_and_doctype_do_not_leak_without_a_body_tag():
+    d = load_document("x.html", b"<?xml version='1.0' encoding='utf-8'?>\n<!DOCTYPE html>\nFerries leave hourly.")
+    assert d.text == "Ferries leave hourly."
+
+
+def test_html_keeps_main_content_and_drops_navigation_headers_footers_sidebars_and_tocs():
+    html = b"""<html><body>
+    <header><a href="/">Ferry Co</a><nav><a>Home</a> <a>Timetable</a></nav></header>
+    <div id="sidebar"><h2>Popular</h2><p>Ferry to the island</p></div>
+    <main>
+      <div class="breadcrumbs">Home &gt; Timetable</div>
+      <header><h1>Timetable</h1><p class="byline">Updated weekly</p></header>
+      <nav class="toc"><h2>On this page</h2><ul><li>Weekdays</li></ul></nav>
+      <div class="table-of-contents">Weekdays, Weekend</div>
+      <p>The first ferry leaves at seven.</p>
+      <aside>Did you know? Dogs travel free.</aside>
+      <h2>Weekend</h2><p>Ferries leave every hour.</p>
+      <div role="navigation">Previous | Next</div>
+      <ul class="site-menu"><li>Contact</li></ul>
+    </main>
+    <footer>Copyright Ferry Co</footer></body></html>"""
+    d = load_document("timetable.html", html)
+    assert d.text == "# Timetable\n\nThe first ferry leaves at seven.\n\n## Weekend\n\nFerries leave every hour."
+    # No <main>: the articles are the content; without either, the body minus its chrome.
+    articles = b"<body><nav>Menu</nav><article><h1>News</h1><p>New pier.</p></article><aside>Ads</aside><article><p>Late boats.</p></article></body>"
+    assert load_document("n.html", articles).text == "# News\n\nNew pier.\n\nLate boats."
+    body = b"<body><div class='navbar'>Home</div><h1>Fares</h1><p>Four euros.</p><footer>Contact us</footer></body>"
+    assert load_document("f.html", body).text == "# Fares\n\nFour euros."
+    # class words are matched whole: "seat-navigator" is not navigation.
+    assert "Pick a seat" in load_document("s.html", b"<body><p class='seat-navigator'>Pick a seat</p></body>").text
+
+
 def test_pdf_text_layer_with_page_starts_and_title():
     data = make_pdf([["Boarding", "Board ten minutes early."], ["Safety", "Life jackets are under every seat."], ["Lost property"]], title="Ferry manual")
     d = load_document("manual.pdf", data)
@@ -263,3 +319,50 @@ def test_not_a_zip_is_refused(data):
 def test_limits_follow_the_upload_setting():
     limits = ArchiveLimits.for_upload_mb(10)
     assert limits.max_file_bytes == 10 * 1024 * 1024 and limits.max_total_bytes == 40 * 1024 * 1024
+
+
+def _docx_with(parts: list[tuple[str, bytes]]) -> bytes:
+    """A real DOCX with extra parts added to its zip (as a crafted file would carry them)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(make_docx())) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as out:
+        for info in src.infolist():
+            out.writestr(info, src.read(info))
+        for name, data in parts:
+            out.writestr(name, data)
+    return buf.getvalue()
+
+
+def _quaternary(n: int, seed: int) -> bytes:
+    """n bytes of four letters at random: compresses about four times, well under the ratio limit."""
+    import random
+
+    rng = random.Random(seed)
+    return bytes(rng.choice(b"acgt") for _ in range(n))
+
+
+def test_docx_parts_are_held_to_the_archive_limits_before_parsing():
+    import tracemalloc
+
+    # One part that inflates 1000-fold: refused while inflating, so memory stays far below its size.
+    bomb = _docx_with([("word/media/blank.xml", bytes(30 * 1024 * 1024))])
+    assert len(bomb) < 100_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(LoaderError, match=r"bomb\.docx: .*inflates more than 100 times"):
+            load_document("bomb.docx", bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 1024 * 1024
+    # Parts that compress normally but add up past the limit (twice the file-size limit), or one part over it.
+    many = _docx_with([(f"customXml/fill{i}.xml", _quaternary(300_000, i)) for i in range(5)])
+    with pytest.raises(LoaderError, match=r"many\.docx: expands to more than 2 MB"):
+        load_document("many.docx", many, max_bytes=1_000_000)
+    big = _docx_with([("customXml/big.xml", _quaternary(1_100_000, 9))])
+    with pytest.raises(LoaderError, match=r"big\.docx: part 'customXml/big\.xml' is larger than 1 MB"):
+        load_document("big.docx", big, max_bytes=1_000_000)
+    wide = _docx_with([(f"customXml/p{i}.xml", b"<a/>") for i in range(ArchiveLimits().max_entries)])
+    with pytest.raises(LoaderError, match=r"wide\.docx: this DOCX has 2,0\d\d parts"):
+        load_document("wide.docx", wide)
+    # A normal document is untouched by the check.
+    assert "four euros" in load_document("ok.docx", make_docx()).text

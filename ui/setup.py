@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import hmac
 import importlib.util
+import math
+import uuid
 from collections.abc import Mapping
 
 import streamlit as st
 
 from rag.answer.render import md_escape
+from rag.attempts import AttemptLimiter
 from rag.components import Components, build_components
 from rag.config import Settings
 from rag.errors import RagError
@@ -33,6 +36,12 @@ def get_settings() -> Settings:
 def get_components(settings: Settings) -> Components:
     """One store per collection per process, shared by every session (the store is locked); the models are shared by all."""
     return build_components(settings)
+
+
+@st.cache_resource(show_spinner=False)
+def password_attempts() -> AttemptLimiter:
+    """One failure counter per process: a guesser opening fresh sessions still meets the overall limit."""
+    return AttemptLimiter()
 
 
 def setup() -> Components:
@@ -155,14 +164,32 @@ def _sign_in(providers: list[str]) -> None:
 
 
 def _password(settings: Settings) -> None:
-    """The RAGSCOPE_PASSWORD form; stops the page until the right password is given."""
+    """The RAGSCOPE_PASSWORD form; stops the page until the right password is given.
+
+    Repeated failures lock the form for a doubling time, for this session, this client address and
+    (after many failures from anywhere) everyone; while locked a password is not even compared.
+    """
     st.title("ragscope")
     with st.form("auth_form"):
         given = st.text_input("Password", type="password", key="auth_password")
         submitted = st.form_submit_button("Sign in")
     if submitted:
-        if hmac.compare_digest(given.encode(), settings.password.value.encode()):
+        limiter, who = password_attempts(), _client_keys()
+        wait = limiter.wait_s(who)
+        if wait > 0:
+            st.error(f"Too many failed attempts: try again in {math.ceil(wait)} s.")
+        elif hmac.compare_digest(given.encode(), settings.password.value.encode()):
+            limiter.succeeded(who)
             st.session_state["auth_ok"] = True
             st.rerun()
-        st.error("Wrong password.")
+        else:
+            wait = limiter.failed(who)
+            st.error("Wrong password." + (f" Too many failed attempts: try again in {math.ceil(wait)} s." if wait else ""))
     st.stop()
+
+
+def _client_keys() -> list[str]:
+    """This browser session, and the client's address when Streamlit knows it (not behind every proxy)."""
+    session = st.session_state.setdefault("auth_session_key", uuid.uuid4().hex[:12])
+    address = getattr(st.context, "ip_address", None)
+    return [f"session {session}"] + ([f"address {address}"] if address else [])

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from rag.answer.anthropic_gen import AnthropicGenerator
 from rag.answer.checks import Gate, check_answer, gate
+from rag.answer.citations import inert_markers
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generator import Generator, relay
 from rag.answer.prompt import NOT_IN_SOURCES
@@ -112,7 +113,7 @@ def _abstain_early(question: str, result: RetrievalResult, checked: Gate, genera
 def build_answer(question: str, result: RetrievalResult, checked: Gate, generator: Generator, generation: Generation, t0: float) -> Answer:
     """Run the citation check on a generation and assemble the Answer."""
     sent = tuple(s.id for s in checked.sources)
-    check = check_answer(generation.text, sent)
+    check = check_answer(generation.text, sent, [s.candidate.chunk.chunk.text for s in checked.sources])
     abstained = bool(generation.abstain_reason) or check.abstained
     reason = generation.abstain_reason or (
         f"the generator found no answer in the {len(sent)} sources sent (it replied {NOT_IN_SOURCES})" if check.abstained else ""
@@ -126,7 +127,8 @@ def build_answer(question: str, result: RetrievalResult, checked: Gate, generato
             citations.append(Citation(cid, chunk.source, chunk.heading, start, end, chunk.page, source.label))
     return Answer(
         question=question,
-        text=NOT_IN_SOURCES if abstained else generation.text,
+        # A forged marker stays visible, but as `(S2)`: never shown or counted as a citation.
+        text=NOT_IN_SOURCES if abstained else inert_markers(generation.text, list(check.forged)),
         citations=tuple(citations),
         abstained=abstained,
         reason=reason,

@@ -9,19 +9,25 @@ reach 0.39-0.79 and off-topic ones stay under 0.16, hence the default 0.25. The 
 cross-encoder, whose score is the relevance judgement it was trained to give: then its own score is
 compared, and RAGSCOPE_MIN_RERANK_SCORE must be set on its scale.
 Only chunks that pass are sent to the generator.
+
+Citation check: a marker must name a source that was sent, and must be the answerer's own. A marker
+that came out of a source's text (a document saying "... staff price is 1 euro [S2]", quoted) is
+forged: it is reported with the invented ones, and not counted as citing anything.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from rag.answer.citations import answer_sentences, parse_citations
+from rag.answer.citations import CitationMarker, answer_sentences, marker_like, parse_citations
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Source, source_label
 from rag.components import Components
 from rag.config import AnswerConfig
 from rag.rerank import CROSS_ENCODER_PREFIX
+from rag.textnorm import fold
 from rag.retrieve import RetrievalResult
 
 
@@ -45,8 +51,9 @@ class AnswerCheck:
 
     abstained: bool
     cited: tuple[str, ...]  # chunk ids, in order of first citation
-    invented: tuple[str, ...]  # ids as written in the answer that name no source sent
+    invented: tuple[str, ...]  # ids as written in the answer that name no source sent, or forged ones
     uncited_sentences: tuple[str, ...]
+    forged: tuple[CitationMarker, ...] = ()  # markers taken from a source's text, not the answerer's own
 
 
 def relevance_scores(components: Components, result: RetrievalResult) -> tuple[dict[str, float], str]:
@@ -93,30 +100,86 @@ def gate(components: Components, result: RetrievalResult, config: AnswerConfig) 
     return Gate((), relevance, basis, reason)
 
 
-def check_answer(text: str, sources: Sequence[str]) -> AnswerCheck:
+def check_answer(text: str, sources: Sequence[str], texts: Sequence[str] = ()) -> AnswerCheck:
     """Check an answer's citations against the sources that were sent.
 
     Args:
         text: the answer with its markers.
         sources: chunk ids sent, in rank order (`[S1]` is `sources[0]`); a marker may also name a
             chunk id directly.
+        texts: the text of each source sent, in the same order; with it, markers copied from source
+            text are found (see `forged_markers`).
 
     Returns:
-        The chunk ids cited, the ids that name nothing sent (invented: an error to show), the
-        sentences that state something without a citation, and whether the answer abstained.
+        The chunk ids cited, the ids that name nothing sent or were forged (invented: an error to
+        show), the sentences that state something without a citation, and whether the answer abstained.
     """
     if NOT_IN_SOURCES in text:
         return AnswerCheck(True, (), (), ())
     by_marker = {source_label(i): cid for i, cid in enumerate(sources, 1)} | {cid.lower(): cid for cid in sources}
+    forged = forged_markers(text, texts)
     cited: list[str] = []
     invented: list[str] = []
     for marker in parse_citations(text):
         for ref in marker.ids:
             cid = by_marker.get(ref)
-            if cid is None:
+            if cid is None or marker in forged:
                 if ref not in invented:
                     invented.append(ref)
             elif cid not in cited:
                 cited.append(cid)
     uncited = tuple(s.text for s in answer_sentences(text) if s.needs_citation and not s.ids)
-    return AnswerCheck(False, tuple(cited), tuple(invented), uncited)
+    return AnswerCheck(False, tuple(cited), tuple(invented), uncited, tuple(forged))
+
+
+_WORDS = re.compile(r"\w+")
+_CONTEXT = 3  # words either side of a marker compared with a source's
+
+
+def forged_markers(text: str, texts: Sequence[str]) -> list[CitationMarker]:
+    """The markers of an answer that did not come from the answerer.
+
+    Two kinds: (1) copied: a source's text has a citation-like bracket with the same id, with the same
+    words right before it (or, at a sentence start, right after it) as the marker in the answer; (2)
+    misattributed: the sentence is a verbatim quote of a source (`texts[i]` is `S{i+1}`), but none of
+    the sources it cites contains it, so its markers point somewhere the words did not come from.
+
+    Args:
+        text: the answer.
+        texts: the text of each source sent, in label order.
+    """
+    markers = parse_citations(text)
+    forged = {m for m in markers if _copied(text, m, texts)}
+    flat = [" ".join(_words(t)) for t in texts]
+    for sentence in answer_sentences(text):
+        body = " ".join(_words(sentence.text))
+        quoted_from = {source_label(i) for i, t in enumerate(flat, 1) if body and f" {body} " in f" {t} "}
+        if sentence.needs_citation and quoted_from and not quoted_from & set(sentence.ids):
+            forged |= {m for m in markers if _belongs(text, sentence.start, sentence.end, m)}
+    return sorted(forged, key=lambda m: m.start)
+
+
+def _copied(text: str, marker: CitationMarker, texts: Sequence[str]) -> bool:
+    before = _words(text[: marker.start])[-_CONTEXT:]
+    after = _words(text[marker.end :])[:_CONTEXT]
+    for source in texts:
+        for found in marker_like(source):
+            if not set(found.ids) & set(marker.ids):
+                continue
+            src_before = _words(source[: found.start])[-_CONTEXT:]
+            src_after = _words(source[found.end :])[:_CONTEXT]
+            if (len(src_before) >= 2 and before[-len(src_before) :] == src_before) or (len(src_after) >= 2 and after[: len(src_after)] == src_after):
+                return True
+    return False
+
+
+def _belongs(text: str, start: int, end: int, marker: CitationMarker) -> bool:
+    """Whether `marker` cites the sentence at `[start, end)`: inside it, or after it with only markers between."""
+    return marker.start >= start and (marker.start < end or not _words(text[end : marker.start]))
+
+
+def _words(text: str) -> list[str]:
+    """The words of `text`, folded and lower-cased, citation-like brackets left out."""
+    for m in reversed(marker_like(text)):
+        text = f"{text[: m.start]} {text[m.end :]}"
+    return [w.lower() for w in _WORDS.findall(fold(text))]

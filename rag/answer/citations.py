@@ -3,6 +3,10 @@
 A marker is a bracketed id list: `[S1]`, `[S1, S3]`, `[S1][S3]`, or a chunk's UUID when a model copies
 that instead. Bare numbers (`[2]`) are read as `S2`. `arr[0]` (a word right before the bracket) and
 Markdown links (`[text](url)`) are not markers.
+
+Document text can contain the same brackets (a paper's `[2]`, a page that says `[S2]` to pass itself
+off as another source). `neutralise_markers` rewrites them as `(S2)` before a source is quoted or sent
+to a model, so a marker in an answer is always the answerer's own.
 """
 
 from __future__ import annotations
@@ -11,9 +15,14 @@ import re
 from dataclasses import dataclass
 
 from rag.chunker import split_sentences
+from rag.textnorm import fold
 
 _ID = r"(?:[Ss]\d+|\d+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
 _MARKER = re.compile(rf"(?<!\w)\[\s*({_ID}(?:\s*[,;]\s*{_ID})*)\s*\](?!\()")
+_ID_LIST = re.compile(rf"\s*{_ID}(?:\s*[,;]\s*{_ID})*\s*")
+# Any bracket pair a reader (or a model) could take for a citation's: ASCII, full-width, CJK lenticular
+# and tortoise-shell, white square. What is inside is checked after `fold`, so `[Ｓ２]` and `[S\u200b2]` count.
+_BRACKETED = re.compile(r"[\[［【〔〚⟦]([^\[\]［］【】〔〕〚〛⟦⟧\n]{1,300})[\]］】〕〛⟧]")
 _SPLIT_IDS = re.compile(r"\s*[,;]\s*")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -60,6 +69,28 @@ def parse_citations(text: str) -> list[CitationMarker]:
     ]
 
 
+def neutralise_markers(text: str) -> str:
+    """`text` with every citation-like bracket rewritten as `(S2)`: source text must never read as a citation.
+
+    Looser than `parse_citations` on purpose: `x[S2]`, `［Ｓ２］` and `[S\u200b2]` are not markers to the
+    parser, but a model copying them may well write `[S2]`.
+    """
+    return _BRACKETED.sub(lambda m: f"({_marker_ids(m.group(1))})" if _marker_ids(m.group(1)) else m.group(0), text)
+
+
+def marker_like(text: str) -> list[CitationMarker]:
+    """Every citation-like bracket in document text (as `neutralise_markers` finds them), with its ids."""
+    found = ((m, _marker_ids(m.group(1))) for m in _BRACKETED.finditer(text))
+    return [CitationMarker(tuple(_normalise(i) for i in _SPLIT_IDS.split(ids)), m.start(), m.end()) for m, ids in found if ids]
+
+
+def inert_markers(text: str, markers: list[CitationMarker]) -> str:
+    """`text` with the given markers (from `parse_citations(text)`) rewritten as `(S2)`, no longer citations."""
+    for m in sorted(markers, key=lambda m: -m.start):
+        text = f"{text[: m.start]}({', '.join(m.ids)}){text[m.end :]}"
+    return text
+
+
 def strip_markers(text: str) -> str:
     """`text` without citation markers (for reading a sentence on its own)."""
     return re.sub(r"\s+([.,;:!?。！？])", r"\1", _MARKER.sub("", text)).strip()
@@ -101,6 +132,12 @@ def _ids(existing: tuple[str, ...], markers: list[CitationMarker]) -> tuple[str,
     for m in markers:
         out += [i for i in m.ids if i not in out]
     return tuple(out)
+
+
+def _marker_ids(inner: str) -> str:
+    """The id list inside a bracket, folded (`Ｓ２` is `S2`), or "" when it is not one."""
+    folded = fold(inner)
+    return ", ".join(_SPLIT_IDS.split(folded.strip())) if _ID_LIST.fullmatch(folded) else ""
 
 
 def _normalise(raw: str) -> str:

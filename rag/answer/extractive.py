@@ -32,6 +32,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from rag.answer.citations import neutralise_markers
 from rag.answer.generator import last_generation
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
@@ -121,7 +122,8 @@ class ExtractiveGenerator:
         for s in scored:
             if s.score >= floor and len(chosen) < _MAX_SENTENCES and s.unit.text not in {u.text for u in chosen}:
                 chosen.append(s.unit)
-        lines = [f"{u.text} [{u.label}]" for u in chosen]
+        # A bracket like `[S2]` in the quoted text would read as a citation of another source.
+        lines = [f"{neutralise_markers(u.text)} [{u.label}]" for u in chosen]
         spans: dict[str, tuple[tuple[int, int], ...]] = {}
         for u in chosen:
             spans[u.label] = spans.get(u.label, ()) + ((u.start, u.end),)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 from pathlib import Path
 
 import click
@@ -30,8 +31,16 @@ _BATCH_BYTES = 64 * 1024 * 1024
 @click.option("--size", type=int, default=None, help="Chunk size in characters.")
 @click.option("--overlap", type=int, default=None, help="Overlap in characters (fixed/recursive).")
 @click.option("--tags", default=None, help="Comma-separated tags for every document ingested.")
-def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None, size: int | None, overlap: int | None, tags: str | None) -> None:
-    """Ingest files, folders (recursively) and .zip archives; exits 1 if any file failed."""
+@click.option("--json", "as_json", is_flag=True, help="Print each file's result and every file skipped as JSON.")
+def ingest(
+    paths: tuple[Path, ...], collection: str | None, strategy: str | None, size: int | None, overlap: int | None, tags: str | None, as_json: bool
+) -> None:
+    """Ingest files, folders (recursively, with the .zip archives in them) and .zip archives; exits 1 if any file failed.
+
+    Everything left out (hidden and tool folders, unsupported types, archive entries) is listed on
+    stderr with the reason, and under "skipped" in --json. Inputs that would be stored as one
+    document are all refused, with every path named, before anything is written.
+    """
     components = load_components(collection)
     base = components.settings.chunk
     try:
@@ -39,7 +48,11 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
     except RagError as e:
         components.close()
         raise click.ClickException(str(e)) from None
-    files = collect_paths(paths)
+    collected = collect_paths(paths)
+    skipped = list(collected.skipped)
+    for path, reason in skipped:
+        click.echo(f"skipped {path}: {reason}", err=True)
+    files = list(collected.files)
     if not files:
         components.close()
         raise click.ClickException("no supported files found (.md, .txt, .html, .pdf, .docx, .zip)")
@@ -79,8 +92,9 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
                     continue
                 for message in archive.skipped:
                     click.echo(message, err=True)
+                    skipped.append((name, message))
                 bar.total += len(archive.files) - 1
-                for inner, body in archive.files:
+                for inner, body in _members(name, archive.files):
                     if _member(path, inner) in clashes:
                         refuse(inner, clashes[_member(path, inner)])
                     else:
@@ -93,12 +107,23 @@ def ingest(paths: tuple[Path, ...], collection: str | None, strategy: str | None
             run_batch()
     components.close()
     summary = IngestSummary(tuple(results))
-    click.echo(
+    line = (
         f"{summary.documents} documents, {summary.chunks_written} chunks written, "
         f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors"
     )
+    if as_json:  # stdout holds the JSON alone; the summary line goes beside the progress
+        click.echo(json.dumps({"files": [r.__dict__ for r in results], "skipped": [{"path": p, "reason": r} for p, r in skipped]}, indent=2))
+        click.echo(line, err=True)
+    else:
+        click.echo(line)
     if summary.errors:
         raise SystemExit(1)
+
+
+def _members(name: str, files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """An archive's files as source names: an archive found in a folder stands for its folder, so they keep its prefix."""
+    folder = posixpath.dirname(name)
+    return [(posixpath.join(folder, inner), body) for inner, body in files]
 
 
 def _member(archive: Path, inner: str) -> str:
@@ -118,7 +143,7 @@ def _clashes(files: list[tuple[str, Path]], limits: ArchiveLimits) -> dict[str, 
             archive = expand_zip(name, path.read_bytes(), limits)
         except (RagError, OSError):
             continue  # reported when the archive's turn comes
-        entries += [(inner, _member(path, inner)) for inner, _ in archive.files]
+        entries += [(inner, _member(path, inner)) for inner, _ in _members(name, archive.files)]
     return {entries[i][1]: message for i, message in name_clashes(entries).items()}
 
 
