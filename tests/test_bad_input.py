@@ -254,7 +254,7 @@ def test_cli_prints_one_line_per_bad_file_and_exits_nonzero(tmp_path, monkeypatc
     assert len(errors) == len(expected)
     for name, reason in expected.items():
         assert any(line.startswith(f"error: {name}:") and reason in line for line in errors), (name, errors)
-    assert "2 documents" in result.stderr and f"{len(expected)} errors" in result.stderr
+    assert "2 documents" in result.stdout and f"{len(expected)} errors" in result.stdout  # the summary is a result: stdout
 
     components = build_components(Settings.from_env())
     try:

@@ -85,7 +85,7 @@ def test_cli_two_folders_with_one_file_name_are_refused_naming_both_paths(tmp_pa
     assert len(errors) == 2
     for line in errors:
         assert str(tmp_path / "teamA" / "guide.md") in line and str(tmp_path / "teamB" / "guide.md") in line
-    assert "1 documents, 1 chunks written, 0 unchanged, 2 errors" in result.stderr
+    assert "1 documents, 1 chunks written, 0 unchanged, 2 errors" in result.stdout
     assert _docs() == {"other.md"}
     # Their common parent keeps both apart.
     assert _run("ingest", str(tmp_path / "teamA"), str(tmp_path / "teamB")).exit_code == 1
@@ -111,8 +111,8 @@ def test_cli_the_same_file_reached_twice_is_one_document(tmp_path: Path):
     (tmp_path / "docs" / "billing" / "prices.md").write_bytes(OTHER)
     twice = _run("ingest", str(tmp_path / "docs" / "guide.md"), str(tmp_path / "docs" / "guide.md"))
     assert twice.exit_code == 0, twice.output
-    assert "1 documents, 1 chunks written" in twice.stderr
+    assert "1 documents, 1 chunks written" in twice.stdout
     inside = _run("ingest", str(tmp_path / "docs"), str(tmp_path / "docs" / "billing" / "prices.md"))
     assert inside.exit_code == 0, inside.output
-    assert "2 documents, 1 chunks written, 1 unchanged" in inside.stderr
+    assert "2 documents, 1 chunks written, 1 unchanged" in inside.stdout
     assert _docs() == {"guide.md", "billing/prices.md"}  # not also as "prices.md"
