@@ -209,17 +209,11 @@ def _pdf(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
             raise
         except Exception:
             raise LoaderError(f"{source}: the PDF is encrypted; remove the password and upload it again") from None
-    text, starts = "", []
-    for page in reader.pages:
-        page_text = page.extract_text() or ""
-        if text:
-            text += "\n\n"
-        starts.append(len(text))
-        text += page_text
-    title = ""
-    if reader.metadata and reader.metadata.title:
-        title = str(reader.metadata.title)
-    return text, tuple(starts), title
+    from rag.pdf_text import pdf_markdown
+
+    text, starts, first_heading = pdf_markdown(reader)
+    title = str(reader.metadata.title) if reader.metadata and reader.metadata.title else first_heading
+    return text, starts, title
 
 
 def _docx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:

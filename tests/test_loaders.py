@@ -156,6 +156,59 @@ def test_pdf_text_layer_with_page_starts_and_title():
     assert [(c.page, c.text.split("\n")[0]) for c in chunks] == [(1, "Boarding"), (2, "Safety"), (3, "Lost property")]
 
 
+def make_styled_pdf(pages: list[list[tuple[int, str]]], outline: list[tuple[int, int, str]] = ()) -> bytes:
+    """A PDF whose lines are (font size, text); `outline` entries are (page index, level 0.., title)."""
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    for number, lines in enumerate(pages):
+        y = 780
+        for size, text in lines:
+            c.setFont("Helvetica", size)
+            c.drawString(72, y, text)
+            y -= size + 12
+        for i, (page, level, title) in enumerate(outline):
+            if page == number:
+                c.bookmarkPage(f"b{i}")
+                c.addOutlineEntry(title, f"b{i}", level=level)
+        c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
+def test_pdf_headings_come_from_font_sizes_and_pages_stay_exact():
+    data = make_styled_pdf([
+        [(22, "Ferry manual"), (11, "Board ten minutes early."), (16, "Safety"), (11, "Life jackets are under every seat."), (11, "# of seats: 40")],
+        [(16, "Lost property"), (11, "Ask the crew"), (11, "Items are kept for a month.")],
+    ])
+    d = load_document("manual.pdf", data)
+    chunks = chunk_document(d, ChunkConfig("heading", 60, 0))
+    assert list(dict.fromkeys((c.page, c.heading_path) for c in chunks)) == [
+        (1, ("Ferry manual",)), (1, ("Ferry manual", "Safety")), (2, ("Ferry manual", "Lost property"))
+    ]
+    assert d.page_at(d.text.index("Items are kept")) == 2
+    # A body line is never a heading, however short, nor is a line that happens to start with "#".
+    assert "\nAsk the crew" in d.text and "\n # of seats: 40" in d.text
+    assert all("seats" not in "".join(c.heading_path) and "crew" not in "".join(c.heading_path) for c in chunks)
+    # One font size throughout: no headings at all, rather than a guessed one.
+    plain = load_document("plain.pdf", make_pdf([["Boarding", "Board ten minutes early."], ["Safety", "Life jackets."]]))
+    assert {c.heading_path for c in chunk_document(plain)} == {()}
+
+
+def test_pdf_outline_gives_the_headings_and_their_levels():
+    data = make_styled_pdf(
+        [[(11, "Ferry manual"), (11, "Board early."), (11, "Safety"), (11, "Life jackets are under every seat.")], [(11, "Items are kept for a month.")]],
+        outline=[(0, 0, "Ferry manual"), (0, 1, "Safety"), (1, 1, "Lost property")],
+    )
+    d = load_document("manual.pdf", data)
+    assert "# Ferry manual\nBoard early.\n## Safety\n" in d.text
+    # An outline title the page does not print goes on top of its page, so the page keeps its section.
+    assert d.text[d.pages[1] :].startswith("## Lost property\nItems are kept")
+    chunks = chunk_document(d, ChunkConfig("heading", 50, 0))
+    assert [(c.page, c.heading_path) for c in chunks] == [
+        (1, ("Ferry manual",)), (1, ("Ferry manual", "Safety")), (2, ("Ferry manual", "Lost property"))
+    ]
+
+
 def test_pdf_without_text_layer_is_refused():
     buf = io.BytesIO()
     c = canvas.Canvas(buf)

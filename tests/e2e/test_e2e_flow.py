@@ -44,7 +44,7 @@ def test_documents_samples_upload_and_ingest(app: AppPage):
     assert_clean(app)
     app.screenshot("documents-empty")
 
-    app.page.get_by_role("button", name="Load sample docs").click()
+    app.page.get_by_role("button", name="Load sample docs").click()  # into the `sample` collection, which the session switches to
     app.page.get_by_text("6 document(s) ingested").wait_for()
     app.settle()
     assert_clean(app)
@@ -77,7 +77,7 @@ def main_text(app: AppPage) -> str:
 
 
 def test_inspector_shows_every_stage_and_the_chunk_as_text(app: AppPage):
-    app.open("inspector")
+    app.open("inspector?collection=sample")  # where the first test put the sample docs and its upload
     app.page.get_by_role("heading", name="Search inspector", exact=True).wait_for()
     assert_clean(app)
     question = app.page.get_by_label("Question", exact=True)
@@ -98,7 +98,7 @@ def test_inspector_shows_every_stage_and_the_chunk_as_text(app: AppPage):
 
 
 def test_ask_answers_with_a_citation_that_opens_its_span(app: AppPage):
-    app.open("ask")
+    app.open("ask?collection=sample")
     app.page.get_by_role("heading", name="Ask", exact=True).wait_for()
     assert_clean(app)
     app.page.get_by_label("Question", exact=True).fill(QUESTION)
@@ -122,7 +122,7 @@ def test_ask_answers_with_a_citation_that_opens_its_span(app: AppPage):
 
 
 def test_eval_tab_runs_the_sample_question_set(app: AppPage):
-    app.open("ask")
+    app.open("ask?collection=sample")
     app.page.get_by_role("tab", name="Eval").click()
     app.settle()
     app.page.get_by_role("button", name="Load sample question set").click()
