@@ -132,7 +132,7 @@ def test_track_by_pasted_text_compare_and_health_check(store):
 def test_bad_link_and_bad_settings_show_errors(store):
     at = _open(q="refunds", candidates="lots")
     assert not at.exception
-    assert any("candidates='lots' is not a number" in e.value for e in at.error)
+    assert any("link parameter candidates must be a whole number from 1 to 1000; got 'lots'" in e.value for e in at.error)
     assert at.text_input(key="inspector_q").value == "refunds"  # the rest of the link still applies
     at.selectbox(key="inspector_reranker").set_value("other…")
     at.run()
