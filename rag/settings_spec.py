@@ -87,6 +87,8 @@ class Knob:
         return f"{self.spec.label} ({self.name})" if self.spec.label else self.name
 
     def __getattr__(self, item: str) -> Any:  # noqa: ANN401 - spec attributes read through
+        if item == "spec":  # not set yet (copying): no recursion
+            raise AttributeError(item)
         return getattr(self.spec, item)
 
     @property

@@ -79,3 +79,11 @@ def test_bad_options_exit_non_zero_with_a_message(ingested, args, message):
     out = _search("refunds", *args)
     assert out.exit_code != 0
     assert message in out.output
+
+
+def test_an_empty_question_is_refused_as_ask_refuses_it(ingested):
+    for question in ("", "   \n\t"):
+        search_out = _search(question)
+        ask_out = CliRunner().invoke(main, ["ask", question])
+        assert search_out.exit_code == ask_out.exit_code == 1
+        assert "type a question first" in search_out.stderr and "type a question first" in ask_out.stderr

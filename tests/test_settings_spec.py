@@ -157,3 +157,20 @@ def test_a_bad_setting_stops_the_app_with_the_message(monkeypatch):
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert not at.exception
     assert [e.value for e in at.error] == ["Configuration error: RAGSCOPE_MIN_SCORE must be a finite number, or empty for none; got 'abc'"]
+
+
+def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings):
+    from apptest_pages import open_page
+
+    from rag.eval.qsets import install_sample_set
+
+    install_sample_set(settings.data_dir)  # the Eval tab shows its form once a set exists
+    pages = {"inspector": open_page("pages/inspector.py"), "ask": open_page("pages/ask.py", timeout=120)}
+    limits = {}
+    for prefix, at in (("inspector", pages["inspector"]), ("ask", pages["ask"]), ("eval", pages["ask"])):
+        assert not at.exception
+        limits[prefix] = {
+            key: (w.min, w.max) for key in ("candidates", "k", "rrf_k", "prf_docs", "prf_terms", "dense_prf_docs") for w in [at.number_input(key=f"{prefix}_{key}")]
+        } | {"reranker": tuple(at.selectbox(key=f"{prefix}_reranker").options), "fusion": tuple(at.selectbox(key=f"{prefix}_fusion").options)}
+    assert limits["inspector"] == limits["ask"] == limits["eval"]
+    assert limits["ask"]["candidates"] == (1, 1000) and limits["ask"]["k"] == (1, 2000)
