@@ -112,7 +112,7 @@ class RetrievalConfig:
         lo_open=True, hi=1.0, needs="dense_prf", group="expansion", step=0.05, tag="w={}", help="Weight of the feedback centroid",
     )  # fmt: skip
     candidates: int = setting(
-        50, env="RAGSCOPE_CANDIDATES", cli="--candidates", link="candidates", label="Candidates per stage", lo=1, hi=1000, group="core",
+        50, env="RAGSCOPE_CANDIDATES", cli="--candidates", link="candidates", label="Candidates per stage", lo=1, hi=2000, group="core",
         tag="{} candidates", pinned=True, help="How many chunks the dense, sparse and fused lists each keep",
     )  # fmt: skip
     reranker: str = setting(
@@ -120,9 +120,9 @@ class RetrievalConfig:
         widget="reranker", tag="rerank {}", pinned=True,
         help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>",
     )  # fmt: skip
-    # Up to 2 x candidates: "union" hands the reranker every chunk either list found.
+    # Up to 2 x the most candidates: "union" hands the reranker every chunk either list found.
     final_k: int = setting(
-        5, env="RAGSCOPE_FINAL_K", cli="--k -k", link="k", label="Final k", lo=1, hi=2000, group="core", tag="top {}", pinned=True,
+        5, env="RAGSCOPE_FINAL_K", cli="--k -k", link="k", label="Final k", lo=1, hi=4000, group="core", tag="top {}", pinned=True,
         help="Chunks kept after reranking",
     )  # fmt: skip
     min_score: float | None = setting(

@@ -67,9 +67,9 @@ def test_table_output_names_the_reranker(ingested):
     [
         (["--filter", "colour=red"], "source=NAME or tag=NAME"),
         (["--reranker", "magic"], "unknown reranker"),
-        (["--candidates", "0"], "must be a whole number from 1 to 1000; got '0'"),
-        (["--candidates", "1e20"], "must be a whole number from 1 to 1000; got '1e20'"),
-        (["--candidates", "100000000000000000000"], "must be a whole number from 1 to 1000"),
+        (["--candidates", "0"], "must be a whole number from 1 to 2000; got '0'"),
+        (["--candidates", "1e20"], "must be a whole number from 1 to 2000; got '1e20'"),
+        (["--candidates", "100000000000000000000"], "must be a whole number from 1 to 2000"),
         (["--min-score", "nan"], "must be a finite number, or empty for none; got 'nan'"),
         (["--dense-weight", "inf"], "must be a number from 0 to 1; got 'inf'"),
         (["--fusion", "best"], "Invalid value for '--fusion'"),

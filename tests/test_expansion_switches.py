@@ -84,7 +84,7 @@ def test_links_carry_only_what_differs_from_the_defaults():
         ("prf_terms", "many", "link parameter prf_terms must be a whole number from 1 to 100; got 'many'"),
         ("prf_docs", "0", "link parameter prf_docs must be a whole number from 1 to 50; got '0'"),
         ("dense_prf_weight", "1.5", "link parameter dense_prf_weight must be a number above 0 and at most 1; got '1.5'"),
-        ("candidates", "1e20", "link parameter candidates must be a whole number from 1 to 1000; got '1e20'"),
+        ("candidates", "1e20", "link parameter candidates must be a whole number from 1 to 2000; got '1e20'"),
         ("min_score", "nan", "link parameter min_score must be a finite number, or empty for none; got 'nan'"),
     ],
 )

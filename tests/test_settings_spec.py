@@ -148,7 +148,7 @@ def test_secrets_toml_values_are_parsed_the_same_way(tmp_path):
     read = Settings.from_env({}, secrets_path=secrets).retrieval
     assert (read.candidates, read.prf, read.final_k) == (40, True, 7)
     secrets.write_text("RAGSCOPE_CANDIDATES = 4000\n")
-    with pytest.raises(ConfigError, match="RAGSCOPE_CANDIDATES must be a whole number from 1 to 1000; got 4000"):
+    with pytest.raises(ConfigError, match="RAGSCOPE_CANDIDATES must be a whole number from 1 to 2000; got 4000"):
         Settings.from_env({}, secrets_path=secrets)
 
 
@@ -173,4 +173,4 @@ def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings
             key: (w.min, w.max) for key in ("candidates", "k", "rrf_k", "prf_docs", "prf_terms", "dense_prf_docs") for w in [at.number_input(key=f"{prefix}_{key}")]
         } | {"reranker": tuple(at.selectbox(key=f"{prefix}_reranker").options), "fusion": tuple(at.selectbox(key=f"{prefix}_fusion").options)}
     assert limits["inspector"] == limits["ask"] == limits["eval"]
-    assert limits["ask"]["candidates"] == (1, 1000) and limits["ask"]["k"] == (1, 2000)
+    assert limits["ask"]["candidates"] == (1, 2000) and limits["ask"]["k"] == (1, 4000)
