@@ -1,21 +1,19 @@
 """Ask: a reranked, cited answer whose citations open the exact span of the source; Eval beside it."""
 
-import dataclasses
-
 import pandas as pd
 import streamlit as st
 
+from ui import forms
 from ui.setup import page
 from rag.answer import Answer, stream_answer
 from rag.answer.context import span_context
 from rag.answer.render import answer_html, context_html, md_escape
 from rag.asklog import AskLog, AskRecord
-from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import append_question, list_question_sets
 from rag.inspect.params import collection_param, inspector_params
-from rag.rerank import RERANKERS
 
 INSPECTOR = "pages/inspector.py"
 
@@ -26,22 +24,8 @@ log = AskLog.for_settings(settings)
 
 def settings_form() -> RetrievalConfig | None:
     """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid."""
-    base = settings.retrieval
-    # Defaults go in through session state (not `value=`) so "Ask again" can set them without a conflict.
-    for key, value in (("ask_fusion", base.fusion), ("ask_candidates", base.candidates), ("ask_k", base.final_k), ("ask_reranker", base.reranker)):
-        st.session_state.setdefault(key, value)
     with st.expander("Retrieval settings"):
-        cols = st.columns(4)
-        fusion = cols[0].selectbox("Fusion", FUSION_METHODS, key="ask_fusion")
-        candidates = cols[1].number_input("Candidates", 1, 1000, key="ask_candidates")
-        final_k = cols[2].number_input("Final k", 1, 100, key="ask_k")
-        names = list(dict.fromkeys([base.reranker, st.session_state["ask_reranker"], *RERANKERS]))
-        reranker = cols[3].selectbox("Reranker", names, key="ask_reranker")
-    try:
-        return dataclasses.replace(base, fusion=fusion, candidates=int(candidates), final_k=int(final_k), reranker=reranker)
-    except RagError as e:
-        st.error(str(e))
-        return None
+        return forms.retrieval_form("ask", settings.retrieval)
 
 
 def run_ask(question: str, config: RetrievalConfig) -> None:
@@ -164,14 +148,8 @@ def add_to_question_set(answer: Answer) -> None:
 
 def ask_again(record: AskRecord) -> None:
     """Callback: put a logged question and its settings back in the form and ask it."""
-    st.session_state.update(
-        ask_question=record.question,
-        ask_fusion=record.config.fusion,
-        ask_candidates=record.config.candidates,
-        ask_k=record.config.final_k,
-        ask_reranker=record.config.reranker,
-        ask_pending=True,
-    )
+    forms.set_form_state("ask", record.config, settings.retrieval)
+    st.session_state.update(ask_question=record.question, ask_pending=True)
 
 
 def show_recent() -> None:

@@ -21,13 +21,12 @@ from streamlit.delta_generator import DeltaGenerator
 from ui import forms
 from ui.setup import page
 from rag.inspect.compare import Comparison, compare, config_label, feedback_notes
-from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.inspect.explain import escape_markdown, explain
 from rag.documents import document_chunks, list_documents, sentence_vectors_stored
 from rag.inspect.params import parse_inspector_params
 from rag.inspect.probe import ProbeReport, probe
-from rag.rerank import RERANKERS
 from rag.retrieve import STAGES, Candidate, RetrievalResult, retrieve
 from rag.sentences import sentence_vectors_note
 from rag.inspect.track import TrackReport, find_target, track
@@ -35,9 +34,6 @@ from rag.types import ChunkFilter
 
 components = page("Search inspector")
 base = components.settings.retrieval
-CUSTOM = "other…"
-# The configured reranker (e.g. "maxsim-fusion:0.6") is offered as itself, not only through "other…".
-PICKABLE = forms.reranker_choices(base)
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
@@ -45,20 +41,10 @@ SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
 
 def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) -> None:
     """Put a config (and optionally a filter) into the settings widgets; also the 'Apply' buttons' callback."""
-    ss = st.session_state
-    ss["inspector_fusion"] = config.fusion
-    ss["inspector_candidates"] = config.candidates
-    ss["inspector_k"] = config.final_k
-    ss["inspector_reranker"] = config.reranker if config.reranker in PICKABLE else CUSTOM
-    ss["inspector_reranker_custom"] = "" if config.reranker in PICKABLE else config.reranker
-    ss["inspector_dense_weight"] = float(config.dense_weight)
-    ss["inspector_rrf_k"] = config.rrf_k
-    ss["inspector_use_min"] = config.min_score is not None
-    ss["inspector_min_score"] = float(config.min_score or 0.0)
-    forms.set_expansion_state("inspector", config)
+    forms.set_form_state("inspector", config, base)
     if flt is not None:
-        ss["inspector_sources"] = list(flt.sources)
-        ss["inspector_tags"] = list(flt.tags)
+        st.session_state["inspector_sources"] = list(flt.sources)
+        st.session_state["inspector_tags"] = list(flt.tags)
 
 
 def apply_link() -> None:
@@ -81,44 +67,14 @@ def apply_link() -> None:
         st.session_state["inspector_track_auto"] = True
 
 
-def reranker_label(name: str) -> str:
-    """`name: what it does` for the picker (a parameterised name uses its base's description)."""
-    what = RERANKERS.get(name.partition(":")[0])
-    return f"{name}: {what}" if what else name
-
-
 def settings_sidebar() -> RetrievalConfig | None:
     """The stage settings; None (after saying why) when they do not make a valid config."""
     with st.sidebar:
         st.subheader("Stage settings")
-        fusion = st.selectbox("Fusion", FUSION_METHODS, key="inspector_fusion", help="How the dense and sparse lists become one (dense/sparse: that list alone)")
-        candidates = st.number_input("Candidates per stage", 1, 2000, key="inspector_candidates")
-        final_k = st.number_input("Final k", 1, 500, key="inspector_k")
-        reranker = st.selectbox("Reranker", [*PICKABLE, CUSTOM], key="inspector_reranker", format_func=reranker_label)
-        if reranker == CUSTOM:
-            reranker = st.text_input("Reranker", key="inspector_reranker_custom", placeholder="cross-encoder:/models/ms-marco-MiniLM-L-6-v2 or sentence-maxsim:0.7")
-        if "maxsim" in (reranker or "") and (stored := sentence_vectors_stored(components)) is False:
+        config = forms.retrieval_form("inspector", base)
+        if config is not None and "maxsim" in config.reranker and (stored := sentence_vectors_stored(components)) is False:
             st.caption(sentence_vectors_note(stored))
-        dense_weight = st.slider("Dense weight (weighted_rrf)", 0.0, 1.0, step=0.05, key="inspector_dense_weight")
-        rrf_k = st.number_input("RRF k", 1, 1000, key="inspector_rrf_k")
-        use_min = st.checkbox("Cut on a minimum final-stage score", key="inspector_use_min")
-        min_score = st.number_input("Min score", step=0.01, format="%.4f", key="inspector_min_score", disabled=not use_min)
-        expansion = forms.expansion_inputs("inspector", base)
-    try:
-        return dataclasses.replace(
-            base,
-            fusion=fusion,
-            candidates=int(candidates),
-            final_k=int(final_k),
-            reranker=reranker or "none",
-            dense_weight=float(dense_weight),
-            rrf_k=int(rrf_k),
-            min_score=float(min_score) if use_min else None,
-            **expansion,
-        )
-    except RagError as e:
-        st.error(str(e))
-        return None
+    return config
 
 
 def filter_inputs() -> ChunkFilter:
@@ -167,21 +123,21 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
     return result.candidates[picked[0]] if picked else (result.candidates[0] if result.candidates else None)
 
 
-def chunk_detail(question: str, candidate: Candidate, expanded: bool) -> None:
+def chunk_detail(result: RetrievalResult, candidate: Candidate, expanded: bool) -> None:
     """The chosen chunk's full text, matched terms in bold and the best sentence highlighted, all escaped.
 
-    `expanded`: query expansion changed a stage's query, so its table score is not the question's own.
+    `expanded`: query expansion changed a stage's query; the explanation uses the expanded query, as the table does.
     """
     st.markdown(f"#### {escape_markdown(where(candidate))}")
     st.caption(f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · {candidate.movement}")
     try:
-        ex = explain(components, question, candidate.id)
+        ex = explain(components, result.question, candidate.id, result)
     except RagError as e:
         st.error(str(e))
         return
     st.markdown(ex.markdown())
     if expanded:
-        st.caption("The scores below are for the question's own words and vector; the stages query expansion changed (see above) ranked with the expanded query.")
+        st.caption("The scores below are for the expanded query the stages ran (see above), as in the table; words PRF added are marked.")
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Sparse (BM25) score {ex.sparse.score:.4f}** = Σ query weight × IDF (applied by Qdrant) × stored term weight")
@@ -255,22 +211,9 @@ def show_track(report: TrackReport) -> None:
 
 def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> None:
     st.caption(f"A = the settings in the sidebar: {config_label(config)}")
-    cols = st.columns(4)
-    st.session_state.setdefault("inspector_cmp_fusion", "dense")
-    st.session_state.setdefault("inspector_cmp_reranker", "none")
-    st.session_state.setdefault("inspector_cmp_candidates", config.candidates)
-    st.session_state.setdefault("inspector_cmp_k", config.final_k)
-    st.session_state.setdefault("inspector_cmp_prf", config.prf)
-    st.session_state.setdefault("inspector_cmp_dense_prf", config.dense_prf)
-    fusion = cols[0].selectbox("B fusion", FUSION_METHODS, key="inspector_cmp_fusion")
-    reranker = cols[1].selectbox("B reranker", PICKABLE, key="inspector_cmp_reranker")
-    candidates = cols[2].number_input("B candidates", 1, 2000, key="inspector_cmp_candidates")
-    final_k = cols[3].number_input("B final k", 1, 500, key="inspector_cmp_k")
-    toggles = st.columns(2)
-    prf = toggles[0].checkbox("B: PRF (A's PRF numbers)", key="inspector_cmp_prf")
-    dense_prf = toggles[1].checkbox("B: dense PRF (A's numbers)", key="inspector_cmp_dense_prf")
-    if st.button("Compare", key="inspector_cmp_button"):
-        config_b = dataclasses.replace(config, fusion=fusion, reranker=reranker, candidates=int(candidates), final_k=int(final_k), prf=prf, dense_prf=dense_prf)
+    with st.expander("B: the settings to compare with", expanded=True):
+        config_b = forms.retrieval_form("inspector_cmp", dataclasses.replace(config, fusion="dense", reranker="none"), base)
+    if st.button("Compare", key="inspector_cmp_button") and config_b is not None:
         try:
             with st.spinner("Running both configs…"):
                 st.session_state["inspector_cmp"] = compare(components, question, config, config_b, flt)
@@ -353,7 +296,7 @@ if config is not None and question.strip():
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
         chosen = stage_table(result) if result.candidates else None  # an empty table has no columns to format
         if chosen is not None:
-            chunk_detail(question, chosen, bool(feedback_notes(result)))
+            chunk_detail(result, chosen, bool(feedback_notes(result)))
         track_tab, compare_tab, health_tab = st.tabs(["Track an expected chunk", "Compare two configs", "Health check"])
         with track_tab:
             track_section(question, config, flt)

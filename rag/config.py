@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from rag.errors import ConfigError
+from rag.settings_spec import check_fields, from_env, setting
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
 CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
@@ -56,22 +57,28 @@ class Secret:
 class ChunkConfig:
     """How documents are cut into chunks."""
 
-    strategy: str = "heading"
-    size: int = 800
-    overlap: int = 100
+    strategy: str = setting("heading", env="RAGSCOPE_CHUNK_STRATEGY", label="chunk strategy", choices=CHUNK_STRATEGIES)
+    size: int = setting(800, env="RAGSCOPE_CHUNK_SIZE", label="chunk size", help="characters per chunk", lo=50, hi=100_000)
+    overlap: int = setting(100, env="RAGSCOPE_CHUNK_OVERLAP", label="chunk overlap", help="characters shared by neighbouring chunks", lo=0, hi=100_000)
 
     def __post_init__(self) -> None:
-        if self.strategy not in CHUNK_STRATEGIES:
-            raise ConfigError(f"chunk strategy must be one of {', '.join(CHUNK_STRATEGIES)}; got {self.strategy!r}")
-        if self.size < 50:
-            raise ConfigError(f"chunk size must be at least 50 characters; got {self.size}")
-        if not 0 <= self.overlap < self.size:
-            raise ConfigError(f"chunk overlap must be between 0 and size-1; got {self.overlap}")
+        check_fields(self)
+        if not self.overlap < self.size:
+            raise ConfigError(f"chunk overlap must be between 0 and size-1; got {self.overlap} with size {self.size}")
+
+
+# Fusions whose lists are combined by RRF, so its k matters.
+RRF_FUSIONS = ("rrf", "weighted_rrf", "union")
 
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """Every knob of `retrieve()`; the inspector, Ask and Eval all pass one of these."""
+    """Every knob of `retrieve()`; the inspector, Ask and Eval all pass one of these.
+
+    Each field's `setting(...)` is its only description: the env variable, CLI option, link parameter,
+    form widget and label are derived from it (rag/settings_spec.py). Field order is the order of
+    `config_label`.
+    """
 
     # Defaults measured by bench/quality.py on SciFact train (809 queries): DBSF over 50 candidates, then
     # maxsim-fusion:0.6 rescoring (0.6 x the mean of chunk cosine and best-sentence cosine, 0.4 x BM25,
@@ -79,82 +86,115 @@ class RetrievalConfig:
     # bootstrap 95% interval of the gain +0.002..+0.018) and 0.714 for plain RRF; hit@5 on the sample and
     # FastAPI question sets did not drop. It reads the sentence vectors stored at ingest
     # (Settings.sentence_vectors), so it adds no query-time encoding; without them it encodes per question.
-    candidates: int = 50
-    final_k: int = 5
-    fusion: str = "dbsf"
-    rrf_k: int = 60
-    dense_weight: float = 0.5
-    reranker: str = "maxsim-fusion:0.6"
-    min_score: float | None = None
+    fusion: str = setting(
+        "dbsf", env="RAGSCOPE_FUSION", cli="--fusion", link="fusion", label="Fusion", choices=FUSION_METHODS, group="core",
+        help="How the dense and sparse lists become one (dense, sparse: that list alone)",
+        tag="{}", pinned=True, names=(("dense", "dense only"), ("sparse", "sparse only")),
+    )  # fmt: skip
+    rrf_k: int = setting(
+        60, env="RAGSCOPE_RRF_K", cli="--rrf-k", link="rrf_k", label="RRF k", lo=1, hi=1000, fusions=RRF_FUSIONS, group="fusion",
+        help="RRF's k: larger k flattens the gap between ranks", tag="k={}",
+    )  # fmt: skip
+    dense_weight: float = setting(
+        0.5, env="RAGSCOPE_DENSE_WEIGHT", cli="--dense-weight", link="dense_weight", label="Dense weight", lo=0.0, hi=1.0,
+        fusions=("weighted_rrf",), group="fusion", widget="slider", step=0.05, tag="w={}",
+        help="The dense list's share in weighted RRF (the sparse list gets the rest)",
+    )  # fmt: skip
     # Pseudo-relevance feedback (rag/prf.py): expand the BM25 query with terms of its top prf_docs hits.
-    prf: bool = False
-    prf_docs: int = 3
-    prf_terms: int = 10
-    prf_weight: float = 0.5
+    prf: bool = setting(
+        False, env="RAGSCOPE_PRF", cli="--prf", link="prf", label="PRF", group="expansion", tag="PRF",
+        help="Pseudo-relevance feedback: expand the BM25 query with terms of its top hits",
+    )  # fmt: skip
+    prf_docs: int = setting(
+        3, env="RAGSCOPE_PRF_DOCS", cli="--prf-docs", link="prf_docs", label="PRF feedback documents", lo=1, hi=50, needs="prf",
+        group="expansion", tag="{} docs", help="Top sparse hits the added terms are taken from",
+    )  # fmt: skip
+    prf_terms: int = setting(
+        10, env="RAGSCOPE_PRF_TERMS", cli="--prf-terms", link="prf_terms", label="PRF terms added", lo=1, hi=100, needs="prf",
+        group="expansion", tag="{} terms", help="Terms added to the BM25 query",
+    )  # fmt: skip
+    prf_weight: float = setting(
+        0.5, env="RAGSCOPE_PRF_WEIGHT", cli="--prf-weight", link="prf_weight", label="PRF term weight", lo=0.0, lo_open=True, hi=1.0,
+        needs="prf", group="expansion", step=0.05, tag="w={}", help="Query weight of the best added term (the question's own terms weigh 1)",
+    )  # fmt: skip
     # Dense feedback (rag/prf.py rocchio): move the question vector toward its top dense_prf_docs fused hits.
-    dense_prf: bool = False
-    dense_prf_docs: int = 3
-    dense_prf_weight: float = 0.5
+    dense_prf: bool = setting(
+        False, env="RAGSCOPE_DENSE_PRF", cli="--dense-prf", link="dense_prf", label="Dense PRF", group="expansion", tag="dense PRF",
+        help="Dense feedback (Rocchio): move the question vector toward its top fused hits, then re-run dense",
+    )  # fmt: skip
+    dense_prf_docs: int = setting(
+        3, env="RAGSCOPE_DENSE_PRF_DOCS", cli="--dense-prf-docs", link="dense_prf_docs", label="Dense PRF feedback documents", lo=1, hi=50,
+        needs="dense_prf", group="expansion", tag="{} docs", help="Top fused hits whose vectors the question moves toward",
+    )  # fmt: skip
+    dense_prf_weight: float = setting(
+        0.5, env="RAGSCOPE_DENSE_PRF_WEIGHT", cli="--dense-prf-weight", link="dense_prf_weight", label="Dense PRF weight", lo=0.0,
+        lo_open=True, hi=1.0, needs="dense_prf", group="expansion", step=0.05, tag="w={}", help="Weight of the feedback centroid",
+    )  # fmt: skip
+    candidates: int = setting(
+        50, env="RAGSCOPE_CANDIDATES", cli="--candidates", link="candidates", label="Candidates per stage", lo=1, hi=2000, group="core",
+        tag="{} candidates", pinned=True, help="How many chunks the dense, sparse and fused lists each keep",
+    )  # fmt: skip
+    reranker: str = setting(
+        "maxsim-fusion:0.6", env="RAGSCOPE_RERANKER", cli="--reranker", link="reranker", label="Reranker", group="core",
+        widget="reranker", tag="rerank {}", pinned=True,
+        help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>",
+    )  # fmt: skip
+    # Up to 2 x the most candidates: "union" hands the reranker every chunk either list found.
+    final_k: int = setting(
+        5, env="RAGSCOPE_FINAL_K", cli="--k -k", link="k", label="Final k", lo=1, hi=4000, group="core", tag="top {}", pinned=True,
+        help="Chunks kept after reranking",
+    )  # fmt: skip
+    min_score: float | None = setting(
+        None, env="RAGSCOPE_MIN_SCORE", cli="--min-score", link="min_score", label="Min score", group="cut", tag="min score {}",
+        help="Drop final chunks whose last-stage score is below this",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        if self.prf_docs < 1 or self.prf_terms < 1:
-            raise ConfigError(f"PRF needs at least 1 feedback document and 1 term; got {self.prf_docs} and {self.prf_terms}")
-        if not 0.0 < self.prf_weight <= 1.0:
-            raise ConfigError(f"PRF weight must be above 0 and at most 1; got {self.prf_weight}")
-        if self.dense_prf_docs < 1:
-            raise ConfigError(f"dense PRF needs at least 1 feedback document; got {self.dense_prf_docs}")
-        if not 0.0 < self.dense_prf_weight <= 1.0:
-            raise ConfigError(f"dense PRF weight must be above 0 and at most 1; got {self.dense_prf_weight}")
-        if self.fusion not in FUSION_METHODS:
-            raise ConfigError(f"fusion must be one of {', '.join(FUSION_METHODS)}; got {self.fusion!r}")
-        if self.candidates < 1:
-            raise ConfigError(f"candidates must be greater than 0; got {self.candidates}")
-        if self.final_k < 1:
-            raise ConfigError(f"final k must be greater than 0; got {self.final_k}")
-        if self.rrf_k < 1:
-            raise ConfigError(f"RRF k must be greater than 0; got {self.rrf_k}")
-        if not 0.0 <= self.dense_weight <= 1.0:
-            raise ConfigError(f"dense weight must be between 0 and 1; got {self.dense_weight}")
+        check_fields(self)
 
 
 @dataclass(frozen=True)
 class AnswerConfig:
     """How answers are generated and when the system abstains instead."""
 
-    anthropic_model: str = "claude-sonnet-5-5"
-    max_tokens: int = 1024
-    timeout_s: float = 60.0
-    min_sources: int = 1
-    min_rerank_score: float = 0.25
+    anthropic_model: str = setting("claude-sonnet-5-5", env="RAGSCOPE_ANTHROPIC_MODEL", label="Anthropic model")
+    max_tokens: int = setting(1024, env="RAGSCOPE_MAX_TOKENS", label="answer max tokens", lo=1, hi=200_000)
+    timeout_s: float = setting(60.0, env="RAGSCOPE_LLM_TIMEOUT", label="LLM timeout (s)", lo=0.0, lo_open=True, hi=3600.0)
+    min_sources: int = setting(1, env="RAGSCOPE_MIN_SOURCES", label="minimum sources", lo=0, hi=100)
+    min_rerank_score: float = setting(0.25, env="RAGSCOPE_MIN_RERANK_SCORE", label="minimum source relevance")
     # The offline extractive answerer abstains when no source sentence scores this high (see rag/answer/extractive.py).
-    min_sentence_score: float = 0.45
+    min_sentence_score: float = setting(0.45, env="RAGSCOPE_MIN_SENTENCE_SCORE", label="minimum sentence cosine", lo=-1.0, hi=1.0)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 @dataclass(frozen=True)
 class Settings:
     """Process-wide settings. Build with `Settings.from_env()`; pass explicitly, never import a global."""
 
-    data_dir: Path = Path("data")
-    collection: str = "docs"
-    qdrant_url: str = ""
-    qdrant_api_key: Secret = Secret()
-    dense_model: str = "all-MiniLM-L6-v2"
-    sparse_model: str = "Qdrant/bm25"
+    data_dir: Path = setting(Path("data"), env="RAGSCOPE_DATA_DIR", label="data folder")
+    collection: str = setting("docs", env="RAGSCOPE_COLLECTION", label="collection")
+    qdrant_url: str = setting("", env="QDRANT_URL", label="Qdrant URL")
+    qdrant_api_key: Secret = setting(Secret(), env="QDRANT_API_KEY", label="Qdrant API key")
+    dense_model: str = setting("all-MiniLM-L6-v2", env="RAGSCOPE_DENSE_MODEL", label="dense model")
+    sparse_model: str = setting("Qdrant/bm25", env="RAGSCOPE_SPARSE_MODEL", label="sparse model")
     chunk: ChunkConfig = ChunkConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     answer: AnswerConfig = AnswerConfig()
-    anthropic_api_key: Secret = Secret()
-    password: Secret = Secret()
-    max_upload_mb: int = 50
+    anthropic_api_key: Secret = setting(Secret(), env="ANTHROPIC_API_KEY", label="Anthropic API key")
+    password: Secret = setting(Secret(), env="RAGSCOPE_PASSWORD", label="password")
+    max_upload_mb: int = setting(50, env="RAGSCOPE_MAX_UPLOAD_MB", label="upload limit (MB)", lo=1, hi=10_000)
     # Embedding runs at ~40 chunks/s on two CPU cores: 5,000 chunks (~4 MB of prose) is minutes of work,
     # and a file that splits into more is almost always a dump, not a document someone will read.
-    max_chunks_per_doc: int = 5000
+    max_chunks_per_doc: int = setting(5000, env="RAGSCOPE_MAX_CHUNKS", label="chunks per document", lo=1, hi=10_000_000)
     # Whether a NEW collection stores each chunk's sentence vectors (Qdrant multivector) so that the
     # sentence-maxsim / maxsim-fusion rerankers read them instead of encoding sentences per question.
     # An existing collection keeps what it was created with.
-    sentence_vectors: bool = True
+    sentence_vectors: bool = setting(True, env="RAGSCOPE_SENTENCE_VECTORS", label="sentence vectors")
 
     def __post_init__(self) -> None:
+        check_fields(self)
         validate_collection_name(self.collection)
 
     @property
@@ -173,79 +213,21 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, secrets_path: Path | None = None) -> "Settings":
-        """Read RAGSCOPE_* / QDRANT_* / ANTHROPIC_* variables, falling back to secrets.toml keys of the same name."""
+        """Read each setting's variable (RAGSCOPE_* / QDRANT_* / ANTHROPIC_*), falling back to secrets.toml keys of the same name.
+
+        Raises:
+            ConfigError: a value that is not of its setting's kind or outside its range, naming the
+                variable, the value and what it accepts (parsing is strict: "maybe" is not a flag).
+        """
         env = dict(os.environ if env is None else env)
         secrets = _read_secrets(secrets_path or Path(".streamlit/secrets.toml"))
 
-        def get(name: str, default: str = "") -> str:
-            if name in env and env[name] != "":
+        def get(name: str) -> Any:  # noqa: ANN401 - text, or a TOML value
+            if env.get(name, "") != "":
                 return env[name]
-            value = secrets.get(name, secrets.get(name.lower(), default))
-            return str(value)
+            return secrets.get(name, secrets.get(name.lower()))
 
-        def num(name: str, default: float, kind: type = int) -> Any:
-            raw = get(name, "")
-            if raw == "":
-                return default
-            try:
-                return kind(raw)
-            except ValueError:
-                raise ConfigError(f"{name} must be a number; got {raw!r}") from None
-
-        def flag(name: str, default: bool) -> bool:
-            raw = get(name, "")
-            value = raw.strip().lower()
-            if value == "":
-                return default
-            if value in ("1", "true"):
-                return True
-            if value in ("0", "false"):
-                return False
-            raise ConfigError(f"{name} must be 1, 0, true or false; got {raw!r}")
-
-        min_score = get("RAGSCOPE_MIN_SCORE", "")
-        return cls(
-            data_dir=Path(get("RAGSCOPE_DATA_DIR", "data")),
-            collection=get("RAGSCOPE_COLLECTION", "docs"),
-            qdrant_url=get("QDRANT_URL", ""),
-            qdrant_api_key=Secret(get("QDRANT_API_KEY", "")),
-            dense_model=get("RAGSCOPE_DENSE_MODEL", cls.dense_model),
-            sparse_model=get("RAGSCOPE_SPARSE_MODEL", cls.sparse_model),
-            chunk=ChunkConfig(
-                strategy=get("RAGSCOPE_CHUNK_STRATEGY", ChunkConfig.strategy),
-                size=num("RAGSCOPE_CHUNK_SIZE", ChunkConfig.size),
-                overlap=num("RAGSCOPE_CHUNK_OVERLAP", ChunkConfig.overlap),
-            ),
-            retrieval=RetrievalConfig(
-                candidates=num("RAGSCOPE_CANDIDATES", RetrievalConfig.candidates),
-                final_k=num("RAGSCOPE_FINAL_K", RetrievalConfig.final_k),
-                fusion=get("RAGSCOPE_FUSION", RetrievalConfig.fusion),
-                rrf_k=num("RAGSCOPE_RRF_K", RetrievalConfig.rrf_k),
-                dense_weight=num("RAGSCOPE_DENSE_WEIGHT", RetrievalConfig.dense_weight, float),
-                reranker=get("RAGSCOPE_RERANKER", RetrievalConfig.reranker),
-                min_score=float(min_score) if min_score else None,
-                prf=get("RAGSCOPE_PRF", "1" if RetrievalConfig.prf else "0").lower() in ("1", "true", "yes", "on"),
-                prf_docs=num("RAGSCOPE_PRF_DOCS", RetrievalConfig.prf_docs),
-                prf_terms=num("RAGSCOPE_PRF_TERMS", RetrievalConfig.prf_terms),
-                prf_weight=num("RAGSCOPE_PRF_WEIGHT", RetrievalConfig.prf_weight, float),
-                dense_prf=get("RAGSCOPE_DENSE_PRF", "1" if RetrievalConfig.dense_prf else "0").lower() in ("1", "true", "yes", "on"),
-                dense_prf_docs=num("RAGSCOPE_DENSE_PRF_DOCS", RetrievalConfig.dense_prf_docs),
-                dense_prf_weight=num("RAGSCOPE_DENSE_PRF_WEIGHT", RetrievalConfig.dense_prf_weight, float),
-            ),
-            answer=AnswerConfig(
-                anthropic_model=get("RAGSCOPE_ANTHROPIC_MODEL", AnswerConfig.anthropic_model),
-                max_tokens=num("RAGSCOPE_MAX_TOKENS", AnswerConfig.max_tokens),
-                timeout_s=num("RAGSCOPE_LLM_TIMEOUT", AnswerConfig.timeout_s, float),
-                min_sources=num("RAGSCOPE_MIN_SOURCES", AnswerConfig.min_sources),
-                min_rerank_score=num("RAGSCOPE_MIN_RERANK_SCORE", AnswerConfig.min_rerank_score, float),
-                min_sentence_score=num("RAGSCOPE_MIN_SENTENCE_SCORE", AnswerConfig.min_sentence_score, float),
-            ),
-            anthropic_api_key=Secret(get("ANTHROPIC_API_KEY", "")),
-            password=Secret(get("RAGSCOPE_PASSWORD", "")),
-            max_upload_mb=num("RAGSCOPE_MAX_UPLOAD_MB", 50),
-            max_chunks_per_doc=num("RAGSCOPE_MAX_CHUNKS", cls.max_chunks_per_doc),
-            sentence_vectors=flag("RAGSCOPE_SENTENCE_VECTORS", cls.sentence_vectors),
-        )
+        return from_env(cls, get)
 
     def with_retrieval(self, **changes: Any) -> "Settings":
         """A copy with some retrieval settings changed (the inspector's per-question overrides)."""

@@ -206,6 +206,28 @@ def get_reranker(name: str) -> Reranker:
     raise ConfigError(f"unknown reranker {name!r}; use one of {', '.join(RERANKERS)} or {CROSS_ENCODER_PREFIX}<model name or path>")
 
 
+def offered_reranker(name: str, configured: str) -> str:
+    """`name` when a link or the form may pick it: a built-in (its parameter checked) or exactly the configured reranker.
+
+    A link can come from anyone: it must not make the server load an arbitrary folder or hub name as a
+    cross-encoder, and the refusal must not tell whether a path exists, so nothing is looked up here.
+
+    Raises:
+        ConfigError: any other name (the message lists what is offered).
+    """
+    name = name.strip()
+    if name == configured:
+        return name
+    if not name.startswith(CROSS_ENCODER_PREFIX) and name.partition(":")[0] in RERANKERS:
+        get_reranker(name)  # a built-in: checks its parameter, loads nothing
+        return name
+    offered = ", ".join(dict.fromkeys([configured, *RERANKERS]))
+    raise ConfigError(
+        f"reranker {name!r} is not offered here; choose one of {offered} (score-fusion, sentence-maxsim and "
+        "maxsim-fusion take :<weight>); another model has to be configured as RAGSCOPE_RERANKER"
+    )
+
+
 def exact_dense_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> list[float]:
     """Qdrant's cosine for each chunk, by a dense query restricted to their ids (exact for few ids)."""
     hits = ctx.store.search_dense(ctx.dense_query, len(chunks), _ids_filter(ctx.flt, chunks)) if chunks else []

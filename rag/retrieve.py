@@ -17,14 +17,18 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
+import numpy as np
+
 from rag.components import Components
 from rag.config import RetrievalConfig
+from rag.errors import QuestionError
 from rag.prf import expand_query, rocchio
 from rag.rerank import RerankContext, get_reranker
 from rag.store.base import Store, stored_chunk
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 STAGES = ("dense", "sparse", "fused", "rerank")
+MAX_QUESTION_CHARS = 2000
 # Fusions Qdrant runs itself (prefetch + fusion query); the others are assembled from the two lists.
 QDRANT_FUSIONS = ("rrf", "dbsf", "weighted_rrf")
 
@@ -84,6 +88,20 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class QueryVectors:
+    """The question's own vectors, and those the stages ran: the expanded ones under PRF / dense PRF (else the same).
+
+    Kept on the result so that tracking, explaining and comparing reuse them instead of encoding the
+    question again, and query exactly what the stage table shows.
+    """
+
+    dense: np.ndarray
+    sparse: SparseVector
+    dense_run: np.ndarray
+    sparse_run: SparseVector
+
+
+@dataclass(frozen=True)
 class RetrievalResult:
     """Everything one retrieval saw. `final` is what answers are built from."""
 
@@ -97,6 +115,7 @@ class RetrievalResult:
     expansion: tuple[str, ...] = ()
     # Chunk ids dense feedback (config.dense_prf) moved the question vector toward; the dense stage was re-run from there.
     dense_feedback: tuple[str, ...] = ()
+    query: QueryVectors | None = field(default=None, compare=False, repr=False)
 
     @property
     def final(self) -> list[Candidate]:
@@ -110,30 +129,57 @@ class RetrievalResult:
         return next((c for c in self.candidates if c.id == chunk_id), None)
 
 
-def retrieve(components: Components, question: str, config: RetrievalConfig | None = None, flt: ChunkFilter | None = None) -> RetrievalResult:
+def check_question(question: str) -> str:
+    """The question with its whitespace collapsed, when it can be searched.
+
+    Raises:
+        QuestionError: it is empty (or only whitespace), or longer than MAX_QUESTION_CHARS.
+    """
+    question = " ".join(question.split())
+    if not question:
+        raise QuestionError("type a question first")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise QuestionError(f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}")
+    return question
+
+
+def retrieve(
+    components: Components,
+    question: str,
+    config: RetrievalConfig | None = None,
+    flt: ChunkFilter | None = None,
+    encoded: QueryVectors | None = None,
+) -> RetrievalResult:
     """Run dense, sparse, fusion and reranking for `question`.
 
     Args:
         components: store and encoders.
-        question: the user's question.
+        question: the user's question (refused when empty, as Ask refuses it).
         config: retrieval settings; None means the configured defaults.
         flt: source/tag restrictions, applied inside Qdrant for every stage.
+        encoded: the question's vectors from an earlier retrieval of the same question (compare,
+            the tracker's verified fixes); only their `dense` and `sparse` are used.
 
     Returns:
         A RetrievalResult holding every candidate's per-stage rank and score. With reranker "none" the
         rerank stage repeats the fused ranks and scores, so `min_score` always cuts on the last stage.
 
     Raises:
+        QuestionError: the question is empty or too long.
         RagError: a setting names an unknown reranker, a model cannot load, or the store fails.
     """
+    check_question(question)
     config = config or components.settings.retrieval
     flt = flt or ChunkFilter()
     components.check_models()
     reranker = get_reranker(config.reranker)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    dense_vec = components.dense.encode_query(question)
-    sparse_vec = components.sparse.encode_query(question)
+    if encoded is None:
+        own_dense, own_sparse = components.dense.encode_query(question), components.sparse.encode_query(question)
+    else:
+        own_dense, own_sparse = encoded.dense, encoded.sparse
+    dense_vec, sparse_vec = own_dense, own_sparse
     timings["encode"] = _ms(t0)
 
     t0 = time.perf_counter()
@@ -197,7 +243,8 @@ def retrieve(components: Components, question: str, config: RetrievalConfig | No
         for cid, hit in payloads.items()
     )
     candidates = tuple(sorted(candidates, key=_display_order))
-    return RetrievalResult(question, config, reranker.name, candidates, flt, timings, expansion, dense_feedback)
+    query = QueryVectors(own_dense, own_sparse, dense_vec, sparse_vec)
+    return RetrievalResult(question, config, reranker.name, candidates, flt, timings, expansion, dense_feedback, query)
 
 
 def fused_search(

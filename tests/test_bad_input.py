@@ -217,7 +217,7 @@ def test_sentence_vectors_setting_takes_a_flag_and_names_a_bad_value(tmp_path):
     assert Settings.from_env({}, secrets_path=tmp_path / "none.toml").sentence_vectors is True
     for raw, wanted in (("0", False), ("false", False), ("FALSE", False), ("1", True), (" true ", True)):
         assert Settings.from_env({"RAGSCOPE_SENTENCE_VECTORS": raw}).sentence_vectors is wanted
-    with pytest.raises(ConfigError, match="RAGSCOPE_SENTENCE_VECTORS must be 1, 0, true or false; got 'maybe'"):
+    with pytest.raises(ConfigError, match=r"RAGSCOPE_SENTENCE_VECTORS must be 1 or 0 \(true/false, yes/no and on/off work too\); got 'maybe'"):
         Settings.from_env({"RAGSCOPE_SENTENCE_VECTORS": "maybe"})
     secrets = tmp_path / "secrets.toml"
     secrets.write_text("RAGSCOPE_SENTENCE_VECTORS = false\n")  # a TOML boolean reads too

@@ -76,7 +76,7 @@ def test_docs_says_whether_sentence_vectors_are_stored(folder, monkeypatch):
     assert _run("docs").stderr.startswith("Sentence vectors: stored")
     monkeypatch.setenv("RAGSCOPE_SENTENCE_VECTORS", "maybe")
     bad = _run("docs")
-    assert bad.exit_code != 0 and "RAGSCOPE_SENTENCE_VECTORS must be 1, 0, true or false" in bad.output
+    assert bad.exit_code != 0 and "RAGSCOPE_SENTENCE_VECTORS must be 1 or 0 (true/false, yes/no and on/off work too); got 'maybe'" in bad.output
 
 
 def test_strategy_size_and_tags_options(folder):
@@ -134,7 +134,7 @@ def test_delete_removes_a_document_and_unknown_names_fail(folder):
 
 def test_bad_options_and_empty_folders_are_explained(folder, tmp_path):
     bad = _run("ingest", str(folder), "--size", "10")
-    assert bad.exit_code == 1 and "chunk size must be at least 50" in bad.stderr
+    assert bad.exit_code == 1 and "chunk size (size) must be a whole number from 50 to 100000; got 10" in bad.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     none = _run("ingest", str(empty))

@@ -79,7 +79,11 @@ def test_table_output_names_the_reranker(ingested):
     [
         (["--filter", "colour=red"], "source=NAME or tag=NAME"),
         (["--reranker", "magic"], "unknown reranker"),
-        (["--candidates", "0"], "candidates must be greater than 0"),
+        (["--candidates", "0"], "must be a whole number from 1 to 2000; got '0'"),
+        (["--candidates", "1e20"], "must be a whole number from 1 to 2000; got '1e20'"),
+        (["--candidates", "100000000000000000000"], "must be a whole number from 1 to 2000"),
+        (["--min-score", "nan"], "must be a finite number, or empty for none; got 'nan'"),
+        (["--dense-weight", "inf"], "must be a number from 0 to 1; got 'inf'"),
         (["--fusion", "best"], "Invalid value for '--fusion'"),
     ],
 )
@@ -87,3 +91,11 @@ def test_bad_options_exit_non_zero_with_a_message(ingested, args, message):
     out = _search("refunds", *args)
     assert out.exit_code != 0
     assert message in out.output
+
+
+def test_an_empty_question_is_refused_as_ask_refuses_it(ingested):
+    for question in ("", "   \n\t"):
+        search_out = _search(question)
+        ask_out = CliRunner().invoke(main, ["ask", question])
+        assert search_out.exit_code == ask_out.exit_code == 1
+        assert "type a question first" in search_out.stderr and "type a question first" in ask_out.stderr

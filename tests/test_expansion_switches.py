@@ -80,10 +80,12 @@ def test_links_carry_only_what_differs_from_the_defaults():
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("prf", "maybe", "link parameter prf='maybe' is not 1 or 0"),
-        ("prf_terms", "many", "link parameter prf_terms='many' is not a number"),
-        ("prf_docs", "0", "link parameter prf_docs='0': PRF needs at least 1 feedback document"),
-        ("dense_prf_weight", "1.5", "link parameter dense_prf_weight='1.5': dense PRF weight must be above 0 and at most 1"),
+        ("prf", "maybe", "link parameter prf must be 1 or 0 (true/false, yes/no and on/off work too); got 'maybe'"),
+        ("prf_terms", "many", "link parameter prf_terms must be a whole number from 1 to 100; got 'many'"),
+        ("prf_docs", "0", "link parameter prf_docs must be a whole number from 1 to 50; got '0'"),
+        ("dense_prf_weight", "1.5", "link parameter dense_prf_weight must be a number above 0 and at most 1; got '1.5'"),
+        ("candidates", "1e20", "link parameter candidates must be a whole number from 1 to 2000; got '1e20'"),
+        ("min_score", "nan", "link parameter min_score must be a finite number, or empty for none; got 'nan'"),
     ],
 )
 def test_bad_link_values_name_the_parameter(name, value, message):
@@ -100,7 +102,7 @@ def test_turning_prf_on_in_the_inspector_shows_the_words_retrieve_added(sample_s
     assert expected.expansion
     at = open_page("pages/inspector.py", q=QUESTION, fusion="rrf", reranker="none")
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert not any("BM25 query expanded" in c or "question's own words" in c for c in _captions(at))
+    assert not any("BM25 query expanded" in c or "expanded query the stages ran" in c for c in _captions(at))
     assert at.checkbox(key="inspector_prf").value is False
     at.checkbox(key="inspector_prf").check()
     at.run()
@@ -108,7 +110,7 @@ def test_turning_prf_on_in_the_inspector_shows_the_words_retrieve_added(sample_s
     shown = _captions(at)
     assert f"sparse stage: BM25 query expanded with: {', '.join(expected.expansion)}" in [c.replace("**", "") for c in shown]
     assert any(config_label(expected.config) in c for c in shown)
-    assert any(c.startswith("The scores below are for the question's own words") for c in shown)  # the chunk detail says so
+    assert any(c.startswith("The scores below are for the expanded query the stages ran") for c in shown)  # the chunk detail says so
     # The table's sparse stage is the expanded query's ranking.
     table = at.dataframe(key="inspector_table").value
     sparse = table.dropna(subset=["sparse #"]).sort_values("sparse #")["chunk id"].tolist()
@@ -200,7 +202,7 @@ def test_search_flags_turn_prf_on_and_report_the_words(sample_store):
     text = runner.invoke(main, ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--prf", "--prf-terms", "6"])
     assert f"sparse stage: BM25 query expanded with: {', '.join(expected.expansion)}" in text.stderr
     bad = runner.invoke(main, ["search", QUESTION, "--prf-docs", "0"])
-    assert bad.exit_code == 1 and "PRF needs at least 1 feedback document" in bad.output
+    assert bad.exit_code != 0 and "must be a whole number from 1 to 50; got '0'" in bad.output
 
 
 def test_eval_flags_store_the_expansion_settings(sample_store, tmp_path):

@@ -132,13 +132,13 @@ def test_track_by_pasted_text_compare_and_health_check(store):
 def test_bad_link_and_bad_settings_show_errors(store):
     at = _open(q="refunds", candidates="lots")
     assert not at.exception
-    assert any("candidates='lots' is not a number" in e.value for e in at.error)
+    assert any("link parameter candidates must be a whole number from 1 to 2000; got 'lots'" in e.value for e in at.error)
     assert at.text_input(key="inspector_q").value == "refunds"  # the rest of the link still applies
     at.selectbox(key="inspector_reranker").set_value("other…")
     at.run()
     at.text_input(key="inspector_reranker_custom").input("magic")
     at.run()
-    assert any("unknown reranker 'magic'" in e.value for e in at.error), [e.value for e in at.error] + [x.value for x in at.exception]
+    assert any("reranker 'magic' is not offered here" in e.value for e in at.error), [e.value for e in at.error] + [x.value for x in at.exception]
 
 
 def test_empty_question_offers_the_health_check(store):

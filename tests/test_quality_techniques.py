@@ -90,14 +90,14 @@ def test_avg_len_normalises_a_document_of_average_length_to_plain_saturation() -
 
 
 def test_prf_settings_are_checked_and_read_from_the_environment() -> None:
-    with pytest.raises(ConfigError, match="PRF weight"):
+    with pytest.raises(ConfigError, match=r"PRF term weight \(prf_weight\) must be a number above 0 and at most 1; got 0.0"):
         RetrievalConfig(prf_weight=0.0)
-    with pytest.raises(ConfigError, match="PRF needs"):
+    with pytest.raises(ConfigError, match=r"prf_docs\) must be a whole number from 1 to 50"):
         RetrievalConfig(prf_docs=0)
     settings = Settings.from_env({"RAGSCOPE_PRF": "1", "RAGSCOPE_PRF_TERMS": "7"})
     assert settings.retrieval.prf and settings.retrieval.prf_terms == 7
     assert Settings.from_env({"RAGSCOPE_PRF": "0"}).retrieval.prf is False
-    with pytest.raises(ConfigError, match="dense PRF weight"):
+    with pytest.raises(ConfigError, match=r"Dense PRF weight \(dense_prf_weight\)"):
         RetrievalConfig(dense_prf_weight=1.5)
     assert Settings.from_env({"RAGSCOPE_DENSE_PRF": "yes", "RAGSCOPE_DENSE_PRF_DOCS": "2"}).retrieval.dense_prf_docs == 2
 

@@ -153,3 +153,46 @@ def test_probe_finds_own_chunks_and_flags_duplicates(components):
     assert len(twins) == 2 and sum(c.ok for c in twins) == 1
     loser = next(c for c in twins if not c.ok)
     assert loser in report.failures and loser.duplicate
+
+
+def test_tracking_under_prf_uses_the_expanded_query_of_the_stage_table(corpus):
+    """With PRF on, the tracker's sparse standing is the stage table's (expanded query), not the question's own."""
+    config = RetrievalConfig(candidates=2, final_k=1, fusion="rrf", reranker="none", prf=True, prf_docs=2, prf_terms=10)
+    wide = retrieve(corpus, PARAPHRASE_QUESTION, dataclasses.replace(config, candidates=50))
+    own = retrieve(corpus, PARAPHRASE_QUESTION, dataclasses.replace(wide.config, prf=False))
+    assert wide.expansion
+    # A chunk whose sparse score the added words changed, outside the 2 sparse candidates.
+    moved = [c for c in wide.ranked("sparse")[2:] if c.sparse.score != pytest.approx((own.get(c.id) or c).sparse.score or 0.0)]
+    assert moved, "PRF changed no sparse score beyond the candidates: pick another question"
+    target = moved[0]
+    report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=target.id), config)
+    sparse = report.stage("sparse")
+    assert sparse.score == pytest.approx(target.sparse.score, rel=1e-5)
+    assert sparse.would_be_rank == target.sparse.rank
+    # And for a chunk inside the table, the tracker reports the table's own rank and score.
+    inside = report.result.ranked("sparse")[0]
+    again = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=inside.id), config).stage("sparse")
+    assert (again.rank, again.score) == (inside.sparse.rank, pytest.approx(inside.sparse.score, rel=1e-5))
+
+
+def test_track_explain_and_compare_encode_the_question_once(corpus, monkeypatch):
+    from rag.inspect.compare import compare
+    from rag.inspect.explain import explain
+
+    calls: list[str] = []
+    real = corpus.dense.encode_query
+    monkeypatch.setattr(corpus.dense, "encode_query", lambda text: calls.append(text) or real(text))
+    config = RetrievalConfig(candidates=2, final_k=1, fusion="rrf", reranker="none", dense_prf=True, prf=True)
+    target = find_target(corpus, source="billing.md", heading="Refunds")
+    report = track(corpus, KEYWORD_QUESTION, target, config)
+    assert calls == [KEYWORD_QUESTION]  # every fix tried (each a full retrieval) reused the first encoding
+    # Explaining rows of the table encodes nothing, and explains the scores the table shows (expanded queries).
+    calls.clear()
+    for stage in ("dense", "sparse"):
+        row = report.result.ranked(stage)[0]
+        ex = explain(corpus, KEYWORD_QUESTION, row.id, report.result)
+        assert getattr(ex, stage).score == pytest.approx(row.stage(stage).score, rel=1e-5)
+    assert calls == []
+    calls.clear()
+    compare(corpus, KEYWORD_QUESTION, config, dataclasses.replace(config, fusion="dense"))
+    assert calls == [KEYWORD_QUESTION]

@@ -21,7 +21,7 @@ from ui import forms
 from rag.answer.render import md_escape
 from rag.inspect.compare import config_label
 from rag.components import Components
-from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.judge import FaithfulnessJudge
 from rag.eval.metrics import KS
@@ -119,36 +119,18 @@ def _question_sets(data_dir: Path) -> str | None:
 def _run_form(components: Components, name: str) -> None:
     """Settings for a run, the run button, and the progress bar with its cancel button."""
     base = components.settings.retrieval
-    defaults = {
-        "eval_fusion": base.fusion, "eval_candidates": max(base.candidates, MIN_CANDIDATES), "eval_k": base.final_k,
-        "eval_reranker": base.reranker, "eval_dense_weight": base.dense_weight, "eval_rrf_k": base.rrf_k,
-    }  # fmt: skip
-    for key, value in defaults.items():
-        st.session_state.setdefault(key, value)
-    cols = st.columns(5)
-    fusion = cols[0].selectbox("Fusion", FUSION_METHODS, key="eval_fusion")
-    candidates = cols[1].number_input("Candidates", 1, 1000, key="eval_candidates", help=f"At least {MIN_CANDIDATES} for the @20 metrics to count.")
-    final_k = cols[2].number_input("Final k", 1, 100, key="eval_k")
-    reranker = cols[3].selectbox("Reranker", forms.reranker_choices(base), key="eval_reranker")
-    min_score = cols[4].number_input("Min score", value=base.min_score, key="eval_min_score", help="Empty: no threshold.")
-    fusion_cols = st.columns(2)
-    dense_weight = fusion_cols[0].slider("Dense weight (weighted_rrf)", 0.0, 1.0, step=0.05, key="eval_dense_weight")
-    rrf_k = fusion_cols[1].number_input("RRF k", 1, 1000, key="eval_rrf_k", help="rrf, weighted_rrf and union")
-    expansion = forms.expansion_inputs("eval", base)
+    with st.expander("Retrieval settings"):
+        config = forms.retrieval_form("eval", dataclasses.replace(base, candidates=max(base.candidates, MIN_CANDIDATES)), base)
     has_key = bool(components.settings.anthropic_api_key)
     answers = st.checkbox("Also answer each question and score the answers", key="eval_answers", help="Claude with a key, else the offline extractive answerer.")
     judge = st.checkbox("Judge faithfulness per sentence with Claude", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")
-    if candidates < MIN_CANDIDATES:
-        st.caption(f"With {candidates} candidates the @20 metrics can only count {candidates} chunks.")
+    if config is not None and config.candidates < MIN_CANDIDATES:
+        st.caption(f"With {config.candidates} candidates the @20 metrics can only count {config.candidates} chunks.")
     if st.session_state.get("eval_cancel"):
         st.info("Run cancelled; nothing was stored.")
-    if not st.button("Run eval", key="eval_start", type="primary"):
+    if not st.button("Run eval", key="eval_start", type="primary", disabled=config is None):
         return
     try:
-        config = dataclasses.replace(
-            base, fusion=fusion, candidates=int(candidates), final_k=int(final_k), reranker=reranker, min_score=min_score,
-            dense_weight=float(dense_weight), rrf_k=int(rrf_k), **expansion,
-        )  # fmt: skip
         qset = load_question_set(components.settings.data_dir, name)
         bar = st.progress(0.0, text=f"0/{len(qset.questions)}")
         cancel_slot = st.empty()

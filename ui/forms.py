@@ -1,14 +1,25 @@
-"""Retrieval-setting widgets shared by the inspector, Ask and the Eval tab."""
+"""The one retrieval-settings form, shared by the inspector, Ask and the Eval tab.
+
+Every widget is derived from RetrievalConfig's field descriptions (rag/settings_spec.py): its kind,
+label, help, range and the fusions it applies to. A setting that does nothing under the chosen fusion
+(RRF k under dbsf, the dense weight outside weighted_rrf) or with its switch off (PRF numbers) is
+disabled, and the form says why. Widget keys are `<prefix>_<link name>` (e.g. `inspector_k`).
+"""
 
 from __future__ import annotations
+
+import dataclasses
+from typing import Any
 
 import streamlit as st
 
 from rag.config import RetrievalConfig
-from rag.rerank import RERANKERS
+from rag.errors import RagError
+from rag.rerank import RERANKERS, offered_reranker
+from rag.settings_spec import Knob, knobs
 
-# The RetrievalConfig fields `expansion_inputs` draws; their widget keys are `<prefix>_<field>`.
-EXPANSION_FIELDS = ("prf", "prf_docs", "prf_terms", "prf_weight", "dense_prf", "dense_prf_docs", "dense_prf_weight")
+CUSTOM = "other…"  # the reranker picker's entry for a name typed by hand
+GROUPS = ("core", "fusion", "cut", "expansion")
 
 
 def reranker_choices(base: RetrievalConfig) -> list[str]:
@@ -16,36 +27,103 @@ def reranker_choices(base: RetrievalConfig) -> list[str]:
     return list(dict.fromkeys([base.reranker, *RERANKERS]))
 
 
-def set_expansion_state(prefix: str, config: RetrievalConfig, *, only_missing: bool = False) -> None:
-    """Put a config's query-expansion settings into the widgets of `expansion_inputs(prefix, ...)`.
+def reranker_label(name: str) -> str:
+    """`name: what it does` for the picker (a parameterised name uses its base's description)."""
+    what = RERANKERS.get(name.partition(":")[0])
+    return f"{name}: {what}" if what else name
 
-    Values go in through session state (not `value=`) so a link or an "Apply" button can set them
-    without a conflict; `only_missing` fills defaults without undoing the user's edits.
+
+def widget_key(prefix: str, knob: Knob) -> str:
+    return f"{prefix}_{knob.link or knob.name}"
+
+
+def set_form_state(prefix: str, config: RetrievalConfig, configured: RetrievalConfig, *, only_missing: bool = False) -> None:
+    """Put a config into the widgets of `retrieval_form(prefix, ..., configured)`.
+
+    Values go in through session state (not `value=`) so a link, an "Apply" or an "Ask again" button
+    can set them without a conflict; `only_missing` fills defaults without undoing the user's edits.
     """
-    for name in EXPANSION_FIELDS:
-        key = f"{prefix}_{name}"
+    state: dict[str, Any] = {}
+    for knob in knobs(type(config)):
+        key, value = widget_key(prefix, knob), getattr(config, knob.name)
+        if knob.widget == "reranker":
+            pickable = value in reranker_choices(configured)
+            state[key], state[f"{key}_custom"] = (value, "") if pickable else (CUSTOM, value)
+        elif knob.optional:
+            state[f"{prefix}_use_{knob.link or knob.name}"] = value is not None
+            state[key] = knob.kind(value or 0)
+        else:
+            state[key] = value
+    for key, value in state.items():
         if not (only_missing and key in st.session_state):
-            st.session_state[key] = getattr(config, name)
+            st.session_state[key] = value
 
 
-def expansion_inputs(prefix: str, base: RetrievalConfig) -> dict[str, object]:
-    """The query-expansion toggles and their numbers (inspector sidebar, Eval tab), defaulting to `base`.
+def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConfig | None = None) -> RetrievalConfig | None:
+    """Draw every retrieval setting, defaulting to `base`; the config they make, or None after saying why it is invalid.
 
-    Returns:
-        The RetrievalConfig fields they set, for `dataclasses.replace`. Out-of-range numbers are left
-        to RetrievalConfig's own checks, which say what is wrong.
+    Args:
+        prefix: the page's session-state prefix ("inspector", "ask", "eval").
+        base: the values the widgets start with (and the settings the form cannot change).
+        configured: the deployment's settings (default `base`): its reranker is offered by name.
     """
-    set_expansion_state(prefix, base, only_missing=True)
-    ss = st.session_state
-    with st.expander("Query expansion", expanded=bool(ss[f"{prefix}_prf"] or ss[f"{prefix}_dense_prf"])):
-        prf = st.checkbox("PRF: expand the BM25 query with terms of its top hits", key=f"{prefix}_prf")
-        docs = st.number_input("PRF feedback documents", min_value=1, key=f"{prefix}_prf_docs", disabled=not prf)
-        terms = st.number_input("PRF terms added", min_value=1, key=f"{prefix}_prf_terms", disabled=not prf)
-        weight = st.number_input("PRF term weight", min_value=0.0, max_value=1.0, step=0.05, key=f"{prefix}_prf_weight", disabled=not prf)
-        dense = st.checkbox("Dense PRF: move the question vector toward its top fused hits, re-run dense", key=f"{prefix}_dense_prf")
-        dense_docs = st.number_input("Dense PRF feedback documents", min_value=1, key=f"{prefix}_dense_prf_docs", disabled=not dense)
-        dense_weight = st.number_input("Dense PRF weight", min_value=0.0, max_value=1.0, step=0.05, key=f"{prefix}_dense_prf_weight", disabled=not dense)
-    return {
-        "prf": bool(prf), "prf_docs": int(docs), "prf_terms": int(terms), "prf_weight": float(weight),
-        "dense_prf": bool(dense), "dense_prf_docs": int(dense_docs), "dense_prf_weight": float(dense_weight),
-    }  # fmt: skip
+    configured = configured or base
+    set_form_state(prefix, base, configured, only_missing=True)
+    values: dict[str, Any] = {}
+    for group in GROUPS:
+        members = [k for k in knobs(type(base)) if k.group == group]
+        if not members:
+            continue
+        box = st.container(border=True) if group == "expansion" else st.container()
+        with box:
+            if group == "expansion":
+                st.caption("**Query expansion**")
+            unused = []
+            for knob in members:
+                why = knob.applies(values)
+                values[knob.name] = _widget(prefix, knob, configured, why)
+                if why and knob.fusions:
+                    unused.append(knob.label)
+            if unused:
+                st.caption(f"Not used with fusion {values.get('fusion')}: {', '.join(unused)}.")
+    try:
+        offered_reranker(values["reranker"], configured.reranker)  # typed names, as link values: no arbitrary model
+        return dataclasses.replace(base, **values)
+    except RagError as e:
+        st.error(str(e))
+        return None
+
+
+def _widget(prefix: str, knob: Knob, configured: RetrievalConfig, why: str) -> Any:  # noqa: ANN401
+    """One setting's widget (disabled, with the reason in its help, when `why` says it does not apply)."""
+    key = widget_key(prefix, knob)
+    helptext = f"{knob.help}. Not used now: {why}." if why else f"{knob.help}."
+    if knob.kind is int or knob.kind is float:
+        helptext += f" Allowed: {knob.allowed}."
+    common: dict[str, Any] = {"key": key, "help": helptext, "disabled": bool(why)}
+    if knob.widget == "reranker":
+        picked = st.selectbox(knob.label, [*reranker_choices(configured), CUSTOM], format_func=reranker_label, **common)
+        if picked != CUSTOM:
+            return picked
+        typed = st.text_input(knob.label, key=f"{key}_custom", placeholder="sentence-maxsim:0.7", disabled=bool(why))
+        return typed.strip() or "none"
+    if knob.choices:
+        names = dict(knob.names)
+        return st.selectbox(knob.label, knob.choices, format_func=lambda c: names.get(c, c), **common)
+    if knob.kind is bool:
+        return st.checkbox(knob.label, **common)
+    if knob.optional:
+        use = st.checkbox(f"Set {knob.label.lower()}", key=f"{prefix}_use_{knob.link or knob.name}", help=helptext, disabled=bool(why))
+        common["disabled"] = bool(why) or not use
+        value = _number(knob, common)
+        return value if use else None
+    return _number(knob, common)
+
+
+def _number(knob: Knob, common: dict[str, Any]) -> int | float:
+    bounds = {"min_value": knob.kind(knob.lo) if knob.lo is not None else None, "max_value": knob.kind(knob.hi) if knob.hi is not None else None}
+    if knob.widget == "slider":
+        return float(st.slider(knob.label, bounds["min_value"], bounds["max_value"], step=knob.step, **common))
+    if knob.kind is int:
+        return int(st.number_input(knob.label, step=1, **bounds, **common))
+    return float(st.number_input(knob.label, step=knob.step or 0.01, format="%.4f", **bounds, **common))

@@ -19,11 +19,8 @@ from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Answer, Citation, Generation
 from rag.components import Components
 from rag.config import RetrievalConfig
-from rag.errors import QuestionError
-from rag.retrieve import RetrievalResult, retrieve
+from rag.retrieve import RetrievalResult, check_question, retrieve
 from rag.types import ChunkFilter
-
-MAX_QUESTION_CHARS = 2000
 
 
 def default_generator(components: Components) -> Generator:
@@ -94,11 +91,7 @@ def stream_answer(
 def _prepare(
     components: Components, question: str, config: RetrievalConfig | None, flt: ChunkFilter | None, generator: Generator | None
 ) -> tuple[str, Generator, RetrievalResult, Gate]:
-    question = " ".join(question.split())
-    if not question:
-        raise QuestionError("type a question first")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise QuestionError(f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}")
+    question = check_question(question)
     generator = generator or default_generator(components)
     result = retrieve(components, question, config, flt)
     return question, generator, result, gate(components, result, components.settings.answer)

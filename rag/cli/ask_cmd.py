@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import click
@@ -11,7 +10,8 @@ from rag.answer import Answer, answer_question, stream_answer
 from rag.asklog import AskLog
 from rag.cli import load_components, main
 from rag.cli.collections_cmd import collection_option
-from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.cli.options import retrieval_options, with_options
+from rag.config import RetrievalConfig
 from rag.errors import RagError
 
 
@@ -19,15 +19,12 @@ from rag.errors import RagError
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print {answer, citations, abstained, reason, mode, sources} as JSON.")
 @collection_option
-@click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None, help="Fusion of dense and sparse lists.")
-@click.option("--candidates", type=int, default=None, help="Candidates per stage.")
-@click.option("-k", "--k", "final_k", type=int, default=None, help="Chunks kept in the final top-k (the sources the answer may cite).")
-@click.option("--reranker", default=None, help="Reranker name (none, dense-cosine, cross-encoder:<path>...).")
-def ask(question: str, as_json: bool, collection: str | None, fusion: str | None, candidates: int | None, final_k: int | None, reranker: str | None) -> None:
+@retrieval_options
+def ask(question: str, as_json: bool, collection: str | None, **options: object) -> None:
     """Answer QUESTION from the collection with cited sources; exits 1 on an error (an abstention is an answer)."""
     components = load_components(collection)
     try:
-        config = _config(components.settings.retrieval, fusion=fusion, candidates=candidates, final_k=final_k, reranker=reranker)
+        config = with_options(components.settings.retrieval, options)
         if as_json:
             answer = answer_question(components, question, config)
         else:
@@ -41,10 +38,6 @@ def ask(question: str, as_json: bool, collection: str | None, fusion: str | None
         click.echo(json.dumps(answer.as_json(), ensure_ascii=False, indent=2))
     else:
         _print_details(answer)
-
-
-def _config(base: RetrievalConfig, **changes: object) -> RetrievalConfig:
-    return dataclasses.replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 
 def _stream_to_stdout(components, question: str, config: RetrievalConfig) -> Answer:  # noqa: ANN001

@@ -13,7 +13,6 @@ from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import config_label
 from rag.components import Components
-from rag.config import FUSION_METHODS
 from rag.errors import RagError
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir
 from rag.eval.judge import FaithfulnessJudge
@@ -42,11 +41,6 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N questions.")
 @collection_option
-@click.option("--candidates", type=click.IntRange(min=1), default=None, help=f"Candidates per stage (default: the setting, at least {MIN_CANDIDATES}).")
-@click.option("-k", "--k", "final_k", type=click.IntRange(min=1), default=None, help="Chunks kept in the final top-k.")
-@click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None)
-@click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>.")
-@click.option("--min-score", type=float, default=None, help="Drop final chunks scoring below this.")
 @retrieval_options
 @click.option("--answers", is_flag=True, help="Also answer each question and score citations and abstentions.")
 @click.option("--judge", is_flag=True, help="With --answers: judge each sentence's faithfulness with Claude (needs ANTHROPIC_API_KEY).")
@@ -55,11 +49,13 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @click.option("--list-runs", is_flag=True, help="List stored runs and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: run_id, metrics, per_stage, questions (and comparison).")
 def eval_command(
-    qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None, candidates: int | None,
-    final_k: int | None, fusion: str | None, reranker: str | None, min_score: float | None, answers: bool, judge: bool,
+    qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None, answers: bool, judge: bool,
     baseline: str | None, mark_baseline: bool, list_runs: bool, as_json: bool, **options: object,
 ) -> None:  # fmt: skip
-    """Evaluate retrieval (and optionally answers) on SET.jsonl or --beir DIR; every run is stored."""
+    """Evaluate retrieval (and optionally answers) on SET.jsonl or --beir DIR; every run is stored.
+
+    Without --candidates the configured value is used, but at least 20 so that recall@20 / hit@20 can count.
+    """
     if list_runs:
         _print_runs(load_components(collection), as_json)
         return
@@ -80,8 +76,7 @@ def eval_command(
             if limit:
                 questions = dataclasses.replace(questions, questions=questions.questions[:limit])
         base = components.settings.retrieval
-        given = {"candidates": candidates or max(base.candidates, MIN_CANDIDATES), "final_k": final_k, "fusion": fusion, "reranker": reranker, "min_score": min_score}
-        config = with_options(base, {**options, **given})
+        config = with_options(base, {"candidates": max(base.candidates, MIN_CANDIDATES)} | {k: v for k, v in options.items() if v is not None})
         llm_judge = FaithfulnessJudge.from_settings(components.settings) if judge else None
         if judge and llm_judge is None:
             raise click.UsageError("--judge needs ANTHROPIC_API_KEY")

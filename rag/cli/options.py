@@ -1,4 +1,8 @@
-"""Retrieval options shared by `ragscope search` and `ragscope eval`, so both can set every technique the same way."""
+"""Retrieval options shared by `ragscope search`, `ask` and `eval`, derived from RetrievalConfig's field descriptions.
+
+Each option parses and range-checks its value with the setting's own `Spec`, so a bad value exits
+non-zero with the same message (what was given, what is allowed) as the env variable or a link.
+"""
 
 from __future__ import annotations
 
@@ -9,26 +13,48 @@ from typing import Any
 import click
 
 from rag.config import RetrievalConfig
-
-# Every option defaults to None: "not given, keep the configured value".
-_OPTIONS = (
-    click.option("--dense-weight", type=float, default=None, help="Dense share for weighted_rrf (0-1)."),
-    click.option("--rrf-k", type=int, default=None, help="RRF k (rrf, weighted_rrf, union)."),
-    click.option("--prf/--no-prf", default=None, help="Pseudo-relevance feedback: expand the BM25 query with terms of its top hits."),
-    click.option("--prf-docs", type=int, default=None, help="PRF: feedback documents."),
-    click.option("--prf-terms", type=int, default=None, help="PRF: terms added to the BM25 query."),
-    click.option("--prf-weight", type=float, default=None, help="PRF: query weight of the best added term (0-1]."),
-    click.option("--dense-prf/--no-dense-prf", default=None, help="Dense feedback (Rocchio): move the question vector toward its top fused hits, re-run dense."),
-    click.option("--dense-prf-docs", type=int, default=None, help="Dense PRF: feedback documents."),
-    click.option("--dense-prf-weight", type=float, default=None, help="Dense PRF: weight of the feedback centroid (0-1]."),
-)
+from rag.errors import ConfigError
+from rag.settings_spec import Knob, knobs
 
 
-def retrieval_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorate a command with the fusion-weight and query-expansion options (keyword arguments named like the config fields)."""
-    for option in reversed(_OPTIONS):
-        command = option(command)
-    return command
+class _SettingType(click.ParamType):
+    """A click type that reads a value the way the setting's Spec does (strict, bounded)."""
+
+    def __init__(self, knob: Knob) -> None:
+        self.knob = knob
+        self.name = knob.name
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:  # noqa: ANN401
+        try:
+            return self.knob.parse(value, "the value")
+        except ConfigError as e:
+            self.fail(str(e), param, ctx)
+
+
+def _option(knob: Knob) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """One click option for a setting; None default = "not given, keep the configured value"."""
+    flags = knob.cli.split()
+    help_text = knob.help + (f" ({knob.allowed})." if knob.kind in (int, float) else ".")
+    if knob.kind is bool:
+        long = flags[0][2:]
+        return click.option(f"--{long}/--no-{long}", knob.name, default=None, help=help_text)
+    metavar = "[" + "|".join(knob.choices) + "]" if knob.choices else knob.kind.__name__.upper()
+    return click.option(*flags, knob.name, type=_SettingType(knob), default=None, metavar=metavar, help=help_text)
+
+
+def setting_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator adding one option per setting of `cls` that has a CLI name (keyword arguments named like the fields)."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        for knob in reversed(knobs(cls)):
+            if knob.cli:
+                command = _option(knob)(command)
+        return command
+
+    return decorate
+
+
+retrieval_options = setting_options(RetrievalConfig)
 
 
 def with_options(config: RetrievalConfig, options: Mapping[str, Any]) -> RetrievalConfig:

@@ -10,7 +10,6 @@ from rag.cli import load_components, main
 from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import config_label, feedback_notes
-from rag.config import FUSION_METHODS
 from rag.errors import RagError
 from rag.retrieve import STAGES, Candidate, retrieve
 from rag.types import ChunkFilter
@@ -18,11 +17,6 @@ from rag.types import ChunkFilter
 
 @main.command()
 @click.argument("question")
-@click.option("-k", "--k", "final_k", type=int, default=None, help="Chunks kept in the final top-k.")
-@click.option("--candidates", type=int, default=None, help="Candidates per stage (dense, sparse, fused).")
-@click.option("--fusion", type=click.Choice(FUSION_METHODS), default=None, help="How the dense and sparse lists are fused.")
-@click.option("--reranker", default=None, help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>.")
-@click.option("--min-score", type=float, default=None, help="Drop final chunks whose last-stage score is below this.")
 @retrieval_options
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
 @collection_option

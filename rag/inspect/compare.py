@@ -6,11 +6,13 @@ inspector, the Eval tab and the CLI alike.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from rag.components import Components
 from rag.config import RetrievalConfig
 from rag.retrieve import RetrievalResult, retrieve
+from rag.settings_spec import knobs
 from rag.types import ChunkFilter, StoredChunk
 
 
@@ -62,7 +64,7 @@ def compare(components: Components, question: str, config_a: RetrievalConfig, co
         Both results and, for every chunk in either final list, its rank under each.
     """
     a = retrieve(components, question, config_a, flt)
-    b = retrieve(components, question, config_b, flt)
+    b = retrieve(components, question, config_b, flt, encoded=a.query)  # the question is encoded once
     chunks = {c.id: c.chunk for c in (*a.final, *b.final)}
     ranks_a = {c.id: c.final_rank for c in a.final}
     ranks_b = {c.id: c.final_rank for c in b.final}
@@ -75,16 +77,24 @@ def compare(components: Components, question: str, config_a: RetrievalConfig, co
 
 
 def config_label(config: RetrievalConfig) -> str:
-    """A one-line description of a config for headers and legends."""
-    fusion = {"dense": "dense only", "sparse": "sparse only"}.get(config.fusion, config.fusion)
-    if config.fusion in ("rrf", "weighted_rrf", "union"):
-        fusion += f" k={config.rrf_k}"
-    if config.fusion == "weighted_rrf":
-        fusion += f" w={config.dense_weight:g}"
-    cut = f" · min score {config.min_score:g}" if config.min_score is not None else ""
-    prf = f" · PRF {config.prf_docs} docs, {config.prf_terms} terms, w={config.prf_weight:g}" if config.prf else ""
-    dense_prf = f" · dense PRF {config.dense_prf_docs} docs, w={config.dense_prf_weight:g}" if config.dense_prf else ""
-    return f"{fusion}{prf}{dense_prf} · {config.candidates} candidates · rerank {config.reranker} · top {config.final_k}{cut}"
+    """A one-line description of a config for headers and legends, from each setting's `tag`.
+
+    Settings that do not apply (RRF k under dbsf, PRF numbers with PRF off) are left out; a setting
+    that refines another (a fusion's k, PRF's numbers) follows it: "rrf k=60 · PRF 3 docs, 10 terms, w=0.5".
+    """
+    values = dataclasses.asdict(config)
+    parts: dict[str, list[str]] = {}  # field name -> its words, then those of the settings refining it
+    for knob in knobs(type(config)):
+        value = values[knob.name]
+        if not knob.tag or value is None or value is False or knob.applies(values):
+            continue
+        text = knob.tag if value is True else knob.tag.format(knob.shown(value))
+        owner = "fusion" if knob.fusions else knob.needs
+        if owner in parts:
+            parts[owner].append(text)
+        else:
+            parts[knob.name] = [text]
+    return " · ".join(head + (" " + ", ".join(rest) if rest else "") for head, *rest in parts.values())
 
 
 def feedback_notes(result: RetrievalResult) -> dict[str, str]:

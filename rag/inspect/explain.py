@@ -23,10 +23,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from rag.chunker import split_sentences
 from rag.components import Components
 from rag.errors import RagError
 from rag.rerank import sentence_scores
+from rag.retrieve import RetrievalResult
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
 _WORD = re.compile(r"\w+")
@@ -84,13 +87,15 @@ class Explanation:
         return highlight_markdown(self.chunk.chunk.text, self.sparse.spans, best)
 
 
-def explain(components: Components, question: str, chunk_id: str) -> Explanation:
+def explain(components: Components, question: str, chunk_id: str, result: RetrievalResult | None = None) -> Explanation:
     """Explain one chunk's dense and sparse scores for `question`.
 
     Args:
         components: store and encoders.
         question: the question that was searched.
         chunk_id: the chunk to explain (quarantined chunks too: the explanation is read-only).
+        result: the retrieval the chunk was picked from; its query vectors are reused (no second
+            encoding), so the scores explained are the stage table's, expanded query included.
 
     Returns:
         The per-term sparse breakdown and the best-matching sentence.
@@ -99,7 +104,15 @@ def explain(components: Components, question: str, chunk_id: str) -> Explanation
         RagError: the chunk id is not in the collection.
     """
     chunk = get_chunk(components, chunk_id, with_vectors=True)
-    return Explanation(chunk, explain_sparse(components, question, chunk), explain_dense(components, question, chunk))
+    words = components.sparse.query_terms(question)
+    query = result.query if result is not None else None
+    if query is None:
+        dense, sparse = components.dense.encode_query(question), components.sparse.encode_query(question)
+    else:
+        dense, sparse = query.dense_run, query.sparse_run
+        added = sparse.indices[len(query.sparse.indices) :]  # PRF appends its terms after the question's own
+        words = {**words, **{i: f"{word} (added by PRF)" for i, word in zip(added, result.expansion, strict=False)}}
+    return Explanation(chunk, explain_sparse(components, sparse, words, chunk), explain_dense(components, dense, chunk))
 
 
 def get_chunk(components: Components, chunk_id: str, with_vectors: bool = False) -> StoredChunk:
@@ -119,11 +132,12 @@ def get_chunk(components: Components, chunk_id: str, with_vectors: bool = False)
     return found[0]
 
 
-def explain_sparse(components: Components, question: str, chunk: StoredChunk) -> SparseExplanation:
-    """Break the chunk's BM25 score into per-term contributions, with the IDF Qdrant applied."""
+def explain_sparse(components: Components, query: SparseVector, words: dict[int, str], chunk: StoredChunk) -> SparseExplanation:
+    """Break the chunk's BM25 score for `query` into per-term contributions, with the IDF Qdrant applied.
+
+    `words` names the query's sparse indices (the question's words, and any PRF added).
+    """
     store = components.store
-    query = components.sparse.encode_query(question)
-    words = components.sparse.query_terms(question)
     stored = dict(zip(chunk.sparse.indices, chunk.sparse.values, strict=True)) if chunk.sparse else {}
     only = ChunkFilter(ids=(chunk.chunk.id,), include_quarantined=True)
     total = store.count()
@@ -152,9 +166,8 @@ def explain_sparse(components: Components, question: str, chunk: StoredChunk) ->
     return SparseExplanation(hits[0].score if hits else 0.0, tuple(terms), missing, total, spans)
 
 
-def explain_dense(components: Components, question: str, chunk: StoredChunk) -> DenseExplanation:
-    """Score each sentence of the chunk against the question and keep the best one."""
-    query = components.dense.encode_query(question)
+def explain_dense(components: Components, query: np.ndarray, chunk: StoredChunk) -> DenseExplanation:
+    """Score each sentence of the chunk against the dense query and keep the best one."""
     hits = components.store.search_dense(query, 1, ChunkFilter(ids=(chunk.chunk.id,), include_quarantined=True))
     text = chunk.chunk.text
     spans = split_sentences(text)

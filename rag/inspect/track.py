@@ -155,8 +155,9 @@ class _Probe:
         self.question = question
         self.result = result
         self.target = target
-        self.dense_vec = components.dense.encode_query(question)
-        self.sparse_vec = components.sparse.encode_query(question)
+        # The vectors the stages ran (expanded under PRF / dense PRF): the standings match the stage table.
+        self.dense_vec = result.query.dense_run
+        self.sparse_vec = result.query.sparse_run
         self.visible = _visible(target.chunk, result.filter)
 
     def standings(self) -> tuple[StageStanding, ...]:
@@ -290,7 +291,7 @@ def _suggest(components: Components, probe: _Probe, stages: Sequence[StageStandi
 
     def run(config: RetrievalConfig, f: ChunkFilter = flt) -> Candidate | None:
         if (config, f) not in tried:
-            tried[(config, f)] = retrieve(components, r.question, config, f).get(target)
+            tried[(config, f)] = retrieve(components, r.question, config, f, encoded=r.query).get(target)
         return tried[(config, f)]
 
     out: list[Suggestion] = []
