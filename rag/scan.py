@@ -153,7 +153,9 @@ _FAKE_TAG = [
 ]
 
 _PATTERNS: dict[str, re.Pattern[str]] = {
-    name: re.compile("|".join(f"(?:{p})" for p in parts), re.I | re.M)
+    # Readings are lower-cased, so the patterns are too (none uses an upper-case escape like \S): matching
+    # without re.I is a third faster.
+    name: re.compile("|".join(f"(?:{p})" for p in parts).lower(), re.M)
     for name, parts in {
         "ignore-instructions": _IGNORE,
         "role-change": _ROLE,
@@ -190,7 +192,7 @@ def _readings(text: str) -> tuple[str, ...]:
     others keep them for the Russian patterns.
     """
     plain = strip_format(html.unescape(text))
-    plain = _EMPHASIS_IN_WORD.sub("", plain)
+    plain = _EMPHASIS_IN_WORD.sub("", plain).lower()
     joined = " ".join(plain.split()).lower()
     # Usually the last two are equal (no look-alikes): match once.
     return tuple(dict.fromkeys((plain, joined, " ".join(fold(plain).split()).lower())))
