@@ -8,7 +8,7 @@ st.set_page_config(page_title="ragscope", page_icon=ui.setup.APP_ICON, layout="w
 ui.setup.setup()
 # Every page has a stable URL path. The default page is served at "/" and Streamlit gives it no other
 # path, so a hidden second entry serves the same file at /documents (a bookmark or a link from a
-# README); links to the file (st.page_link) resolve to the first entry, the visible one.
+# README), which is also where st.page_link("pages/documents.py") goes.
 navigation = st.navigation(
     [
         st.Page("pages/documents.py", title="Documents", icon="📄", url_path="home", default=True),
