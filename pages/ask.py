@@ -5,6 +5,7 @@ import dataclasses
 import streamlit as st
 
 from ui import answer_view
+from ui.links import empty_collection_notice
 from ui.setup import page
 from rag.answer import Answer, stream_answer
 from rag.answer.render import answer_html, md_escape
@@ -126,7 +127,7 @@ def show_recent() -> None:
 
 ask_tab, eval_tab = st.tabs(["Ask", "Eval"])
 with ask_tab:
-    answer_view.empty_collection_notice(components)
+    empty_collection_notice(components)
     demo = st.toggle("Demo view", key="ask_demo", help="Only the answer and its cited sources: no scores, ranks or tools")
     config = settings_form()
     with st.form("ask_form"):

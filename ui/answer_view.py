@@ -19,21 +19,6 @@ from rag.asklog import AskRecord
 from rag.components import Components
 from rag.text import plural, readable_time
 
-DOCUMENTS = "pages/documents.py"
-
-
-def empty_collection_notice(components: Components) -> bool:
-    """When the collection holds no chunk, say so and link to the Documents page; True when empty."""
-    try:
-        empty = components.store.count() == 0
-    except Exception:  # noqa: BLE001 - an unreadable store is reported by the page's own call
-        return False
-    if empty:
-        st.info(f"The collection **{md_escape(components.settings.collection)}** has no documents yet. Upload some, or press **Load sample docs**, on the Documents page.")
-        st.page_link(DOCUMENTS, label="Go to Documents", icon="📄")
-    return empty
-
-
 def show_answer(components: Components, answer: Answer, demo: bool = False) -> None:
     """The answer, each [S1] linking to its cited source below; outside the demo view also the checks' flags."""
     cited = {answer.label_of(c.id): c for c in answer.citations}

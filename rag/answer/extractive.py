@@ -36,6 +36,7 @@ from rag.answer.terms import content_terms, idf, key_terms, without_term
 from rag.chunker import split_sentences
 from rag.encoders import DenseEncoder
 from rag.retrieve import RetrievalResult
+from rag.text import plural
 
 _DENSE_WEIGHT = 0.6
 _SPREAD = 0.3  # later sentences must score within this of the best one
@@ -113,7 +114,7 @@ class ExtractiveGenerator:
         chosen = choose(scored, self.min_sentence_score, set(keys)) if scored else []
         if not chosen:
             best = f"; the best scored {scored[0].score:.2f}: {scored[0].unit.text!r}" if scored else ""
-            reason = f"no sentence of the {len(sources)} sources sent scores {self.min_sentence_score:g} or more{best}"
+            reason = f"no sentence of the {plural(len(sources), 'source')} sent scores {self.min_sentence_score:g} or more{best}"
         else:
             missing = self.ignored_terms(question, keys, chosen, background(sources, retrieval))
             reason = (
