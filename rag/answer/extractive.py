@@ -119,7 +119,7 @@ class ExtractiveGenerator:
             missing = self.ignored_terms(question, keys, chosen, background(sources, retrieval))
             reason = (
                 f"the sources never mention {', '.join(repr(w) for w in missing)}, and the best sentence "
-                f"({chosen[0].unit.text!r}) matches the question better without it" if missing else ""
+                f"({chosen[0].unit.text!r}) matches the question better without {'it' if len(missing) == 1 else 'them'}" if missing else ""
             )  # fmt: skip
         if reason:
             yield NOT_IN_SOURCES
