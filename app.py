@@ -6,11 +6,15 @@ import ui.setup
 
 st.set_page_config(page_title="ragscope", page_icon=ui.setup.APP_ICON, layout="wide")
 ui.setup.setup()
+# Every page has a stable URL path. The default page is served at "/" and Streamlit gives it no other
+# path, so a hidden second entry serves the same file at /documents (a bookmark or a link from a
+# README), which is also where st.page_link("pages/documents.py") goes.
 navigation = st.navigation(
     [
-        st.Page("pages/documents.py", title="Documents", icon="📄", default=True),
-        st.Page("pages/inspector.py", title="Search inspector", icon="🔬"),
-        st.Page("pages/ask.py", title="Ask", icon="💬"),
+        st.Page("pages/documents.py", title="Documents", icon="📄", url_path="home", default=True),
+        st.Page("pages/inspector.py", title="Search inspector", icon="🔬", url_path="inspector"),
+        st.Page("pages/ask.py", title="Ask", icon="💬", url_path="ask"),
+        st.Page("pages/documents.py", title="Documents", icon="📄", url_path="documents", visibility="hidden"),
     ]
 )
 navigation.run()

@@ -1,13 +1,13 @@
 """Ask: a reranked, cited answer whose citations open the exact span of the source; Eval beside it."""
 
-import pandas as pd
+
 import streamlit as st
 
-from ui import forms
+from ui import answer_view, forms
+from ui.links import empty_collection_notice
 from ui.setup import page
 from rag.answer import Answer, stream_answer
-from rag.answer.context import span_context
-from rag.answer.render import answer_html, context_html, md_escape
+from rag.answer.render import answer_html, md_escape
 from rag.asklog import AskLog, AskRecord
 from rag.config import RetrievalConfig
 from rag.errors import RagError
@@ -48,71 +48,13 @@ def run_ask(question: str, config: RetrievalConfig) -> None:
         st.error(str(e))
 
 
-def show_answer(answer: Answer) -> None:
-    labels = {answer.label_of(c.id): c for c in answer.citations}
-    titles = {label: f"{c.source} > {c.heading}" for label, c in labels.items()}
-    sent = {answer.label_of(i) for i in answer.sources} | set(answer.sources)
-    st.caption(f"Answered by **{answer.mode}** ({md_escape(answer.model)}) in {answer.latency_ms:,.0f} ms")
-    if answer.abstained:
-        st.warning("Abstained: the sources do not answer this question.")
-        st.text(answer.reason)
-    else:
-        st.html(answer_html(answer.text, sent, titles))
-    if answer.invented:
-        st.error("Invented citations: " + ", ".join(f"[{r}]" for r in answer.invented) + " name no source that was sent.")
-    if answer.uncited_sentences:
-        st.warning(f"{len(answer.uncited_sentences)} sentence(s) state something without a citation:")
-        for sentence in answer.uncited_sentences:
-            st.text(f"• {sentence}")
-    show_citations(answer)
-    show_sources(answer)
+def show_answer(answer: Answer, demo: bool) -> None:
+    answer_view.show_answer(components, answer, demo)
+    if demo:
+        return
+    answer_view.show_sources(answer, settings.answer.min_rerank_score)
     add_to_question_set(answer)
     st.page_link(INSPECTOR, label="Open in inspector", icon="🔬", query_params=inspector_params(answer.question, answer.retrieval.config, settings.retrieval) | collection_param(settings.collection))
-
-
-def show_citations(answer: Answer) -> None:
-    """Each cited chunk in an expander: the cited span highlighted inside its neighbours' text."""
-    spans: dict[str, list] = {}
-    for c in answer.citations:
-        spans.setdefault(c.id, []).append(c)
-    for chunk_id, cites in spans.items():
-        first = cites[0]
-        page = f" · page {first.page}" if first.page else ""
-        with st.expander(f"[{first.label}] {md_escape(first.source)} › {md_escape(first.heading)}{page}"):
-            context = span_context(components, first.source, chunk_id, [(c.start, c.end) for c in cites])
-            if context is None:
-                st.info("This chunk is no longer stored (its document was deleted or re-ingested).")
-                continue
-            st.html(context_html(context.pieces))
-            where = ", ".join(f"{c.start}-{c.end}" for c in cites)
-            st.caption(f"{md_escape(first.source)} · {md_escape(first.heading or '(no heading)')}{page} · chars {where}")
-
-
-def show_sources(answer: Answer) -> None:
-    """The final chunks with their scores: which were sent, and the relevance the gate compared."""
-    cited = {c.id for c in answer.citations}
-    rows = []
-    for c in answer.retrieval.final:
-        rows.append(
-            {
-                "sent as": answer.label_of(c.id) or "not sent",
-                "cited": c.id in cited,
-                "source": c.chunk.chunk.source,
-                "heading": c.chunk.chunk.heading,
-                answer.relevance_basis or "relevance": answer.relevance.get(c.id),
-                "rerank rank": c.rerank.rank,
-                "rerank score": c.rerank.score,
-                "fused rank": c.fused.rank,
-                "dense rank": c.dense.rank,
-                "sparse rank": c.sparse.rank,
-            }
-        )
-    st.subheader("Sources")
-    if not rows:
-        st.caption("No chunk was retrieved for this question.")
-        return
-    st.caption(f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} reaches {settings.answer.min_rerank_score:g}.")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
 def add_to_question_set(answer: Answer) -> None:
@@ -158,25 +100,13 @@ def show_recent() -> None:
     except RagError as e:
         st.error(str(e))
         return
-    st.subheader("Recent questions")
-    if not records:
-        st.caption("No questions asked yet.")
-    for r in records:
-        flag = " · abstained" if r.abstained else ""
-        with st.expander(f"{md_escape(r.question)} — {r.asked_at}{flag}"):
-            st.caption(f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, k {r.config.final_k}, reranker {md_escape(r.config.reranker)}")
-            if r.abstained:
-                st.text(f"Abstained: {r.reason}")
-            else:
-                st.html(answer_html(r.answer, {c["label"] for c in r.citations}))
-            cols = st.columns(2)
-            cols[0].button("Ask again with these settings", key=f"ask_again_{r.id}", on_click=ask_again, args=(r,))
-            with cols[1]:
-                st.page_link(INSPECTOR, label="Replay in inspector", icon="🔬", query_params=r.inspector_params(settings.retrieval))
+    answer_view.show_recent(records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval))
 
 
 ask_tab, eval_tab = st.tabs(["Ask", "Eval"])
 with ask_tab:
+    empty_collection_notice(components)
+    demo = st.toggle("Demo view", key="ask_demo", help="Only the answer and its cited sources: no scores, ranks or tools")
     config = settings_form()
     with st.form("ask_form"):
         question = st.text_input("Question", key="ask_question", placeholder="How long does a refund take?")
@@ -188,8 +118,9 @@ with ask_tab:
         else:
             st.warning("Type a question first.")
     if "ask_answer" in st.session_state:
-        show_answer(st.session_state["ask_answer"])
-    show_recent()
+        show_answer(st.session_state["ask_answer"], demo)
+    if not demo:
+        show_recent()
 with eval_tab:
     from ui import eval_view
     eval_view.render(components)

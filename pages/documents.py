@@ -6,49 +6,28 @@ or message that reaches a Markdown-rendering element goes through md_escape.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from ui import ingest_panel
+from ui.chunks import CHUNK_COLUMNS, chunk_browser, stored_rows
 from ui.collections import switch_collection
 from ui.setup import page
 from rag.answer.render import md_escape
-from rag.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
 from rag.collections import SAMPLE_COLLECTION
 from rag.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
 from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
-from rag.ingest import ChunkDiff, IngestSummary, diff_document, ingest_files, preview
-from rag.loaders import load_document
+from rag.ingest import Prepared
 from rag.sample import SAMPLE_TAG, sample_files
 from rag.sentences import sentence_vectors_note
-from rag.types import Chunk, Document, StoredChunk
+from rag.text import plural
 
 components = page("Documents")
 settings = components.settings
-
-CHUNK_COLUMNS = {
-    "index": st.column_config.NumberColumn("#", width="small"),
-    "heading path": st.column_config.TextColumn("heading path"),
-    "page": st.column_config.NumberColumn("page", width="small"),
-    "chars": st.column_config.NumberColumn("chars", width="small"),
-    "text": st.column_config.TextColumn("text", width="large"),
-}
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def load_and_chunk(name: str, data: bytes, strategy: str, size: int, overlap: int, max_bytes: int) -> tuple[Document, list[Chunk]]:
-    """Loading and chunking is pure: cached so reruns (every widget change) do not parse PDFs again."""
-    doc = load_document(name, data, max_bytes=max_bytes)
-    return doc, preview(doc, ChunkConfig(strategy, size, overlap))
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArchive:
-    """Cached like load_and_chunk: an archive is inflated once, not on every rerun."""
-    return expand_zip(name, data, limits)
 
 
 def notice(kind: str, message: str) -> None:
@@ -74,74 +53,8 @@ def show_stats() -> None:
         (st.success if shown[0] == "success" else st.error)(md_escape(shown[1]))
 
 
-def chunk_rows(chunks: list[Chunk], changes: list[str] | None = None) -> pd.DataFrame:
-    rows = [
-        {"index": c.index, "heading path": c.heading, "page": c.page, "chars": len(c.text), "text": c.text}
-        for c in chunks
-    ]
-    frame = pd.DataFrame(rows, columns=list(CHUNK_COLUMNS))
-    if changes is not None:
-        frame.insert(0, "change", changes)
-    if frame["page"].isna().all():
-        frame = frame.drop(columns="page")
-    return frame
-
-
-def diff_rows(diff: ChunkDiff) -> pd.DataFrame:
-    kept = sorted([(c, "added") for c in diff.added] + [(c, "unchanged") for c in diff.unchanged], key=lambda p: p[0].index)
-    gone = [(s.chunk, "removed") for s in sorted(diff.removed, key=lambda s: s.chunk.index)]
-    pairs = kept + gone
-    return chunk_rows([c for c, _ in pairs], [change for _, change in pairs])
-
-
-def expand_uploads(uploads: list) -> list[tuple[str, bytes]]:  # noqa: ANN001 - UploadedFile
-    """Uploaded files as (name, bytes); .zip archives expanded, with a message for whatever they leave out."""
-    files: list[tuple[str, bytes]] = []
-    limits = ArchiveLimits.for_upload_mb(settings.max_upload_mb)
-    for upload in uploads:
-        if not is_zip_name(upload.name):
-            files.append((upload.name, upload.getvalue()))
-            continue
-        try:
-            archive = expand_archive(upload.name, upload.getvalue(), limits)
-        except RagError as e:
-            st.error(md_escape(str(e)))
-            continue
-        files += archive.files
-        if archive.skipped:
-            with st.expander(f"{len(archive.skipped)} entries of {md_escape(upload.name)} skipped"):
-                st.text("\n".join(archive.skipped))
-    return files
-
-
-def run_ingest(files: list[tuple[str, bytes]], config: ChunkConfig, tags: list[str] | None) -> None:
-    """Ingest with a progress bar and one line per finished file, then rerun to show the summary."""
-    with st.status(f"Ingesting {len(files)} file(s)…", expanded=True) as status:
-        bar = st.progress(0.0, text="Reading and chunking…")
-
-        def progress(fraction: float, message: str) -> None:
-            bar.progress(fraction, text=md_escape(message))
-            if not message.startswith("embedding"):
-                st.text(message)
-
-        try:
-            summary = ingest_files(components, files, config, tags, progress)
-        except RagError as e:  # the store itself failed: nothing more to do this run
-            status.update(label="Ingest failed", state="error")
-            st.error(str(e))
-            return
-        status.update(label="Ingest finished", state="error" if summary.errors else "complete")
-    st.session_state["documents_summary"] = summary
-    st.rerun()
-
-
-def show_summary(summary: IngestSummary) -> None:
-    line = f"{summary.documents} document(s) ingested: {summary.chunks_written} chunks written, {summary.chunks_unchanged} unchanged"
-    (st.warning if summary.errors else st.success)(f"{line}, {len(summary.errors)} error(s).")
-    for failed in summary.errors:
-        st.error(md_escape(failed.error))
-    frame = pd.DataFrame([{k: getattr(f, k) for k in ("source", "status", "chunks", "written", "unchanged", "removed", "flagged")} for f in summary.files])
-    st.dataframe(frame, hide_index=True, alt="Ingest results per file")
+def run_ingest(files: Sequence[ingest_panel.Item], config: ChunkConfig, tags: list[str] | None) -> None:
+    ingest_panel.run_ingest(components, files, config, tags)
 
 
 def add_documents() -> None:
@@ -155,7 +68,7 @@ def add_documents() -> None:
     uploads = st.file_uploader(
         "Files (Markdown, text, HTML, PDF, DOCX) or .zip archives of folders",
         accept_multiple_files=True,
-        key="documents_upload",
+        key=f"documents_upload_{st.session_state.get('documents_upload_round', 0)}",
         max_upload_size=settings.max_upload_mb,
     )
     cols = st.columns([2, 1, 1, 3])
@@ -163,9 +76,9 @@ def add_documents() -> None:
     size = cols[1].number_input("Size (chars)", 50, 20_000, settings.chunk.size, step=50, key="documents_size")
     overlap = cols[2].number_input("Overlap", 0, 10_000, settings.chunk.overlap, step=10, key="documents_overlap", help="Used by fixed and recursive")
     tag_text = cols[3].text_input("Tags", key="documents_tags", placeholder="comma-separated; empty keeps a document's tags")
-    summary = st.session_state.get("documents_summary")
+    summary = st.session_state.pop("documents_summary", None)  # shown once, right after its ingest
     if summary is not None:
-        show_summary(summary)
+        ingest_panel.show_summary(summary)
     if not uploads:
         return
     try:
@@ -173,43 +86,15 @@ def add_documents() -> None:
     except RagError as e:
         st.error(str(e))
         return
-    files = expand_uploads(uploads)
-    ready = preview_files(files, config)
+    files = ingest_panel.expand_uploads(uploads, settings.max_upload_mb)
+    items, changed = ingest_panel.preview_files(components, files, config)
     tags = clean_tags(tag_text.split(",")) if tag_text.strip() else None
-    if st.button(f"Ingest {ready} file(s)", type="primary", disabled=not ready, key="documents_ingest"):
-        run_ingest(files, config, tags)  # every file, so the summary accounts for the refused ones too
-
-
-def preview_files(files: list[tuple[str, bytes]], config: ChunkConfig) -> int:
-    """Show each file's chunks (and its diff against the stored version); returns how many load."""
-    max_bytes = settings.max_upload_mb * 1024 * 1024
-    loaded: dict[str, tuple[Document, list[Chunk], ChunkDiff]] = {}
-    overview = []
-    for name, data in files:
-        try:
-            doc, chunks = load_and_chunk(name, data, config.strategy, config.size, config.overlap, max_bytes)
-            diff = diff_document(components, chunks, doc.source)
-        except RagError as e:
-            st.error(md_escape(str(e)))
-            continue
-        stored = bool(diff.unchanged or diff.removed)
-        state = ("unchanged" if diff.is_noop else "changed") if stored else "new"
-        overview.append({"source": doc.source, "kind": doc.kind, "chars": len(doc.text), "chunks": len(chunks), "state": state, "added": len(diff.added), "unchanged": len(diff.unchanged), "removed": len(diff.removed)})
-        if len(chunks) > settings.max_chunks_per_doc:
-            st.warning(md_escape(f"{doc.source}: {len(chunks):,} chunks is over the limit of {settings.max_chunks_per_doc:,}; ingest will refuse it."))
-        loaded[doc.source] = (doc, chunks, diff)
-    if not loaded:
-        return 0
-    st.markdown("**Preview** (nothing is written until you press Ingest)")
-    st.dataframe(pd.DataFrame(overview), hide_index=True, alt="Preview: files to ingest")
-    source = st.selectbox("Chunks of", list(loaded), key="documents_preview_file")
-    _, chunks, diff = loaded[source]
-    if diff.unchanged or diff.removed:
-        st.caption(md_escape(f"{source} is stored already: {len(diff.added)} chunks added, {len(diff.unchanged)} unchanged, {len(diff.removed)} removed"))
-        st.dataframe(diff_rows(diff), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file")
-    else:
-        st.dataframe(chunk_rows(chunks), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file")
-    return len(overview)
+    prepared = sum(isinstance(i, Prepared) for i in items)
+    ready = prepared if tags is not None else changed  # new tags rewrite unchanged documents too
+    if prepared and not ready:
+        st.info(f"{'The file is' if prepared == 1 else f'All {prepared:,} files are'} stored already, unchanged: nothing to ingest.")
+    elif ready and st.button(f"Ingest {plural(ready, 'file')}", type="primary", key="documents_ingest"):
+        run_ingest(items, config, tags)  # the refused files too, so the summary accounts for them
 
 
 def act(action: Callable[[], Any], success: Callable[[Any], str]) -> None:
@@ -233,14 +118,7 @@ def delete(source: str) -> None:
 
 
 def quarantine(ids: list[str], on: bool) -> None:
-    act(lambda: set_quarantine(components, ids, on), lambda _: f"{len(ids)} chunk(s) {'quarantined' if on else 'released'}.")
-
-
-def stored_rows(records: list[StoredChunk]) -> pd.DataFrame:
-    frame = chunk_rows([r.chunk for r in records])
-    frame.insert(len(frame.columns) - 1, "status", ["quarantined" if r.quarantined else "active" for r in records])
-    frame.insert(len(frame.columns) - 1, "flags", [", ".join(r.flags) for r in records])
-    return frame
+    act(lambda: set_quarantine(components, ids, on), lambda _: f"{plural(len(ids), 'chunk')} {'quarantined' if on else 'released'}.")
 
 
 def documents_table() -> None:
@@ -264,7 +142,7 @@ def documents_table() -> None:
     )
     source = st.selectbox("Document", [d.source for d in docs], key="documents_selected")
     info = next(d for d in docs if d.source == source)
-    st.dataframe(stored_rows(document_chunks(components, source)), hide_index=True, column_config=CHUNK_COLUMNS, alt="Chunks of the chosen document")
+    chunk_browser(document_chunks(components, source), "documents_chunks")
     cols = st.columns([3, 1, 1])
     tag_key = f"documents_edit_tags_{info.sha256}_{source}"
     cols[0].text_input("Tags", ", ".join(info.tags), key=tag_key)

@@ -19,6 +19,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from ui import forms
+from ui.links import empty_collection_notice
 from ui.setup import page
 from rag.inspect.compare import Comparison, compare, config_label, feedback_notes
 from rag.config import RetrievalConfig
@@ -277,6 +278,7 @@ def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
 
 
 apply_link()
+empty_collection_notice(components)
 config = settings_sidebar()
 flt = filter_inputs()
 question = st.text_input("Question", key="inspector_q", placeholder="Type the question that failed")

@@ -36,6 +36,14 @@ def document_chunks(components: Components, source: str) -> list[StoredChunk]:
     return sorted(records, key=lambda r: r.chunk.index)
 
 
+def filter_chunks(records: Sequence[StoredChunk], text: str) -> list[StoredChunk]:
+    """The chunks whose text, heading path or id contains `text` (case and spacing ignored); all for blank text."""
+    wanted = " ".join(text.casefold().split())
+    if not wanted:
+        return list(records)
+    return [r for r in records if any(wanted in " ".join(f.casefold().split()) for f in (r.chunk.text, r.chunk.heading, r.chunk.id))]
+
+
 def delete_document(components: Components, source: str) -> int:
     """Delete every chunk of `source`; returns how many were removed."""
     n = components.store.delete_source(source)

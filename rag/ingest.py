@@ -78,6 +78,15 @@ class IngestSummary:
         return tuple(f for f in self.files if f.status == "error")
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A document already loaded and chunked (the Documents page's preview), for `ingest_files` to
+    write without loading and chunking the bytes again."""
+
+    doc: Document
+    chunks: tuple[Chunk, ...]
+
+
 def preview(doc: Document, config: ChunkConfig) -> list[Chunk]:
     """The chunks a document would become, without writing anything."""
     return chunk_document(doc, config)
@@ -151,16 +160,15 @@ def ingest_document(components: Components, doc: Document, config: ChunkConfig |
         RagError: the store or an encoder failed; the stored version of the document is untouched.
     """
     config = config or components.settings.chunk
-    plan = _plan(components, doc, config, tags)
+    plan = _plan(components, doc, chunk_document(doc, config), tags)
     if plan.unchanged:
         return plan.result("unchanged")
     (points,) = _embed(components, [plan])
-    return _save(components, plan, points, config, tags)
+    return _save(components, plan, points, tags)
 
 
-def _plan(components: Components, doc: Document, config: ChunkConfig, tags: Sequence[str] | None) -> _Plan:
-    """Chunk `doc` and diff it against what is stored (ids are content hashes)."""
-    chunks = chunk_document(doc, config)
+def _plan(components: Components, doc: Document, chunks: Sequence[Chunk], tags: Sequence[str] | None) -> _Plan:
+    """Diff `doc`'s chunks against what is stored (ids are content hashes)."""
     if not chunks:
         raise LoaderError(f"{doc.source}: no text to index after chunking")
     limit = components.settings.max_chunks_per_doc
@@ -272,14 +280,14 @@ _SAVE_ATTEMPTS = 5
 
 
 def _save(
-    components: Components, plan: _Plan, points: Sequence[PointData], config: ChunkConfig, tags: Sequence[str] | None, durable: bool = True
+    components: Components, plan: _Plan, points: Sequence[PointData], tags: Sequence[str] | None, durable: bool = True
 ) -> FileResult:
     """Apply the plan; when another session replaced the document meanwhile, diff against its version and retry."""
     for _ in range(_SAVE_ATTEMPTS):
         try:
             return _apply(components, plan, points, durable)
         except _StalePlan:
-            plan = _plan(components, plan.doc, config, tags)
+            plan = _plan(components, plan.doc, plan.chunks, tags)
             if plan.unchanged:
                 return plan.result("unchanged")
             (points,) = _embed(components, [plan])
@@ -340,7 +348,7 @@ def _same_doc(old: dict, new_meta: dict, tags: Sequence[str] | None) -> bool:
 
 def ingest_files(
     components: Components,
-    files: Iterable[tuple[str, bytes]],
+    files: Iterable[tuple[str, bytes] | Prepared],
     config: ChunkConfig | None = None,
     tags: Sequence[str] | None = None,
     progress: Progress | None = None,
@@ -356,8 +364,9 @@ def ingest_files(
 
     Args:
         components: store and encoders.
-        files: (name, bytes) pairs; names become sources (sanitised).
-        config: chunking settings (defaults to the configured ones).
+        files: (name, bytes) pairs, names becoming sources (sanitised); or `Prepared` documents,
+            written as they were chunked (a preview's chunks), without loading them again.
+        config: chunking settings for the (name, bytes) pairs (defaults to the configured ones).
         tags: tags for every document; None keeps each document's current tags.
         progress: called with (fraction of files done, message) as files finish and while a group
             of chunks is being embedded.
@@ -403,7 +412,7 @@ def ingest_files(
         done: list[tuple[int, FileResult]] = []
         for (i, plan), points in zip(pending, groups):
             try:
-                result = _save(components, plan, points, config, tags, durable=False)
+                result = _save(components, plan, points, tags, durable=False)
             except RagError as e:
                 result = FileResult(plan.doc.source, "error", error=str(e))
             done.append((i, result))
@@ -418,14 +427,15 @@ def ingest_files(
             finish(i, result)
         pending.clear()
 
-    clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, (name, _) in enumerate(files)])
-    for i, (name, data) in enumerate(files):
+    names = [item.doc.source if isinstance(item, Prepared) else item[0] for item in files]
+    clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, name in enumerate(names)])
+    for i, (name, item) in enumerate(zip(names, files, strict=True)):
         if i in clashes:
             finish(i, FileResult(name, "error", error=clashes[i]))
             continue
         try:
-            doc = load_document(name, data, max_bytes=max_bytes)
-            plan = _plan(components, doc, config, tags)
+            doc = item.doc if isinstance(item, Prepared) else load_document(name, item[1], max_bytes=max_bytes)
+            plan = _plan(components, doc, item.chunks if isinstance(item, Prepared) else chunk_document(doc, config), tags)
         except RagError as e:
             finish(i, FileResult(name, "error", error=str(e)))
             continue

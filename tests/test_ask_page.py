@@ -39,12 +39,14 @@ def test_answers_with_cited_span_highlighted_in_its_document(sample_store):
     answer = html[0]
     assert "5 to 10 business days" in answer and "[S1]" in answer
     assert any("Answered by **extractive**" in c.value for c in at.caption)
-    # The citation opens in place: the cited sentence is marked inside the Refunds section's text.
-    expander = next(e for e in at.expander if "billing/plans.md" in plain(e.label))
-    assert "Refunds" in expander.label
-    context = [h.proto.body for h in expander.get("html")][0]
-    assert "<mark" in context and "Approved refunds" in context.split("<mark", 1)[1]
-    assert "To request a refund" in context  # surrounding text of the same document, not only the span
+    # [S1] links to its source's panel, a closed <details> the link opens, with the cited sentence
+    # marked inside the Refunds section's text.
+    assert '<a href="#ask-source-S1"' in answer
+    panels = html[1]
+    assert panels.count("<details") == 1 and 'id="ask-source-S1"' in panels.split("<details", 1)[1]
+    assert "billing/plans.md › Billing &gt; Refunds" in panels
+    assert "<mark" in panels and "Approved refunds" in panels.split("<mark", 1)[1]
+    assert "To request a refund" in panels  # surrounding text of the same document, not only the span
     # Sources panel with the rerank columns, and the inspector link carrying question and settings.
     sources = at.dataframe[0].value
     assert {"rerank rank", "rerank score", "dense cosine"} <= set(sources.columns)
@@ -58,7 +60,28 @@ def test_answers_with_cited_span_highlighted_in_its_document(sample_store):
     # Logged, and listed under recent questions.
     recent = AskLog.for_settings(sample_store).recent()
     assert recent[0].question == "How long does a refund take to reach my card?"
-    assert any("How long does a refund" in plain(e.label) for e in at.expander)
+    (entry,) = [plain(e.label) for e in at.expander if "How long does a refund" in plain(e.label)]
+    assert re.search(r" — today \d\d:\d\d( UTC)?$", entry), entry  # not the raw ISO timestamp
+
+
+def test_demo_view_shows_the_answer_and_its_sources_without_scores_or_tools(sample_store):
+    at = _ask_page()
+    at.toggle(key="ask_demo").set_value(True).run()
+    at = _ask(at, "How long does a refund take to reach my card?")
+    assert not at.exception and not at.error
+    answer, panels = [h.proto.body for h in at.get("html")]
+    assert '<a href="#ask-source-S1"' in answer and 'id="ask-source-S1"' in panels  # citation clicks kept
+    assert len(at.dataframe) == 0 and not [c for c in at.caption if "Answered by" in c.value]
+    assert not [e for e in at.expander if "question set" in e.label or "How long" in plain(e.label)]
+    assert not [p for p in at.get("page_link") if p.proto.label == "Open in inspector"]
+
+
+def test_empty_collection_points_to_the_documents_page():
+    at = _ask_page()
+    assert not at.exception
+    assert any("has no documents yet" in i.value for i in at.info)
+    link = next(p for p in at.get("page_link") if p.proto.label == "Go to Documents")
+    assert link.proto.page == "documents"  # its stable URL (app.py)
 
 
 def test_off_topic_question_shows_abstention_and_reason(sample_store):

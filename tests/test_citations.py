@@ -82,6 +82,23 @@ def test_answer_html_escapes_text_and_marks_invented_citations():
     assert "[S9]</sup>" in answer_html("Ten days [S9].", None)  # still streaming: not judged yet
 
 
+def test_answer_html_renders_backticked_spans_as_code_and_links_cited_markers():
+    html = answer_html("Send it in the `Authorization` header, not `<b>x</b>` [S1]. Odd ` tick [S2].", {"S1", "S2"}, linked={"S1"})
+    assert ">Authorization</code>" in html and "`" not in html.split("Odd")[0]
+    assert ">&lt;b&gt;x&lt;/b&gt;</code>" in html and "<b>" not in html
+    assert "Odd ` tick" in html  # an unpaired backtick stays as typed
+    assert '<a href="#ask-source-S1"' in html and 'href="#ask-source-S2"' not in html  # S2 has no panel on screen
+
+
+def test_sources_html_escapes_titles_and_text_and_gives_each_panel_its_anchor():
+    from rag.answer.render import SourcePanel, sources_html
+
+    html = sources_html([SourcePanel("S1", "a.md › <img src=x onerror=alert(1)>", [Piece("kept <script>", cited=True)], "characters 1-5"), SourcePanel("S2", "b.md", None)])
+    assert "<img" not in html and "<script>" not in html and "&lt;img src=x" in html
+    assert html.count("<details") == 2 and 'id="ask-source-S1"' in html and 'id="ask-source-S2"' in html
+    assert "no longer stored" in html and "characters 1-5" in html
+
+
 def test_context_html_escapes_document_text_and_highlights_the_span():
     html = context_html([Piece("before <script>x</script> "), Piece("cited & kept", cited=True)])
     assert "<script>" not in html and "&lt;script&gt;" in html

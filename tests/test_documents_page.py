@@ -18,6 +18,7 @@ from reportlab.pdfgen import canvas
 from streamlit.testing.v1 import AppTest
 
 from ui import setup as ui_setup
+from ui.chunks import table_key
 from rag.components import Components, build_components
 from rag.ingest import ingest_files
 from rag.types import ChunkFilter
@@ -54,8 +55,14 @@ def _page() -> AppTest:
     return at
 
 
+def _uploader(at: AppTest):  # noqa: ANN202 - an AppTest widget
+    """The uploader (its key changes after each ingest, which empties it)."""
+    (uploader,) = [u for u in at.file_uploader if u.key.startswith("documents_upload_")]
+    return uploader
+
+
 def _upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
-    at.file_uploader(key="documents_upload").set_value([(name, data, "application/octet-stream") for name, data in files])
+    _uploader(at).set_value([(name, data, "application/octet-stream") for name, data in files])
     at.run()
     assert not at.exception, at.exception
     return at
@@ -123,12 +130,17 @@ def test_upload_preview_ingest_table_tags_delete():
     _click(at, "documents_ingest")
     assert _metrics(at)["Documents"] == "2" and _metrics(at)["Chunks"] == "4"
     assert any(c.value.startswith("Sentence vectors: stored") for c in at.caption)
-    assert any("2 document(s) ingested: 4 chunks written" in s.value for s in at.success)
+    assert any("2 documents ingested: 4 chunks written" in s.value for s in at.success)
+    # The uploader is empty again, so the preview and its Ingest button are gone.
+    assert not _uploader(at).value
+    assert not [d for d in at.dataframe if d.proto.alt == "Preview: files to ingest"]
+    assert not [b for b in at.button if b.key == "documents_ingest"]
     table = _frame(at, "Ingested documents").set_index("source")
     assert table.loc["guide.md", "chunks"] == 3 and table.loc["prices.md", "size"] == len(PRICES)
     assert table.loc["guide.md", "ingested at"].year >= 2024
 
     at.selectbox(key="documents_selected").select("guide.md").run()
+    assert not any("ingested" in s.value for s in at.success), "the ingest summary is shown once, not on every rerun"
     assert list(_frame(at, "Chunks of the chosen document")["text"])[1] == "The first ferry leaves at seven."
 
     tags = next(t for t in at.text_input if t.key.startswith("documents_edit_tags_"))
@@ -162,7 +174,15 @@ def test_reupload_of_edited_document_shows_diff_then_replaces_it(seeded):
     _click(at, "documents_ingest")
     texts = {r.chunk.text for r in _engine().store.records(ChunkFilter(sources=("guide.md",)))}
     assert "The first ferry leaves at half past six." in texts and "The first ferry leaves at seven." not in texts
-    assert _frame(at, "Preview: files to ingest").iloc[0]["state"] == "unchanged"
+
+
+def test_an_all_unchanged_upload_offers_no_ingest(seeded):
+    at = _upload(_page(), ("guide.md", GUIDE), ("prices.md", PRICES))
+    assert set(_frame(at, "Preview: files to ingest")["state"]) == {"unchanged"}
+    assert not [b for b in at.button if b.key == "documents_ingest"]
+    assert any("All 2 files are stored already, unchanged: nothing to ingest." in i.value for i in at.info)
+    at.text_input(key="documents_tags").input("ferry").run()  # new tags do change them
+    assert at.button(key="documents_ingest").label == "Ingest 2 files"
 
 
 def _scan_pdf() -> bytes:
@@ -190,10 +210,13 @@ def test_bad_files_get_their_own_error_others_ingest_stored_unchanged(seeded, mo
     for name, (_, reason) in bad.items():
         assert any(e.startswith(f"{name}:") and reason in e for e in _errors(at)), (name, _errors(at))
     assert list(_frame(at, "Preview: files to ingest")["source"]) == ["timetable.md"]
-    assert at.button(key="documents_ingest").label == "Ingest 1 file(s)"
+    assert at.button(key="documents_ingest").label == "Ingest 1 file"
 
     _click(at, "documents_ingest")
-    assert any("1 document(s) ingested" in w.value and "6 error(s)" in w.value for w in at.warning)
+    (box,) = [w.value for w in at.warning if "ingested" in w.value]
+    assert "1 document ingested" in box and "6 errors" in box
+    assert all(plain(box).count(f"{name}:") == 1 for name in bad), "each error once, inside the one box"
+    assert len(at.error) == 0, "no second box per error"
     summary = _frame(at, "Ingest results per file").set_index("source")
     assert summary.loc["timetable.md", "status"] == "added"
     assert set(summary.index[summary["status"] == "error"]) == set(bad)
@@ -224,7 +247,7 @@ def test_zip_upload_of_a_folder():
     at = _upload(_page(), ("site.zip", site))
     assert list(_frame(at, "Preview: files to ingest")["source"]) == ["guide.md", "billing/prices.md"]
     (skipped,) = [e for e in at.expander if "skipped" in plain(e.label)]
-    assert "1 entries of site.zip skipped" in plain(skipped.label)
+    assert "1 entry of site.zip skipped" in plain(skipped.label)
     assert "unsupported file type .png" in skipped.text[0].value
     _click(at, "documents_ingest")
     assert _engine().store.sources() == {"guide.md": 3, "billing/prices.md": 1}
@@ -296,3 +319,22 @@ def test_optimize_is_an_explicit_action(seeded):
     _click(at, "documents_optimize")
     assert any(s.value == "Optimized." for s in at.success)
     assert _engine().store.count() == 4
+
+
+def test_chunk_browser_filters_and_shows_a_clicked_chunk_whole_as_plain_text(seeded):
+    at = _page()
+    at.selectbox(key="documents_selected").select("guide.md").run()
+    assert len(_frame(at, "Chunks of the chosen document")) == 3
+    assert any(c.value.startswith("Click a row") for c in at.caption)
+    at.text_input(key="documents_chunks_filter").input("FERRY  leaves").run()
+    shown = _frame(at, "Chunks of the chosen document")
+    assert list(shown["text"]) == ["The first ferry leaves at seven."]
+    assert any(c.value == "1 chunk of 3 contain this text." for c in at.caption)
+    at.session_state[table_key("documents_chunks", "guide.md", "ferry leaves")] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
+    (record,) = [r for r in _engine().store.records(ChunkFilter(sources=("guide.md",))) if r.chunk.text == "The first ferry leaves at seven."]
+    assert [c.value for c in at.code] == [record.chunk.id]  # copyable
+    texts = [t.value for t in at.text]
+    assert f"chunk #1 · characters {record.chunk.start:,}–{record.chunk.end:,} · active" in texts[0]
+    assert texts[0].startswith("Ferry guide > Timetable")
+    assert texts[1] == "The first ferry leaves at seven."

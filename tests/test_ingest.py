@@ -289,3 +289,19 @@ def test_crash_before_a_groups_flush_rolls_every_document_forward(components, mo
         assert list((reopened.settings.data_dir / "journal").rglob("*.json")) == []
     finally:
         reopened.close()
+
+
+def test_prepared_documents_are_written_as_previewed_without_loading_or_chunking_again(counted, monkeypatch):
+    from rag import ingest
+    from rag.config import ChunkConfig
+    from rag.ingest import Prepared
+
+    doc = load_document("guide.md", GUIDE.encode())
+    chunks = tuple(preview(doc, ChunkConfig("fixed", 60, 0)))
+    monkeypatch.setattr(ingest, "load_document", lambda *a, **k: pytest.fail("loaded again"))
+    monkeypatch.setattr(ingest, "chunk_document", lambda *a, **k: pytest.fail("chunked again"))
+    summary = ingest_files(counted, [Prepared(doc, chunks)])
+    (result,) = summary.files
+    assert result.status == "added" and result.written == len(chunks) > 3  # the fixed 60-char chunks, not the default config's
+    assert [r.chunk.id for r in document_chunks(counted, "guide.md")] == [c.id for c in chunks]
+    assert [f.status for f in ingest_files(counted, [Prepared(doc, chunks)]).files] == ["unchanged"]

@@ -170,3 +170,15 @@ def test_filter_matching_nothing_says_so(store):
     assert not at.exception
     assert any("No chunk matched" in i.value for i in at.info)
     assert not any(d.key == "inspector_table" for d in at.dataframe)
+
+
+def test_empty_collection_points_to_the_documents_page():
+    at = _open()
+    assert not at.exception
+    assert any("has no documents yet" in i.value and "Load sample docs" in i.value for i in at.info)
+    assert [p.proto.page for p in at.get("page_link") if p.proto.label == "Go to Documents"] == ["documents"]
+
+
+def test_a_stored_collection_shows_no_empty_notice(store):
+    at = _open()
+    assert not any("has no documents yet" in i.value for i in at.info)

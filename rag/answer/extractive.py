@@ -11,23 +11,20 @@ sentence like "The link is valid for 30 minutes." match a question about passwor
 comes from every chunk the retrieval saw, so a word found everywhere (the product's name) counts for
 little: without it "Does Tidepool sell hardware?" matched "Tidepool has three plans." on the name
 alone. A question with no terms left (e.g. Chinese, which the stemmer cannot split) is scored by
-cosine alone. The answer is the best sentence plus up to two more within `_SPREAD` of it; when even
-the best one scores under `min_sentence_score` it abstains with NOT_IN_SOURCES, as the model is told to.
-On the sample set (rag/resources/sample_qa.jsonl) the default 0.45 answers 15 of the 17 answerable
-questions (best sentence 0.47-0.78; the other two are English questions answered only in the Chinese
-FAQ, which MiniLM, English-only, cannot match) and abstains on "Linux app" and "phone number" (also on
-dark mode and hardware: 0.30-0.43), but answers "Bitcoin" (0.46, quoting the refund-email sentence,
-cited and visibly off the point). The margin is thin: this is a sentence picker, not a reader; Claude
-decides answerability far better.
+cosine alone. The answer is the best sentence plus up to two more within `_SPREAD` of it, each
+adding a key term of the question the ones before lack (so no padding from a neighbouring sentence).
+It abstains with NOT_IN_SOURCES, as the model is told to, when even the best sentence scores under
+`min_sentence_score`, or when the question names something no retrieved chunk mentions and the
+quoted sentences ignore it (rag/answer/terms.py): "Can I pay my invoice with Bitcoin?" used to get
+the refund-email sentence (0.46). bench/answers.py measures both rules on the sample set and on
+tests/data/sample_unanswerable.jsonl (numbers in the README). This is a sentence picker, not a
+reader; Claude decides answerability far better.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
+from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -36,16 +33,18 @@ from rag.answer.citations import neutralise_markers
 from rag.answer.generator import last_generation
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
+from rag.answer.terms import content_terms, idf, key_terms, without_term
 from rag.chunker import split_sentences
 from rag.encoders import DenseEncoder
 from rag.retrieve import RetrievalResult
+from rag.text import plural
 
 _DENSE_WEIGHT = 0.6
 _SPREAD = 0.3  # later sentences must score within this of the best one
 _MAX_SENTENCES = 3
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
-_WORDS = re.compile(r"\w+")
+_IGNORED = 0.02  # an unmentioned key term is ignored when dropping it raises the answer's cosine by this much
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,8 @@ class Unit:
 class ScoredUnit:
     unit: Unit
     score: float
+    cosine: float = 0.0  # the dense part alone, what the key-term check compares
+    vector: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 class ExtractiveGenerator:
@@ -96,43 +97,90 @@ class ExtractiveGenerator:
         query = self.dense.encode_query(question)
         vectors = self.dense.encode_documents([f"{u.heading.split(' > ')[-1]}: {u.text}" if u.heading else u.text for u in units])
         cosine = vectors @ np.asarray(query)
-        background = retrieval.candidates if retrieval is not None else [s.candidate for s in sources]
-        weights = idf(content_terms(question), [content_terms(c.chunk.chunk.embed_text) for c in background])
+        weights = idf(content_terms(question), background(sources, retrieval))
         total = sum(weights.values())
         scored = []
-        for unit, cos in zip(units, cosine):
+        for unit, cos, vector in zip(units, cosine, vectors):
             if total > 0:
                 overlap = sum(weights[t] for t in weights.keys() & content_terms(unit.text)) / total
                 value = _DENSE_WEIGHT * float(cos) + (1 - _DENSE_WEIGHT) * overlap
             else:
                 value = float(cos)
-            scored.append(ScoredUnit(unit, value))
+            scored.append(ScoredUnit(unit, value, float(cos), vector))
         return sorted(scored, key=lambda s: -s.score)
 
     def stream(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Iterator[str | Generation]:
         scored = self.score(question, sources, retrieval)
-        if not scored or scored[0].score < self.min_sentence_score:
+        keys = key_terms(question)
+        chosen = choose(scored, self.min_sentence_score, set(keys)) if scored else []
+        if not chosen:
             best = f"; the best scored {scored[0].score:.2f}: {scored[0].unit.text!r}" if scored else ""
-            reason = f"no sentence of the {len(sources)} sources sent scores {self.min_sentence_score:g} or more{best}"
+            reason = f"no sentence of the {plural(len(sources), 'source')} sent scores {self.min_sentence_score:g} or more{best}"
+        else:
+            missing = self.ignored_terms(question, keys, chosen, background(sources, retrieval))
+            reason = (
+                f"the sources never mention {', '.join(repr(w) for w in missing)}, and the best sentence "
+                f"({chosen[0].unit.text!r}) matches the question better without {'it' if len(missing) == 1 else 'them'}" if missing else ""
+            )  # fmt: skip
+        if reason:
             yield NOT_IN_SOURCES
             yield Generation(NOT_IN_SOURCES, self.model, abstain_reason=reason)
             return
-        floor = max(self.min_sentence_score, scored[0].score - _SPREAD)
-        chosen: list[Unit] = []
-        for s in scored:
-            if s.score >= floor and len(chosen) < _MAX_SENTENCES and s.unit.text not in {u.text for u in chosen}:
-                chosen.append(s.unit)
         # A bracket like `[S2]` in the quoted text would read as a citation of another source.
-        lines = [f"{neutralise_markers(u.text)} [{u.label}]" for u in chosen]
+        lines = [f"{neutralise_markers(s.unit.text)} [{s.unit.label}]" for s in chosen]
         spans: dict[str, tuple[tuple[int, int], ...]] = {}
-        for u in chosen:
-            spans[u.label] = spans.get(u.label, ()) + ((u.start, u.end),)
+        for s in chosen:
+            spans[s.unit.label] = spans.get(s.unit.label, ()) + ((s.unit.start, s.unit.end),)
         for i, line in enumerate(lines):
             yield line if i == 0 else "\n" + line
         yield Generation("\n".join(lines), self.model, spans=spans)
 
     def generate(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Generation:
         return last_generation(self.stream(question, sources, retrieval))
+
+    def ignored_terms(self, question: str, keys: dict[str, str], chosen: Sequence[ScoredUnit], seen: Sequence[set[str]]) -> list[str]:
+        """Key terms (as written) that no retrieved chunk contains and every chosen sentence ignores.
+
+        A sentence ignores a term when the question without that term is closer to it (by `_IGNORED`
+        or more) than the question itself: it answers the rest of the question. "money back" for a
+        refund sentence moves it closer (kept); "Bitcoin" for the refund-email sentence moves it away.
+        """
+        unseen = [t for t in keys if not any(t in terms for terms in seen)]
+        if not unseen:
+            return []
+        ablated = [np.asarray(self.dense.encode_query(without_term(question, t))) for t in unseen]
+        return [
+            keys[t] for t, q in zip(unseen, ablated)
+            if all(s.cosine - float(s.vector @ q) <= -_IGNORED for s in chosen if s.vector is not None)
+        ]  # fmt: skip
+
+
+def choose(scored: Sequence[ScoredUnit], minimum: float, keys: set[str]) -> list[ScoredUnit]:
+    """The sentences to quote: the best one, then up to two more that each add a key term not yet quoted.
+
+    Each must score `minimum` and within `_SPREAD` of the best. Requiring a new key term is the
+    per-sentence relevance floor: without it, "When does a downgrade take effect?" also quoted the
+    upgrade sentence next to the answer, and "How much storage does Team include?" every plan's row.
+    """
+    if not scored or scored[0].score < minimum:
+        return []
+    floor = max(minimum, scored[0].score - _SPREAD)
+    chosen = [scored[0]]
+    covered = content_terms(scored[0].unit.text) & keys
+    for s in scored[1:]:
+        if len(chosen) == _MAX_SENTENCES or s.score < floor:
+            break
+        adds = (content_terms(s.unit.text) & keys) - covered
+        if adds and s.unit.text not in {c.unit.text for c in chosen}:
+            chosen.append(s)
+            covered |= adds
+    return chosen
+
+
+def background(sources: Sequence[Source], retrieval: RetrievalResult | None) -> list[set[str]]:
+    """The content terms of every chunk the retrieval saw (the sources alone without it): the IDF background."""
+    chunks = retrieval.candidates if retrieval is not None else [s.candidate for s in sources]
+    return [content_terms(c.chunk.chunk.embed_text) for c in chunks]
 
 
 def quotable_units(source: Source) -> list[Unit]:
@@ -177,29 +225,3 @@ def quotable_units(source: Source) -> list[Unit]:
         pos = end + 1
     close_paragraph(len(text))
     return units
-
-
-def content_terms(text: str) -> set[str]:
-    """Stems of the words that carry meaning (the BM25 stopword list removed)."""
-    stem = _stemmer().stem_word
-    stop = _stopwords()
-    return {stem(w) for w in _WORDS.findall(text.lower()) if w not in stop}
-
-
-def idf(terms: set[str], documents: Sequence[set[str]]) -> dict[str, float]:
-    """Smoothed inverse document frequency of each term over `documents` (BM25's form, never negative)."""
-    n = len(documents)
-    return {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t in terms for df in [sum(t in d for d in documents)]}
-
-
-@lru_cache(maxsize=1)
-def _stemmer():  # noqa: ANN202
-    from py_rust_stemmers import SnowballStemmer  # fastembed's own stemmer, installed with it
-
-    return SnowballStemmer("english")
-
-
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    path = resources.files("rag") / "resources" / "bm25" / "english.txt"
-    return frozenset(path.read_text(encoding="utf-8").split())

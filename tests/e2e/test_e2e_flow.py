@@ -45,7 +45,7 @@ def test_documents_samples_upload_and_ingest(app: AppPage):
     app.screenshot("documents-empty")
 
     app.page.get_by_role("button", name="Load sample docs").click()  # into the `sample` collection, which the session switches to
-    app.page.get_by_text("6 document(s) ingested").wait_for()
+    app.page.get_by_text("6 documents ingested").wait_for()
     app.settle()
     assert_clean(app)
 
@@ -54,8 +54,8 @@ def test_documents_samples_upload_and_ingest(app: AppPage):
     app.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(upload))
     app.page.get_by_text("Preview").wait_for()
     app.settle()
-    app.page.get_by_role("button", name="Ingest 1 file(s)").click()
-    app.page.get_by_text("1 document(s) ingested").wait_for()
+    app.page.get_by_role("button", name="Ingest 1 file").click()
+    app.page.get_by_text("1 document ingested").wait_for()
     app.settle()
     assert_clean(app)
 
@@ -109,9 +109,10 @@ def test_ask_answers_with_a_citation_that_opens_its_span(app: AppPage):
     answer = app.page.get_by_test_id("stHtml").first.inner_text()
     assert "three euros" in answer and "S1" in answer, answer
 
-    citation = app.page.get_by_test_id("stExpander").filter(has_text="harbour-tokens.md").first
-    citation.locator("summary").click()
-    app.settle()
+    # The [S1] marker is a link that opens its source's panel (a closed <details>).
+    citation = app.page.locator("details").filter(has_text="harbour-tokens.md").first
+    app.page.get_by_test_id("stHtml").first.locator('a[href="#ask-source-S1"]').click()
+    citation.locator('[id="ask-source-S1"]').wait_for(state="visible")
     opened = citation.inner_text()
     assert "three euros" in opened
     for payload in ("<script>", "</script>", "<img src=x onerror="):

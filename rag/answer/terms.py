@@ -1,0 +1,79 @@
+"""The words of a question that an answer must be about: stems, IDF, and the key terms the sources lack.
+
+The offline answerer quotes sentences; it cannot reason about whether they answer. What it can check
+is vocabulary. A question's content words (Snowball stems, BM25 stopwords dropped) that no retrieved
+chunk contains (document frequency 0, the highest IDF there is) name something the sources never
+mention: "Bitcoin" in "Can I pay my invoice with Bitcoin?", "Linux" in "Is there a desktop app for
+Linux?". The sources can still answer in other words ("money back" for "refund"), so such a term
+only counts as uncovered when the quoted answer also matches the question better WITHOUT it (dense
+cosine, see `ExtractiveGenerator`): the answer is then about the rest of the question, not about
+that term. Words that shape a question without naming its subject ("how long", "what happens") are
+never key terms: they are absent from almost every document but say nothing about answerability.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Sequence
+
+_WORDS = re.compile(r"\w+")
+
+# Stems of words that ask rather than name: "how long/many/much/often", "what happens", "can I get/use".
+QUESTION_WORDS = frozenset(
+    "long mani much often happen get take tell come realli check cost includ use need want know way "
+    "possibl support allow avail exist anyth someth".split()
+)
+
+
+def content_terms(text: str) -> set[str]:
+    """Stems of the words that carry meaning (the BM25 stopword list removed)."""
+    stem = _stemmer().stem_word
+    stop = _stopwords()
+    return {stem(w) for w in _WORDS.findall(text.lower()) if w not in stop}
+
+
+def key_terms(question: str) -> dict[str, str]:
+    """The question's key terms: stem -> the word as written. Question words and non-Latin runs dropped.
+
+    A Chinese question is one unsplit "word" to this regex and the English stemmer: no key terms, so
+    no coverage check (its answers are judged by the dense score alone).
+    """
+    stem = _stemmer().stem_word
+    stop = _stopwords()
+    terms: dict[str, str] = {}
+    for word in _WORDS.findall(question):
+        low = word.lower()
+        if low in stop or not low.isascii():
+            continue
+        term = stem(low)
+        if term not in QUESTION_WORDS:
+            terms.setdefault(term, word)
+    return terms
+
+
+def without_term(question: str, term: str) -> str:
+    """The question with every word whose stem is `term` removed (what the ablation check encodes)."""
+    stem = _stemmer().stem_word
+    return _WORDS.sub(lambda m: "" if stem(m.group().lower()) == term else m.group(), question)
+
+
+def idf(terms: set[str], documents: Sequence[set[str]]) -> dict[str, float]:
+    """Smoothed inverse document frequency of each term over `documents` (BM25's form, never negative)."""
+    n = len(documents)
+    return {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t in terms for df in [sum(t in d for d in documents)]}
+
+
+@lru_cache(maxsize=1)
+def _stemmer():  # noqa: ANN202
+    from py_rust_stemmers import SnowballStemmer  # fastembed's own stemmer, installed with it
+
+    return SnowballStemmer("english")
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    path = resources.files("rag") / "resources" / "bm25" / "english.txt"
+    return frozenset(path.read_text(encoding="utf-8").split())

@@ -1,0 +1,102 @@
+"""How the Ask page shows an answer: the text with clickable citations, the cited sources, the ranks, recent asks.
+
+The demo view (for stakeholders) is the same answer and cited sources, full width, without the
+tables of ranks and scores and the tools around them. Answer and document text reach the screen only
+through rag.answer.render (escaped HTML) or st.text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from rag.answer import Answer
+from rag.answer.context import span_context
+from rag.answer.render import SourcePanel, answer_html, md_escape, sources_html
+from rag.asklog import AskRecord
+from rag.components import Components
+from rag.text import plural, readable_time
+
+def show_answer(components: Components, answer: Answer, demo: bool = False) -> None:
+    """The answer, each [S1] linking to its cited source below; outside the demo view also the checks' flags."""
+    cited = {answer.label_of(c.id): c for c in answer.citations}
+    titles = {label: f"{c.source} > {c.heading}" for label, c in cited.items()}
+    sent = {answer.label_of(i) for i in answer.sources} | set(answer.sources)
+    if not demo:
+        st.caption(f"Answered by **{answer.mode}** ({md_escape(answer.model)}) in {answer.latency_ms:,.0f} ms")
+    if answer.abstained:
+        st.warning("Abstained: the sources do not answer this question.")
+        st.text(answer.reason)
+    else:
+        st.html(answer_html(answer.text, sent, titles, linked=set(cited)))
+    if not demo and answer.invented:
+        st.error("Invented citations: " + ", ".join(f"[{r}]" for r in answer.invented) + " name no source that was sent.")
+    if not demo and answer.uncited_sentences:
+        st.warning(f"{plural(len(answer.uncited_sentences), 'sentence')} state{'s' if len(answer.uncited_sentences) == 1 else ''} something without a citation:")
+        for sentence in answer.uncited_sentences:
+            st.text(f"• {sentence}")
+    show_citations(components, answer)
+
+
+def show_citations(components: Components, answer: Answer) -> None:
+    """Each cited chunk as a panel that a citation click opens: the cited span highlighted among its neighbours."""
+    spans: dict[str, list] = {}
+    for c in answer.citations:
+        spans.setdefault(c.id, []).append(c)
+    panels = []
+    for chunk_id, cites in spans.items():
+        first = cites[0]
+        page = f" · page {first.page}" if first.page else ""
+        context = span_context(components, first.source, chunk_id, [(c.start, c.end) for c in cites])
+        where = ", ".join(f"{c.start}-{c.end}" for c in cites)
+        panels.append(SourcePanel(first.label, f"{first.source} › {first.heading or '(no heading)'}{page}", context.pieces if context else None, f"characters {where}"))
+    if panels:
+        st.html(sources_html(panels))
+
+
+def show_sources(answer: Answer, min_score: float) -> None:
+    """The final chunks with their scores: which were sent, and the relevance the gate compared."""
+    cited = {c.id for c in answer.citations}
+    rows = [
+        {
+            "sent as": answer.label_of(c.id) or "not sent",
+            "cited": c.id in cited,
+            "source": c.chunk.chunk.source,
+            "heading": c.chunk.chunk.heading,
+            answer.relevance_basis or "relevance": answer.relevance.get(c.id),
+            "rerank rank": c.rerank.rank,
+            "rerank score": c.rerank.score,
+            "fused rank": c.fused.rank,
+            "dense rank": c.dense.rank,
+            "sparse rank": c.sparse.rank,
+        }
+        for c in answer.retrieval.final
+    ]
+    st.subheader("Sources")
+    if not rows:
+        st.caption("No chunk was retrieved for this question.")
+        return
+    st.caption(f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} reaches {min_score:g}.")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def show_recent(records: list[AskRecord], again: Callable[[AskRecord], None], inspector: str, inspector_params: Callable[[AskRecord], dict]) -> None:
+    """The last asks, newest first, with times in the reader's own time zone."""
+    st.subheader("Recent questions")
+    if not records:
+        st.caption("No questions asked yet.")
+    tz = st.context.timezone
+    for r in records:
+        flag = " · abstained" if r.abstained else ""
+        with st.expander(f"{md_escape(r.question)} — {readable_time(r.asked_at, tz)}{flag}"):
+            st.caption(f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, k {r.config.final_k}, reranker {md_escape(r.config.reranker)}")
+            if r.abstained:
+                st.text(f"Abstained: {r.reason}")
+            else:
+                st.html(answer_html(r.answer, {c["label"] for c in r.citations}))
+            cols = st.columns(2)
+            cols[0].button("Ask again with these settings", key=f"ask_again_{r.id}", on_click=again, args=(r,))
+            with cols[1]:
+                st.page_link(inspector, label="Replay in inspector", icon="🔬", query_params=inspector_params(r))

@@ -1,0 +1,92 @@
+"""Chunk tables and the chunk browser of the Documents page.
+
+Chunk text is untrusted: it reaches the screen only through st.dataframe, st.text and st.code (all
+plain text), never through Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from rag.documents import filter_chunks
+from rag.ingest import ChunkDiff
+from rag.text import plural
+from rag.types import Chunk, StoredChunk
+
+CHUNK_COLUMNS = {
+    "index": st.column_config.NumberColumn("#", width="small"),
+    "heading path": st.column_config.TextColumn("heading path"),
+    "page": st.column_config.NumberColumn("page", width="small"),
+    "chars": st.column_config.NumberColumn("chars", width="small"),
+    "text": st.column_config.TextColumn("text", width="large"),
+}
+
+
+def chunk_rows(chunks: Sequence[Chunk], changes: list[str] | None = None) -> pd.DataFrame:
+    """One row per chunk (the page column only when some chunk has a page); `changes` adds a first column."""
+    rows = [{"index": c.index, "heading path": c.heading, "page": c.page, "chars": len(c.text), "text": c.text} for c in chunks]
+    frame = pd.DataFrame(rows, columns=list(CHUNK_COLUMNS))
+    if changes is not None:
+        frame.insert(0, "change", changes)
+    if frame["page"].isna().all():
+        frame = frame.drop(columns="page")
+    return frame
+
+
+def diff_rows(diff: ChunkDiff) -> pd.DataFrame:
+    """A previewed document against its stored version: new and kept chunks in order, then the removed ones."""
+    kept = sorted([(c, "added") for c in diff.added] + [(c, "unchanged") for c in diff.unchanged], key=lambda p: p[0].index)
+    gone = [(s.chunk, "removed") for s in sorted(diff.removed, key=lambda s: s.chunk.index)]
+    pairs = kept + gone
+    return chunk_rows([c for c, _ in pairs], [change for _, change in pairs])
+
+
+def stored_rows(records: Sequence[StoredChunk]) -> pd.DataFrame:
+    """Stored chunks with their status and injection-scan flags before the text."""
+    frame = chunk_rows([r.chunk for r in records])
+    frame.insert(len(frame.columns) - 1, "status", ["quarantined" if r.quarantined else "active" for r in records])
+    frame.insert(len(frame.columns) - 1, "flags", [", ".join(r.flags) for r in records])
+    return frame
+
+
+def chunk_browser(records: Sequence[StoredChunk], key: str) -> None:
+    """A document's chunks, filtered by text; clicking a row shows that chunk whole (as Qdrant's point view does)."""
+    query = st.text_input("Filter chunks", key=f"{key}_filter", placeholder="text, heading or id the chunk contains")
+    shown = filter_chunks(records, query)
+    if query.strip():
+        st.caption(f"{plural(len(shown), 'chunk')} of {len(records):,} contain this text.")
+    event = st.dataframe(
+        stored_rows(shown),
+        hide_index=True,
+        column_config=CHUNK_COLUMNS,
+        on_select="rerun",
+        selection_mode="single-row",
+        key=table_key(key, records[0].chunk.source if records else "", query),
+        alt="Chunks of the chosen document",
+    )
+    rows = event.selection.rows if event else []
+    if rows and rows[0] < len(shown):
+        chunk_detail(shown[rows[0]])
+    elif shown:
+        st.caption("Click a row to see the whole chunk, its id and its offsets.")
+
+
+def table_key(key: str, source: str, query: str) -> str:
+    """The chunk table's widget key: one per document and filter, so a new one starts with nothing selected."""
+    digest = hashlib.sha1(f"{source}\0{' '.join(query.casefold().split())}".encode()).hexdigest()[:12]
+    return f"{key}_table_{digest}"
+
+
+def chunk_detail(record: StoredChunk) -> None:
+    """One chunk in full: id (copyable), heading path, offsets, status and flags, then its text as plain text."""
+    chunk = record.chunk
+    with st.container(border=True):
+        st.code(chunk.id, language=None)
+        where = f"chunk #{chunk.index} · characters {chunk.start:,}–{chunk.end:,}" + (f" · page {chunk.page}" if chunk.page is not None else "")
+        status = "quarantined (never retrieved)" if record.quarantined else "active"
+        st.text(f"{chunk.heading or '(no heading)'}\n{where} · {status}" + (f"\nflags: {', '.join(record.flags)}" if record.flags else ""))
+        st.text(chunk.text)

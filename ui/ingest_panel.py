@@ -1,0 +1,139 @@
+"""The Documents page's upload path: expand uploads, preview their chunks, ingest with progress, summarise.
+
+Kept out of pages/documents.py so the page reads as its layout. File names and messages that reach a
+Markdown-rendering element go through md_escape; chunk text only through st.dataframe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.chunks import CHUNK_COLUMNS, chunk_rows, diff_rows
+from rag.answer.render import md_escape
+from rag.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
+from rag.components import Components
+from rag.config import ChunkConfig
+from rag.errors import RagError
+from rag.ingest import IngestSummary, Prepared, diff_document, ingest_files, preview
+from rag.loaders import load_document
+from rag.text import plural
+from rag.types import Chunk, Document
+
+Item = tuple[str, bytes] | Prepared
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def load_and_chunk(name: str, data: bytes, strategy: str, size: int, overlap: int, max_bytes: int) -> tuple[Document, list[Chunk]]:
+    """Loading and chunking is pure: cached so reruns (every widget change) do not parse PDFs again."""
+    doc = load_document(name, data, max_bytes=max_bytes)
+    return doc, preview(doc, ChunkConfig(strategy, size, overlap))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArchive:
+    """Cached like load_and_chunk: an archive is inflated once, not on every rerun."""
+    return expand_zip(name, data, limits)
+
+
+def expand_uploads(uploads: list, max_upload_mb: int) -> list[tuple[str, bytes]]:  # noqa: ANN001 - UploadedFile
+    """Uploaded files as (name, bytes); .zip archives expanded, with a message for whatever they leave out."""
+    files: list[tuple[str, bytes]] = []
+    limits = ArchiveLimits.for_upload_mb(max_upload_mb)
+    for upload in uploads:
+        if not is_zip_name(upload.name):
+            files.append((upload.name, upload.getvalue()))
+            continue
+        try:
+            archive = expand_archive(upload.name, upload.getvalue(), limits)
+        except RagError as e:
+            st.error(md_escape(str(e)))
+            continue
+        files += archive.files
+        if archive.skipped:
+            with st.expander(f"{plural(len(archive.skipped), 'entry', 'entries')} of {md_escape(upload.name)} skipped"):
+                st.text("\n".join(archive.skipped))
+    return files
+
+
+def run_ingest(components: Components, files: Sequence[Item], config: ChunkConfig, tags: list[str] | None) -> None:
+    """Ingest with a progress bar and one line per finished file, then rerun to show the summary once.
+
+    The uploader gets a new key, so it comes back empty instead of offering the same files again.
+    """
+    with st.status(f"Ingesting {plural(len(files), 'file')}…", expanded=True) as status:
+        bar = st.progress(0.0, text="Reading and chunking…")
+
+        def progress(fraction: float, message: str) -> None:
+            bar.progress(fraction, text=md_escape(message))
+            if not message.startswith("embedding"):
+                st.text(message)
+
+        try:
+            summary = ingest_files(components, files, config, tags, progress)
+        except RagError as e:  # the store itself failed: nothing more to do this run
+            status.update(label="Ingest failed", state="error")
+            st.error(str(e))
+            return
+        status.update(label="Ingest finished", state="error" if summary.errors else "complete")
+    st.session_state["documents_summary"] = summary
+    st.session_state["documents_upload_round"] = st.session_state.get("documents_upload_round", 0) + 1
+    st.rerun()
+
+
+def show_summary(summary: IngestSummary) -> None:
+    """One box for the whole ingest (the errors listed in it), then the per-file table."""
+    line = f"{plural(summary.documents, 'document')} ingested: {plural(summary.chunks_written, 'chunk')} written, {summary.chunks_unchanged:,} unchanged"
+    if not summary.errors:
+        st.success(f"{line}.")
+    else:
+        errors = "\n".join(f"- {md_escape(failed.error)}" for failed in summary.errors)
+        st.warning(f"{line}, {plural(len(summary.errors), 'error')}:\n\n{errors}")
+    frame = pd.DataFrame([{k: getattr(f, k) for k in ("source", "status", "chunks", "written", "unchanged", "removed", "flagged")} for f in summary.files])
+    st.dataframe(frame, hide_index=True, alt="Ingest results per file")
+
+
+def preview_files(components: Components, files: list[tuple[str, bytes]], config: ChunkConfig) -> tuple[list[Item], int]:
+    """Show each file's chunks (and its diff against the stored version).
+
+    Returns:
+        What to ingest: the previewed documents as `Prepared` (ingest writes exactly these chunks,
+        without loading and chunking again) and, as (name, bytes), the files that failed to load;
+        and how many of the documents are new or changed.
+    """
+    settings = components.settings
+    max_bytes = settings.max_upload_mb * 1024 * 1024
+    loaded: dict[str, tuple[Document, list[Chunk], Any]] = {}
+    items: list[Item] = []
+    overview = []
+    for name, data in files:
+        try:
+            doc, chunks = load_and_chunk(name, data, config.strategy, config.size, config.overlap, max_bytes)
+            diff = diff_document(components, chunks, doc.source)
+        except RagError as e:
+            st.error(md_escape(str(e)))
+            items.append((name, data))
+            continue
+        items.append(Prepared(doc, tuple(chunks)))
+        stored = bool(diff.unchanged or diff.removed)
+        state = ("unchanged" if diff.is_noop else "changed") if stored else "new"
+        overview.append({"source": doc.source, "kind": doc.kind, "chars": len(doc.text), "chunks": len(chunks), "state": state, "added": len(diff.added), "unchanged": len(diff.unchanged), "removed": len(diff.removed)})
+        if len(chunks) > settings.max_chunks_per_doc:
+            st.warning(md_escape(f"{doc.source}: {len(chunks):,} chunks is over the limit of {settings.max_chunks_per_doc:,}; ingest will refuse it."))
+        loaded[doc.source] = (doc, chunks, diff)
+    changed = sum(row["state"] != "unchanged" for row in overview)
+    if not loaded:
+        return items, 0
+    st.markdown("**Preview** (nothing is written until you press Ingest)")
+    st.dataframe(pd.DataFrame(overview), hide_index=True, alt="Preview: files to ingest")
+    source = st.selectbox("Chunks of", list(loaded), key="documents_preview_file")
+    _, chunks, diff = loaded[source]
+    if diff.unchanged or diff.removed:
+        st.caption(md_escape(f"{source} is stored already: {len(diff.added)} chunks added, {len(diff.unchanged)} unchanged, {len(diff.removed)} removed"))
+        st.dataframe(diff_rows(diff), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file")
+    else:
+        st.dataframe(chunk_rows(chunks), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file")
+    return items, changed
