@@ -10,7 +10,7 @@ navigation = st.navigation(
     [
         st.Page("pages/documents.py", title="Documents", icon="📄", default=True),
         st.Page("pages/inspector.py", title="Search inspector", icon="🔬"),
-        st.Page("pages/ask.py", title="Ask", icon="💬"),
+        st.Page("pages/ask.py", title="Ask · Eval", icon="💬"),
     ]
 )
 navigation.run()

@@ -19,7 +19,7 @@ from rag.rerank import RERANKERS
 
 INSPECTOR = "pages/inspector.py"
 
-components = page("Ask")
+components = page("Ask · Eval")
 settings = components.settings
 log = AskLog.for_settings(settings)
 
@@ -197,7 +197,8 @@ def show_recent() -> None:
                 st.page_link(INSPECTOR, label="Replay in inspector", icon="🔬", query_params=r.inspector_params(settings.retrieval))
 
 
-ask_tab, eval_tab = st.tabs(["Ask", "Eval"])
+# Bound to ?tab=…, so a link (the sidebar's, a README's) can open the Eval tab: /ask?tab=Eval.
+ask_tab, eval_tab = st.tabs(["Ask", "Eval"], key="tab", bind="query-params")
 with ask_tab:
     config = settings_form()
     with st.form("ask_form"):

@@ -89,6 +89,8 @@ def sidebar(components: Components) -> None:
             st.caption(f"Store unavailable: {e}")
         st.caption(f"Dense: {s.dense_model} · Sparse: {s.sparse_model}")
         st.caption(f"Answers: {'Anthropic ' + s.answer.anthropic_model if s.anthropic_api_key else 'offline (extractive)'}")
+        # Eval is a tab of the Ask page; this link opens it there (the tabs are bound to ?tab=).
+        st.page_link("pages/ask.py", label="Eval: question sets and runs", icon="🧪", query_params={"tab": "Eval"})
         providers = _oidc_providers()
         if providers is not None and st.user.get("is_logged_in"):
             st.caption("Signed in as")
