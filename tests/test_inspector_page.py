@@ -68,6 +68,36 @@ def test_link_parameters_drive_the_stage_table(store):
     assert any(":blue-background[Refunds are issued within 14 days of purchase to the original card\\.]" in m.value for m in at.markdown)
 
 
+STATEMENTS = """# Bank
+
+## Statements
+
+Monthly statements list every card payment, transfer and fee of the month, in date order.
+
+Statements for business accounts also show the VAT on each fee, for your bookkeeping.
+
+Older statements stay downloadable as PDF for ten years from the account page.
+"""
+
+
+def test_repeated_headings_are_told_apart_and_bm25_headers_fit(settings):
+    from rag.config import ChunkConfig
+
+    components = build_components(settings)
+    assert not ingest_files(components, [("bank.md", STATEMENTS.encode())], ChunkConfig("heading", 120, 0)).errors
+    components.close()
+    at = _open(q="Which statements show fees?", fusion="rrf", reranker="none")
+    assert not at.exception, at.exception
+    labels = _table(at)["source > heading"].tolist()
+    assert len(labels) == 3 and len(set(labels)) == 3  # three chunks under one heading, three different labels
+    assert all(re.fullmatch(r"bank\.md > Bank > Statements · chunk \d+: \S+( \S+){5}…", label) for label in labels), labels
+    assert any(label.endswith(": Monthly statements list every card payment,…") for label in labels), labels
+    terms = next(d for d in at.dataframe if "stored tf part" in d.value.columns)
+    columns = terms.proto.columns
+    for short in ('"label": "tf"', '"label": "adds"', '"label": "q weight"', '"label": "df"'):
+        assert short in columns.replace('":"', '": "'), columns
+
+
 def pd_na(value) -> bool:
     import pandas as pd
 

@@ -220,6 +220,7 @@ def _results(run: EvalRun) -> None:
         hide_index=True,
         width="stretch",
         key="eval_question_table",
+        placeholder="–",  # a stage that did not rank the gold
         column_config={"inspector": st.column_config.LinkColumn("inspector", display_text="open ↗", help="The inspector on this question and config, tracking the gold chunk")},
     )
     for q in run.questions:

@@ -115,7 +115,8 @@ def _bar(total: int, label: str):  # noqa: ANN202
 
 def _print_run(run: EvalRun) -> None:
     click.echo(f"run {run.label} ({run.id})  set {run.set_name}  collection {run.collection} ({run.fingerprint})")
-    click.echo(f"{config_label(run.config)}  (reranker ran: {run.models.get('reranker')})")
+    ran = run.models.get("reranker")
+    click.echo(config_label(run.config) + ("" if ran == run.config.reranker else f"  (reranker ran: {ran})"))
     columns = (*HEADLINE, "recall@20")
     click.echo("stage".ljust(16) + "".join(m.rjust(11) for m in columns))
     for stage, title in STAGE_TITLES.items():
