@@ -276,6 +276,11 @@ def test_invalid_questions_are_left_out_of_the_metrics_and_listed(garden):
     # Only the valid question counts: its gold is at rank 1, so every metric is perfect instead of halved.
     assert run.per_stage["rerank"]["ndcg@10"] == 1.0 and run.metrics["hit@final"] == 1.0
     assert [q.id for q in run.invalid] == ["bad"]
+    from rag.eval.runs import compare_runs
+    from rag.eval.verdicts import verdict_title
+
+    [_, bad] = compare_runs(run, run).questions  # compared, the invalid question says so instead of "passed"
+    assert bad.verdict_a == bad.verdict_b == "invalid" and verdict_title(bad.verdict_a) == "invalid gold (not scored)"
     out = run.as_json()
     assert out["left_out"] == 1 and out["invalid"][0]["id"] == "bad" and "orchard.md" in out["invalid"][0]["reason"]
 

@@ -47,7 +47,7 @@ from rag.eval.runs import (
     rename_run,
     set_baseline,
 )
-from rag.eval.verdicts import VERDICTS
+from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
 from rag.wording import STAGE_TITLES, plural
 
 INSPECTOR = "pages/inspector.py"
@@ -253,7 +253,7 @@ def _question_row(q: QuestionResult) -> dict:
     row["ndcg@10"] = q.scores.get(FINAL_STAGE, {}).get("ndcg@10")
     if q.answer:
         row["answer"] = "abstained" if q.answer.abstained else q.answer.text
-    row["verdict"] = q.verdict.title if q.verdict else "INVALID gold (not scored)" if q.invalid else ""
+    row["verdict"] = q.verdict.title if q.verdict else verdict_title(INVALID) if q.invalid else ""
     row["why"] = q.verdict.detail if q.verdict else q.invalid or ""
     row["inspector"] = f"{INSPECTOR_URL}?{urlencode(dict(q.inspector))}"
     return row
@@ -294,8 +294,8 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     changed = [q for q in cmp.questions if q.outcome != "same" or q.verdict_a != q.verdict_b]
     rows = [
         {"id": q.id, "question": q.question, "outcome": q.outcome, "ndcg@10 before": q.score_a, "ndcg@10 after": q.score_b,
-         "rank before": q.rank_a, "rank after": q.rank_b, "verdict before": VERDICTS.get(q.verdict_a or "", "passed"),
-         "verdict after": VERDICTS.get(q.verdict_b or "", "passed")}
+         "rank before": q.rank_a, "rank after": q.rank_b, "verdict before": verdict_title(q.verdict_a),
+         "verdict after": verdict_title(q.verdict_b)}
         for q in changed
     ]  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="eval_change_table")

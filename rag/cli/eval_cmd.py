@@ -29,7 +29,7 @@ from rag.eval.runs import (
     load_run,
     set_baseline,
 )
-from rag.eval.verdicts import VERDICTS
+from rag.eval.verdicts import verdict_title
 from rag.wording import STAGE_TITLES, plural
 
 MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
@@ -142,7 +142,7 @@ def _print_comparison(cmp: Comparison) -> None:
         click.echo(f"  {m}: {cmp.deltas[FINAL_STAGE][m]:+.3f}")
     click.echo(f"  {plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}")
     for q in cmp.verdict_changes:
-        old, new = (VERDICTS.get(v, "passed") if v else "passed" for v in (q.verdict_a, q.verdict_b))
+        old, new = (verdict_title(v) for v in (q.verdict_a, q.verdict_b))
         click.echo(f"  {q.id}: {old} -> {new}")
 
 

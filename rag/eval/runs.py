@@ -21,7 +21,7 @@ from typing import Any
 from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord
-from rag.eval.verdicts import Verdict
+from rag.eval.verdicts import INVALID, Verdict
 from rag.inspect.compare import config_label
 
 FINAL_STAGE = "rerank"  # the pipeline's own order: what the answer is built from
@@ -339,10 +339,15 @@ def compare_runs(a: EvalRun, b: EvalRun) -> Comparison:
         qa = by_id.get(qb.id)
         if qa is None:
             continue
-        verdicts = (qa.verdict.code if qa.verdict else None, qb.verdict.code if qb.verdict else None)
+        verdicts = (_outcome(qa), _outcome(qb))
         ranks = (qa.gold_ranks.get(FINAL_STAGE), qb.gold_ranks.get(FINAL_STAGE))
         changes.append(QuestionChange(qb.id, qb.question, _score(qa), _score(qb), *ranks, *verdicts))
     return Comparison(a, b, deltas, tuple(changes))
+
+
+def _outcome(q: QuestionResult) -> str | None:
+    """The verdict code, INVALID for a question not scored, None for a pass."""
+    return q.verdict.code if q.verdict else INVALID if q.invalid else None
 
 
 def _score(q: QuestionResult) -> float | None:

@@ -33,6 +33,16 @@ VERDICTS: dict[str, str] = {
     "answered_unanswerable": "Answered but should have abstained",
     "abstained_answerable": "Abstained on an answerable question",
 }
+INVALID = "invalid"  # not a verdict: the gold names what the collection lacks, so the question was not scored
+
+
+def verdict_title(code: str | None) -> str:
+    """A question's outcome in words: its verdict's title, 'invalid gold (not scored)', or 'passed'."""
+    if code == INVALID:
+        return "invalid gold (not scored)"
+    return VERDICTS.get(code, code) if code else "passed"
+
+
 # Runs stored before the two abstention verdicts were told apart used one code for both.
 _LEGACY_ABSTENTION = "wrong_abstention"
 
