@@ -13,7 +13,7 @@ navigation = st.navigation(
     [
         st.Page("pages/documents.py", title="Documents", icon="📄", url_path="home", default=True),
         st.Page("pages/inspector.py", title="Search inspector", icon="🔬", url_path="inspector"),
-        st.Page("pages/ask.py", title="Ask", icon="💬", url_path="ask"),
+        st.Page("pages/ask.py", title="Ask · Eval", icon="💬", url_path="ask"),
         st.Page("pages/documents.py", title="Documents", icon="📄", url_path="documents", visibility="hidden"),
     ]
 )

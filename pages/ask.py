@@ -17,7 +17,7 @@ from rag.inspect.params import collection_param, inspector_params
 
 INSPECTOR = "pages/inspector.py"
 
-components = page("Ask")
+components = page("Ask · Eval")
 settings = components.settings
 log = AskLog.for_settings(settings)
 
@@ -103,7 +103,8 @@ def show_recent() -> None:
     answer_view.show_recent(records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval))
 
 
-ask_tab, eval_tab = st.tabs(["Ask", "Eval"])
+# Bound to ?tab=…, so a link (the sidebar's, a README's) can open the Eval tab: /ask?tab=Eval.
+ask_tab, eval_tab = st.tabs(["Ask", "Eval"], key="tab", bind="query-params")
 with ask_tab:
     empty_collection_notice(components)
     demo = st.toggle("Demo view", key="ask_demo", help="Only the answer and its cited sources: no scores, ranks or tools")

@@ -13,6 +13,7 @@ Session-state keys start with `inspector_`. Document text is only ever shown esc
 """
 
 import dataclasses
+from collections import Counter
 
 import pandas as pd
 import streamlit as st
@@ -30,14 +31,16 @@ from rag.inspect.params import parse_inspector_params
 from rag.inspect.probe import ProbeReport, probe
 from rag.retrieve import STAGES, Candidate, RetrievalResult, retrieve
 from rag.sentences import sentence_vectors_note
-from rag.inspect.track import TrackReport, find_target, track
-from rag.types import ChunkFilter
+from rag.inspect.track import TrackReport, TrackTarget, find_target, track
+from rag.types import ChunkFilter, StoredChunk
+from rag.wording import lost_at
 
 components = page("Search inspector")
 base = components.settings.retrieval
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
+ABSENT = "–"  # what a table shows where a stage did not rank a chunk (st.dataframe would print "None")
 
 
 def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) -> None:
@@ -93,6 +96,24 @@ def where(c: Candidate) -> str:
     return " > ".join(x for x in (c.chunk.chunk.source, c.chunk.chunk.heading) if x)
 
 
+def where_labels(chunks: list[StoredChunk]) -> list[str]:
+    """`source > heading` per chunk; where a heading repeats in the list, the chunk's number and first words tell them apart."""
+    base = [" > ".join(x for x in (c.chunk.source, c.chunk.heading) if x) for c in chunks]
+    repeats = Counter(base)
+    return [b if repeats[b] == 1 else f"{b} · chunk {c.chunk.index + 1}: {first_words(c.chunk.text)}" for b, c in zip(base, chunks, strict=True)]
+
+
+def first_words(text: str, n: int = 6) -> str:
+    words = text.split()
+    return " ".join(words[:n]) + ("…" if len(words) > n else "")
+
+
+def ran_with(result: RetrievalResult) -> str:
+    """The settings in words; the reranker that ran is named apart only when it is not the one asked for."""
+    label = config_label(result.config)
+    return label if result.reranker == result.config.reranker else f"{label} (reranker ran: {result.reranker})"
+
+
 def expansion_notes(result: RetrievalResult, where: DeltaGenerator | None = None) -> None:
     """What PRF and dense feedback changed, by stage; expansion words come from documents, so escaped."""
     for stage, note in feedback_notes(result).items():
@@ -102,8 +123,8 @@ def expansion_notes(result: RetrievalResult, where: DeltaGenerator | None = None
 def stage_table(result: RetrievalResult) -> Candidate | None:
     """The ranked table of every candidate; returns the selected row's candidate (the first by default)."""
     rows = []
-    for c in result.candidates:
-        row = {"final": c.final_rank, "chunk id": c.id, "source > heading": where(c)}
+    for c, label in zip(result.candidates, where_labels([c.chunk for c in result.candidates]), strict=True):
+        row = {"final": c.final_rank, "chunk id": c.id, "source > heading": label}
         for stage in STAGES:
             s = c.stage(stage)
             row[f"{stage} #"], row[stage] = s.rank, s.score
@@ -119,7 +140,7 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
         **{f"{s} #": RANK for s in STAGES},
         **{s: SCORE for s in STAGES},
     }
-    event = st.dataframe(frame, key="inspector_table", hide_index=True, column_config=config, on_select="rerun", selection_mode="single-row")
+    event = st.dataframe(frame, key="inspector_table", hide_index=True, column_config=config, on_select="rerun", selection_mode="single-row", placeholder=ABSENT)
     picked = [i for i in (event.selection.rows if event is not None else []) if i < len(result.candidates)]
     return result.candidates[picked[0]] if picked else (result.candidates[0] if result.candidates else None)
 
@@ -149,7 +170,7 @@ def chunk_detail(result: RetrievalResult, candidate: Candidate, expanded: bool) 
                     for t in ex.sparse.terms
                 ]
             )
-            st.dataframe(terms, hide_index=True, column_config={c: SCORE for c in ("query weight", "stored tf part", "idf", "contribution")})
+            st.dataframe(terms, hide_index=True, column_config=TERM_COLUMNS)
         else:
             st.caption("No question term occurs in this chunk.")
         if ex.sparse.missing:
@@ -159,6 +180,28 @@ def chunk_detail(result: RetrievalResult, candidate: Candidate, expanded: bool) 
         if ex.dense.best:
             st.markdown(f"Best sentence (cosine {ex.dense.best.cosine:.4f}), highlighted above:")
             st.markdown(f"> {escape_markdown(ex.dense.best.text)}")
+
+
+# Short headers so none is cut; the help says what each means.
+TERM_COLUMNS = {
+    "query weight": st.column_config.NumberColumn("q weight", format="%.4f", width="small", help="The term's weight in the question's BM25 query"),
+    "stored tf part": st.column_config.NumberColumn("tf", format="%.4f", width="small", help="The term's stored weight in this chunk: term frequency, length-normalised"),
+    "idf": st.column_config.NumberColumn("idf", format="%.4f", width="small", help="Inverse document frequency, applied by Qdrant"),
+    "contribution": st.column_config.NumberColumn("adds", format="%.4f", width="small", help="q weight × idf × tf: what this term adds to the sparse score"),
+    "chunks with term": st.column_config.NumberColumn("df", format="%d", width="small", help="How many chunks contain the term"),
+    "in body": st.column_config.CheckboxColumn("in body", width="small", help="Found in the chunk's text (else only in its source or heading)"),
+}
+
+
+def run_track(question: str, target: TrackTarget, config: RetrievalConfig, flt: ChunkFilter) -> TrackReport | None:
+    try:
+        with st.spinner("Scoring the chunk in every stage and re-running retrieval with candidate fixes…"):
+            report = track(components, question, target, config, flt)
+    except RagError as e:
+        st.error(str(e))
+        report = None
+    st.session_state["inspector_track_report"] = report
+    return report
 
 
 def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> None:
@@ -173,16 +216,17 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> N
         pick = {"source": source or "", "heading": st.selectbox("Heading", headings, key="inspector_track_heading") or ""}
     else:
         pick["text"] = st.text_area("Text the expected chunk should contain", key="inspector_track_text")
+    report: TrackReport | None = st.session_state.get("inspector_track_report")
     if st.button("Track", key="inspector_track_button") or st.session_state.pop("inspector_track_auto", False):
         try:
-            with st.spinner("Scoring the chunk in every stage and re-running retrieval with candidate fixes…"):
-                target = find_target(components, question=question, **pick)
-                st.session_state["inspector_track_report"] = track(components, question, target, config, flt)
+            report = run_track(question, find_target(components, question=question, **pick), config, flt)
         except RagError as e:
             st.error(str(e))
-            st.session_state.pop("inspector_track_report", None)
-    report: TrackReport | None = st.session_state.get("inspector_track_report")
-    if report is not None and report.result.question == question:
+            report = st.session_state["inspector_track_report"] = None
+    elif report is not None and (report.result.question, report.result.config, report.result.filter) != (question, config, flt):
+        # The question or a setting changed (an applied fix included): follow the same chunk again, never show an old verdict.
+        report = run_track(question, report.target, config, flt)
+    if report is not None:
         show_track(report)
 
 
@@ -196,13 +240,13 @@ def show_track(report: TrackReport) -> None:
         for s in report.stages
     ]
     frame = pd.DataFrame(rows).astype({"rank": "Int64", "would-be rank": "Int64"})
-    st.dataframe(frame, hide_index=True, key="inspector_track_table", column_config={"rank": RANK, "would-be rank": RANK, "score": SCORE})
+    st.dataframe(frame, hide_index=True, key="inspector_track_table", column_config={"rank": RANK, "would-be rank": RANK, "score": SCORE}, placeholder=ABSENT)
     if report.found:
         st.success(report.reason)
         return
-    st.warning(f"Lost at **{report.dropped_at}**: {escape_markdown(report.reason)}")
-    if not report.suggestions:
-        st.info("No single setting change tried here surfaces it; the chunk may need rewording, or a better reranker.")
+    st.warning(f"**{lost_at(report.dropped_at)}**: {escape_markdown(report.reason)}")
+    if report.no_fix:
+        st.info(f"No small change surfaces it: {escape_markdown(report.no_fix)}.")
     for i, s in enumerate(report.suggestions):
         left, right = st.columns([4, 1])
         label = "Smallest change" if i == 0 else "Also works"
@@ -229,23 +273,25 @@ def show_comparison(cmp: Comparison) -> None:
     st.metric("Overlap of the final lists", f"{cmp.overlap} of {len(cmp.changes)} chunks", help=f"Jaccard {cmp.jaccard:.2f}")
     left, right = st.columns(2)
     for col, name, result in ((left, "A", cmp.a), (right, "B", cmp.b)):
-        col.markdown(f"**{name}**: {config_label(result.config)} · reranker ran: `{result.reranker}`")
+        col.markdown(f"**{name}**: {escape_markdown(ran_with(result))}")
         expansion_notes(result, col)
-        frame = pd.DataFrame([{"rank": c.final_rank, "source > heading": where(c), "score": c.final_score} for c in result.final])
+        labels = where_labels([c.chunk for c in result.final])
+        frame = pd.DataFrame([{"rank": c.final_rank, "source > heading": label, "score": c.final_score} for c, label in zip(result.final, labels, strict=True)])
         col.dataframe(frame, hide_index=True, key=f"inspector_cmp_{name}", column_config={"rank": RANK, "score": SCORE})
+    labels = where_labels([ch.chunk for ch in cmp.changes])
     changes = pd.DataFrame(
         [
             {
-                "source > heading": " > ".join(x for x in (ch.chunk.chunk.source, ch.chunk.chunk.heading) if x),
+                "source > heading": labels[i],
                 "rank A": ch.rank_a,
                 "rank B": ch.rank_b,
                 "change": "" if ch.delta is None else f"▲{ch.delta}" if ch.delta > 0 else f"▼{-ch.delta}" if ch.delta < 0 else "=",
                 "in": ch.status,
             }
-            for ch in cmp.changes
+            for i, ch in enumerate(cmp.changes)
         ]
     ).astype({"rank A": "Int64", "rank B": "Int64"})
-    st.dataframe(changes, hide_index=True, key="inspector_cmp_changes", column_config={"rank A": RANK, "rank B": RANK})
+    st.dataframe(changes, hide_index=True, key="inspector_cmp_changes", column_config={"rank A": RANK, "rank B": RANK}, placeholder=ABSENT)
 
 
 def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
@@ -274,7 +320,7 @@ def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
             }
             for f in report.failures
         ]
-        st.dataframe(pd.DataFrame(rows).astype({"own rank": "Int64"}), hide_index=True, key="inspector_probe_failures", column_config={"own rank": RANK})
+        st.dataframe(pd.DataFrame(rows).astype({"own rank": "Int64"}), hide_index=True, key="inspector_probe_failures", column_config={"own rank": RANK}, placeholder=ABSENT)
 
 
 apply_link()
@@ -292,7 +338,7 @@ if config is not None and question.strip():
         result = None
     if result is not None:
         timings = " · ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
-        st.caption(f"Reranker ran: **{result.reranker}** · {config_label(config)} · {timings}")
+        st.caption(f"{escape_markdown(ran_with(result))} · {timings}")
         expansion_notes(result)
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")

@@ -55,7 +55,8 @@ def test_baseline_comparison_and_listing(ingested):
     assert cmp["a"] == first["run_id"] and cmp["changes"]["final_k"] == [5, 10]
     assert cmp["verdict_changes"] == [{"id": "data-region", "a": "cut", "b": None}]
     text = runner.invoke(main, ["eval", str(path), "--baseline", first["run_id"]])
-    assert text.exit_code == 0 and "against run " + first["run_id"] in text.stdout and "hybrid (fused)" in text.stdout
+    assert text.exit_code == 0 and f"({first['run_id']})" in text.stdout and "hybrid (fused)" in text.stdout
+    assert "0 wins, 0 losses, 0 verdict changes" in text.stdout
     listing = runner.invoke(main, ["eval", "--list-runs"])
     assert listing.stdout.count("sample_qa") == 3 and f"* {first['run_id']}" in listing.stdout
 
@@ -77,3 +78,27 @@ def test_usage_errors(ingested):
     assert runner.invoke(main, ["eval", str(path), "--beir", str(path.parent)]).exit_code == 2
     missing = runner.invoke(main, ["eval", str(path), "--baseline", "nope"])
     assert missing.exit_code == 1 and "no eval run 'nope'" in missing.output
+
+
+def test_gold_the_collection_lacks_is_reported_invalid_and_left_out(ingested, tmp_path):
+    _, path = ingested
+    lines = [
+        {"id": "good", "question": "Can I get my money back on a monthly plan?", "gold": [{"source": "billing/plans.md", "heading": "Refunds"}]},
+        {"id": "no-doc", "question": "What does the hardware cost?", "gold": [{"source": "hardware.md", "heading": "Prices"}]},
+        {"id": "no-chunk", "question": "How do I log in?", "gold": ["0123-gone"]},
+    ]
+    qset = tmp_path / "mixed.jsonl"
+    qset.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    runner = CliRunner()
+    data = json.loads(runner.invoke(main, ["eval", str(qset), "--json", "--name", "mixed gold"]).stdout)
+    assert data["name"] == "mixed gold" and data["left_out"] == 2
+    assert {i["id"]: i["reason"] for i in data["invalid"]} == {
+        "no-doc": "document 'hardware.md' is not in the collection",
+        "no-chunk": "chunk id 0123-gone is not in the collection (chunk ids change when a document is re-chunked; name the section instead)",
+    }
+    # Only the valid question is scored: the leaf heading "Refunds" finds its section.
+    good = next(q for q in data["questions"] if q["id"] == "good")
+    assert good["gold_chunks"] and good["scores"]["rerank"]["ndcg@10"] == data["metrics"]["ndcg@10"] > 0
+    text = runner.invoke(main, ["eval", str(qset)])
+    assert text.exit_code == 0
+    assert "2 questions left out of the metrics" in text.stdout and "no-doc\tINVALID\tdocument 'hardware.md'" in text.stdout

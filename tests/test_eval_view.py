@@ -57,8 +57,17 @@ def test_sample_set_run_verdicts_and_inspector_links(sample_store):
     assert (params["fusion"], params["candidates"], params["k"], params["reranker"]) == ("dbsf", "20", "5", RetrievalConfig().reranker)
     stored = next(q for q in load_run(sample_store.data_dir, run.id).questions if q.id == "data-region")
     assert params["track"] == stored.verdict.track and params["track"] in stored.gold_chunks
-    charts = at.get("vega_lite_chart")  # metrics per stage, then the per-run trend
-    assert len(charts) >= 2 and "hybrid (fused)" in charts[0].proto.spec + str(charts[0].proto.datasets)
+    charts = at.get("vega_lite_chart")  # metrics per stage; one run is no trend, so its numbers show as metrics
+    assert len(charts) == 1 and "hybrid (fused)" in charts[0].proto.spec + str(charts[0].proto.datasets)
+    assert [m.label for m in at.metric] == ["ndcg@10 (reranked)", "recall@10 (reranked)"]
+    assert at.metric[0].value == f"{run.per_stage['rerank']['ndcg@10']:.3f}"
+    # The run is named by its settings, and the name can be edited.
+    name = at.text_input(key=f"eval_run_name_{run.id}")
+    assert name.value == run.name and "dbsf" in run.name
+    name.set_value("first try")
+    ok(at.run())
+    assert load_run(sample_store.data_dir, run.id).name == "first try"
+    assert "first try" in at.selectbox(key="eval_run_id").format_func(run.id)
 
 
 def test_upload_refuses_a_malformed_set_and_stores_a_good_one(sample_store):
@@ -103,3 +112,40 @@ def test_compare_two_runs_and_mark_baseline(sample_store):
     deltas = table(at, "recall@20")
     assert set(deltas["stage"]) == {"dense", "sparse", "hybrid (fused)", "reranked"}
     assert any("final_k 5 → 10" in c.value.replace("\\", "") for c in at.caption)
+    assert any("0 wins, 0 losses, 1 verdict change**" in m.value for m in at.markdown)
+    assert len(at.get("vega_lite_chart")) >= 2  # with two runs, the trend is drawn
+
+
+def test_invalid_gold_is_listed_apart_and_questions_without_gold_link_without_tracking(sample_store):
+    lines = [
+        {"id": "leaf", "question": "Can I get my money back on a monthly plan?", "gold": [{"source": "billing/plans.md", "heading": "refunds"}]},
+        {"id": "no-doc", "question": "What does the hardware cost?", "gold": [{"source": "hardware.md", "heading": "Prices"}]},
+        {"id": "no-heading", "question": "How do refunds work?", "gold": [{"source": "billing/plans.md", "heading": "Refund policy"}]},
+        # Marked unanswerable though the documents answer it: the offline answerer answers, a failure without gold.
+        {"id": "answered", "question": "How long does it take for an approved refund to reach my card?", "answerable": False},
+    ]
+    at = eval_tab()
+    at.file_uploader(key="eval_upload").upload("mixed.jsonl", "".join(json.dumps(x) + "\n" for x in lines).encode(), "application/jsonl")
+    ok(at.run())
+    at.checkbox(key="eval_answers").check()
+    at.button(key="eval_start").click()
+    ok(at.run())
+    (run,) = list_runs(sample_store.data_dir, "mixed")
+    assert any("2 questions left out of the metrics" in w.value for w in at.warning)
+    invalid = table(at, "why it is invalid").set_index("id")
+    assert set(invalid.index) == {"no-doc", "no-heading"}
+    assert "document 'hardware.md' is not in the collection" in invalid.loc["no-doc", "why it is invalid"]
+    assert "has no heading 'Refund policy'; nearest: 'Billing > Refunds'" in invalid.loc["no-heading", "why it is invalid"]
+    assert any("1 of 2 questions failed" in m.value and "Answered but should have abstained (1)" in m.value for m in at.markdown)
+    links = [e for e in at.get("page_link") if "inspector" in e.proto.page]
+    assert [e.proto.label for e in links] == ["Open in the inspector"]  # the only failure has no gold to track
+    assert "track=" not in links[0].proto.query_string and "q=" in links[0].proto.query_string
+    stored = {q.id: q for q in load_run(sample_store.data_dir, run.id).questions}
+    assert stored["leaf"].gold_chunks and stored["leaf"].verdict is None  # "refunds" names the Billing > Refunds section
+
+
+def test_a_link_opens_the_ask_page_on_its_eval_tab(sample_store):
+    at = open_page("pages/ask.py", timeout=120, tab="Eval")
+    ok(at)
+    assert at.session_state["tab"] == "Eval" and "Eval" in at.title[0].value
+    assert any("[Eval: question sets and runs](ask?tab=Eval)" in m.value for m in at.sidebar.markdown)

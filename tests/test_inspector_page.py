@@ -59,9 +59,43 @@ def test_link_parameters_drive_the_stage_table(store):
     assert top["dense #"] == 1 and pd_na(top["sparse #"]) and top["rerank #"] == 1
     assert top["movement"].startswith("D1 S– → F") and top["movement"].endswith(("▲1", "▲2", "▲3", "▲4", "▲5", "="))
     assert table["final"].dropna().tolist() == [1, 2]
-    assert any("Reranker ran: **dense-cosine**" in c.value for c in at.caption)
+    # The reranker is named once (the one asked for ran), not "Reranker ran: x · … rerank x".
+    caption = next(c.value for c in at.caption if "candidates" in c.value).replace("\\", "")
+    assert caption.count("dense-cosine") == 1 and "Reranker ran" not in caption
+    # Stages that did not rank a chunk show a dash, not "None".
+    assert at.dataframe(key="inspector_table").proto.placeholder == "–"
     # The first row's detail: its text, escaped, with the best sentence highlighted.
     assert any(":blue-background[Refunds are issued within 14 days of purchase to the original card\\.]" in m.value for m in at.markdown)
+
+
+STATEMENTS = """# Bank
+
+## Statements
+
+Monthly statements list every card payment, transfer and fee of the month, in date order.
+
+Statements for business accounts also show the VAT on each fee, for your bookkeeping.
+
+Older statements stay downloadable as PDF for ten years from the account page.
+"""
+
+
+def test_repeated_headings_are_told_apart_and_bm25_headers_fit(settings):
+    from rag.config import ChunkConfig
+
+    components = build_components(settings)
+    assert not ingest_files(components, [("bank.md", STATEMENTS.encode())], ChunkConfig("heading", 120, 0)).errors
+    components.close()
+    at = _open(q="Which statements show fees?", fusion="rrf", reranker="none")
+    assert not at.exception, at.exception
+    labels = _table(at)["source > heading"].tolist()
+    assert len(labels) == 3 and len(set(labels)) == 3  # three chunks under one heading, three different labels
+    assert all(re.fullmatch(r"bank\.md > Bank > Statements · chunk \d+: \S+( \S+){5}…", label) for label in labels), labels
+    assert any(label.endswith(": Monthly statements list every card payment,…") for label in labels), labels
+    terms = next(d for d in at.dataframe if "stored tf part" in d.value.columns)
+    columns = terms.proto.columns
+    for short in ('"label": "tf"', '"label": "adds"', '"label": "q weight"', '"label": "df"'):
+        assert short in columns.replace('":"', '": "'), columns
 
 
 def pd_na(value) -> bool:
@@ -81,13 +115,26 @@ def test_document_text_is_escaped_never_rendered(store):
     assert not at.get("html")
 
 
-def test_tracking_a_missed_chunk_from_a_link_and_applying_the_fix(store):
+def test_tracking_from_a_link_says_why_no_small_change_works(store):
+    # Refunds shares no word with the keyword question and is the last chunk by dense similarity:
+    # only "candidates >= 8 and final k >= 8" (every chunk of the collection) would surface it.
     at = _open(q=KEYWORD_QUESTION, fusion="rrf", candidates="2", k="2", reranker="none", track=store)
     assert not at.exception, at.exception
-    assert any("Lost at **candidates**" in w.value for w in at.warning)
+    assert any("Lost at the candidate lists" in w.value and "final_k" not in w.value for w in at.warning)
     standing = _frame_with(at, "stage", "would-be rank")
     assert standing["stage"].tolist() == ["dense", "sparse", "fused", "rerank", "final"]
     assert pd_na(standing.iloc[0]["rank"]) and standing.iloc[0]["would-be rank"] > 2
+    assert [d.proto.placeholder for d in at.dataframe if "would-be rank" in d.value.columns] == ["–"]
+    [why] = [i.value for i in at.info if i.value.startswith("No small change")]
+    assert "does not match the question in either search space" in why and "BM25 score 0" in why
+    assert not [b for b in at.button if b.key and b.key.startswith("inspector_apply_")]
+
+
+def test_applying_a_fix_re_tracks_so_the_panel_matches_the_table(store):
+    # Rrf with k=1 puts Refunds second: lost at the final k, with small verified fixes.
+    at = _open(q=PARAPHRASE_QUESTION, fusion="rrf", candidates="3", k="1", reranker="none", track=store)
+    assert not at.exception, at.exception
+    assert any("Lost at the final k" in w.value for w in at.warning)
     fixes = [m.value for m in at.markdown if m.value.startswith(("Smallest change", "Also works"))]
     assert fixes and "verified: final rank" in fixes[0]
     smallest = re.search(r"`(.+?)`", fixes[0]).group(1)
@@ -95,13 +142,15 @@ def test_tracking_a_missed_chunk_from_a_link_and_applying_the_fix(store):
     at.run()
     assert not at.exception
     wanted = dict(re.findall(r"(candidates|final k) >= (\d+)", smallest))
-    if "candidates" in wanted:
-        assert at.number_input(key="inspector_candidates").value == int(wanted["candidates"])
     if "final k" in wanted:
         assert at.number_input(key="inspector_k").value == int(wanted["final k"])
-    # With the fix applied, the tracked chunk is in the final top-k of the main table.
-    table = _table(at)
-    assert table.loc[table["chunk id"] == store, "final"].notna().all() and (table["chunk id"] == store).any()
+    # With the fix applied, the tracked chunk is in the final top-k of the main table...
+    table = _table(at).set_index("chunk id")
+    final = int(table.loc[store, "final"])
+    # ...and the tracking panel below says the same, at the same rank: it was re-tracked, not left stale.
+    assert not at.warning, [w.value for w in at.warning]
+    assert [s.value for s in at.success] == [f"found: final rank {final}"]
+    assert _frame_with(at, "stage", "would-be rank").set_index("stage").loc["final", "rank"] == final
 
 
 def test_track_by_pasted_text_compare_and_health_check(store):
@@ -112,7 +161,7 @@ def test_track_by_pasted_text_compare_and_health_check(store):
     at.button(key="inspector_track_button").click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any("Lost at **final\\_k**" in w.value or "Lost at **final_k**" in w.value for w in at.warning)
+    assert any("Lost at the final k (reranked below the last kept rank)" in w.value for w in at.warning)
 
     at.button(key="inspector_cmp_button").click()
     at.run()
@@ -127,6 +176,10 @@ def test_track_by_pasted_text_compare_and_health_check(store):
     at.run()
     assert not at.exception
     assert any(m.label == "Own chunk at rank 1" for m in at.metric)
+    # Changing a setting re-tracks: with k=3 the panel follows the chunk to its new verdict, as the table shows it.
+    at.number_input(key="inspector_k").set_value(3)
+    at.run()
+    assert [s.value for s in at.success] == [f"found: final rank {int(_table(at).set_index('chunk id').loc[store, 'final'])}"]
 
 
 def test_bad_link_and_bad_settings_show_errors(store):

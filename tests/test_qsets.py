@@ -164,3 +164,20 @@ def test_section_and_id_gold_and_unit_collapse():
     run = res.collapse(ranked)
     assert run == {by_heading["Guide > Setupwizard"]: 1.0, "section:notes.md#Guide > Setup": 0.5}
     assert res.qrels() == {"section:notes.md#Guide > Setup": 1}
+
+
+def test_a_heading_written_as_a_leaf_or_trailing_path_counts_every_section_it_names():
+    text = "# Guide\n\n## Linux\n\n### Install\n\nUse apt.\n\n## Windows\n\n### Install\n\nRun the installer.\n\n## Reinstall\n\nStart over.\n"
+    chunks = _doc_chunks(text, 60)
+    by_heading = {c.heading: c.id for c in chunks}
+    index = CollectionIndex(chunks)
+
+    def ids(heading: str) -> set[str]:
+        return set(index.resolve(SectionGold((SectionRef("notes.md", heading),))).chunk_ids)
+
+    both = {by_heading["Guide > Linux > Install"], by_heading["Guide > Windows > Install"]}
+    assert ids("install") == both  # the leaf names two sections: both count, "Reinstall" does not
+    assert ids("Windows > Install") == ids(" windows >  INSTALL ") == {by_heading["Guide > Windows > Install"]}
+    assert ids("Guide > Linux") == ids("linux") == {by_heading["Guide > Linux > Install"]}  # a section counts its subsections
+    missing = index.resolve(SectionGold((SectionRef("notes.md", "Instal"),)))
+    assert missing.chunk_ids == frozenset() and "nearest: 'Guide > Linux > Install', 'Guide > Windows > Install'" in missing.invalid

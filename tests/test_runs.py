@@ -20,8 +20,10 @@ from rag.eval.runs import (
     delete_run,
     list_runs,
     load_run,
+    rename_run,
     set_baseline,
 )
+from rag.inspect.compare import config_label
 from rag.ingest import ingest_files
 from rag.retrieve import STAGES
 
@@ -133,7 +135,8 @@ def test_offline_answers_are_scored(sample_components, sample_set):
     assert answers["false_abstentions"] == pytest.approx(sum(q.answer.abstained for q in run.questions if q.answerable) / 3)
     for q in run.questions:
         wrong = q.answer.abstained == q.answerable and (not q.answerable or q.gold_ranks["final"] is not None)
-        assert (q.verdict is not None and q.verdict.code == "wrong_abstention") == wrong
+        expected = ("abstained_answerable" if q.answerable else "answered_unanswerable") if wrong else None
+        assert (q.verdict.code if q.verdict and q.verdict.code in ("abstained_answerable", "answered_unanswerable") else None) == expected
 
 
 def test_fingerprint_follows_the_collection_and_empty_collection_is_refused(components, sample_set):
@@ -145,3 +148,39 @@ def test_fingerprint_follows_the_collection_and_empty_collection_is_refused(comp
     assert run_eval(components, sample_set, save=False).fingerprint == first
     ingest_files(components, [("b.md", b"# B\n\nInvoices are emailed.\n")])
     assert run_eval(components, sample_set, save=False).fingerprint != first
+
+
+def test_runs_are_named_by_their_settings_and_can_be_renamed(sample_components, sample_set):
+    data_dir = sample_components.settings.data_dir
+    small = QuestionSet("sample", sample_set.questions[:2])
+    config = RetrievalConfig(candidates=20, reranker="none")
+    run = run_eval(sample_components, small, config)
+    named = run_eval(sample_components, small, config, name="my try")
+    assert run.name == config_label(config) and named.label == "my try"
+    rename_run(data_dir, run.id, "  baseline   dense+bm25 ")
+    assert load_run(data_dir, run.id).name == "baseline dense+bm25"
+    with pytest.raises(RagError, match="cannot be empty"):
+        rename_run(data_dir, run.id, "   ")
+    assert [r.label for r in list_runs(data_dir, "sample")] == ["my try", "baseline dense+bm25"]
+
+
+def test_a_history_from_before_run_names_is_migrated(tmp_path):
+    import json
+    import sqlite3
+
+    data_dir = tmp_path / "old"
+    data_dir.mkdir()
+    config = RetrievalConfig(candidates=30, fusion="rrf")
+    with sqlite3.connect(data_dir / "eval.sqlite") as con:  # the schema before the name column
+        con.execute(
+            "CREATE TABLE runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, set_name TEXT NOT NULL, collection TEXT NOT NULL, config TEXT NOT NULL,"
+            " models TEXT NOT NULL, fingerprint TEXT NOT NULL, per_stage TEXT NOT NULL, answers TEXT NOT NULL, baseline INTEGER NOT NULL DEFAULT 0)"
+        )
+        con.execute(
+            "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,1)",
+            ("20261101-120000-ab12", "2026-11-01T12:00:00+00:00", "sample", "docs", json.dumps(__import__("dataclasses").asdict(config)), "{}", "f", "{}", "{}"),
+        )
+    (old,) = list_runs(data_dir)
+    assert old.name == config_label(config) and old.baseline and old.id == "20261101-120000-ab12"
+    rename_run(data_dir, old.id, "from last month")
+    assert load_run(data_dir, old.id).label == "from last month"

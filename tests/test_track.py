@@ -10,7 +10,7 @@ from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, co
 from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.retrieve import retrieve
-from rag.inspect.track import find_target, track
+from rag.inspect.track import find_target, is_small, track
 from rag.types import ChunkFilter
 
 
@@ -38,9 +38,14 @@ def test_chunk_every_stage_misses(corpus):
     assert report.stage("fused").rank is None and report.stage("fused").would_be_rank is None
     assert report.stage("rerank").rank is None and report.stage("final").rank is None
 
-    by_text = {s.text: s for s in report.suggestions}
-    # It is the last of all dense candidates, so more candidates alone cannot bring it into the top 2.
-    fix = next(s for s in report.suggestions if s.text.startswith("candidates >= "))
+    # It is the last of all dense candidates, so more candidates alone cannot bring it into the top 2; the
+    # fix that works reads every chunk (k 2 -> 8), too large to advise: the report says why instead.
+    assert report.suggestions == () and report.smallest is None
+    assert "does not match the question in either search space" in report.no_fix and "BM25 score 0" in report.no_fix
+    assert f"ranks {dense.would_be_rank}" in report.no_fix
+    by_text = {s.text: s for s in report.too_large}
+    fix = next(s for s in report.too_large if s.text.startswith("candidates >= "))
+    assert not is_small(fix.config, config) and fix.text in report.no_fix
     assert fix.text == f"candidates >= {dense.would_be_rank} and final k >= {fix.config.final_k}"
     n = fix.config.candidates
     assert n >= dense.would_be_rank
@@ -49,8 +54,22 @@ def test_chunk_every_stage_misses(corpus):
     assert _final_rank(corpus, KEYWORD_QUESTION, dataclasses.replace(fix.config, candidates=n - 1), ChunkFilter(), target.id) is None
     for s in by_text.values():
         assert _final_rank(corpus, KEYWORD_QUESTION, s.config, s.flt, target.id) == s.final_rank is not None
-    costs = [s.cost for s in report.suggestions]
-    assert costs == sorted(costs) and report.smallest == report.suggestions[0]
+    costs = [s.cost for s in report.too_large]
+    assert costs == sorted(costs)
+
+
+def test_the_rule_for_a_small_change():
+    config = RetrievalConfig(candidates=20, final_k=5)
+
+    def small(**changes) -> bool:
+        return is_small(dataclasses.replace(config, **changes), config)
+
+    assert small(final_k=10) and small(candidates=100) and small(fusion="rrf", dense_weight=0.9)
+    assert not small(final_k=11)  # more than twice the chunks every answer reads
+    assert not small(candidates=101)
+    assert not small(candidates=63, final_k=57)  # the advice issue 12 quotes
+    tiny = RetrievalConfig(candidates=2, final_k=1)
+    assert is_small(dataclasses.replace(tiny, final_k=6, candidates=52), tiny)  # small settings may grow by a few
 
 
 def test_final_k_cut_suggests_larger_k(corpus):

@@ -16,7 +16,7 @@ import pytest
 from rag.answer import AnthropicGenerator
 from rag.components import build_components
 from rag.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
-from rag.eval.gold import SectionGold, SectionRef, TextGold
+from rag.eval.gold import ChunkIdGold, SectionGold, SectionRef, TextGold
 from rag.eval.judge import FaithfulnessJudge
 from rag.eval.qsets import Question, QuestionSet
 from rag.eval.runner import run_eval
@@ -123,6 +123,7 @@ def test_retrieval_verdicts(garden, code, gold, config):
     evidence = result.verdict.evidence
     if code == "parse_loss":
         assert evidence["gold"] and "no chunk of the collection holds" in result.verdict.detail
+        assert "parsing lost it" in result.verdict.detail and result.invalid is None
     elif code == "boundary_split":
         first, second = evidence["chunks"]
         assert (first, second) == (chunk_id(garden, "Garden guide > Composting", 0), chunk_id(garden, "Garden guide > Composting", 1))
@@ -131,6 +132,8 @@ def test_retrieval_verdicts(garden, code, gold, config):
         assert result.gold_ranks["dense"] is None and result.gold_ranks["sparse"] is None
     elif code == "fused_out":
         assert evidence["sparse_rank"] == 2 and evidence["dense_rank"] is None and evidence["fused_rank"] is None
+        # Where fusion put it, not a contradiction like "rank 2 of 2, but fusion kept only the top 2".
+        assert evidence["uncut_fused_rank"] > 2 and f"ranked it {evidence['uncut_fused_rank']} of both lists" in result.verdict.detail
         assert result.verdict.track == chunk_id(garden, "Travel > Customs")
         # The link reproduces the run: the dense weight that fused the gold away travels with it.
         assert result.inspector["dense_weight"] == "1.0" and result.inspector["track"] == result.verdict.track
@@ -224,17 +227,82 @@ def test_supported_cited_answer_passes(garden):
     assert result.answer.judged[0].supported
 
 
-def test_wrong_abstentions_both_ways(garden):
+def test_wrong_abstentions_both_ways_have_their_own_verdicts(garden):
     client, _ = claude(["NOT_IN_SOURCES", "Tomatoes like a feed rich in potassium [S1]."])
     gen = generator(garden, client)
     false_abstention = one(garden, WATERING, ANSWER_CONFIG, generator=gen)
-    assert false_abstention.verdict.code == "wrong_abstention"
+    assert false_abstention.verdict.code == "abstained_answerable"
+    assert false_abstention.verdict.title == "Abstained on an answerable question"
     assert "abstained" in false_abstention.verdict.detail and false_abstention.verdict.evidence["final_rank"] == 1
-    answered = one(garden, None, ANSWER_CONFIG, answerable=False, question="Which fertiliser is best for tomato plants?", generator=gen)
-    assert answered.verdict.code == "wrong_abstention"
+    question = "Which fertiliser is best for tomato plants?"
+    answered = one(garden, None, ANSWER_CONFIG, answerable=False, question=question, generator=gen)
+    assert answered.verdict.code == "answered_unanswerable" and answered.verdict.title == "Answered but should have abstained"
     assert "should have abstained" in answered.verdict.detail
+    # No gold: the link opens the inspector on the question, with nothing to track.
+    assert answered.inspector["q"] == question and "track" not in answered.inspector
+
+
+def test_runs_stored_with_the_old_single_abstention_code_read_as_the_right_one():
+    from rag.eval.verdicts import Verdict
+
+    old = {"code": "wrong_abstention", "detail": "answered a question the documents do not answer (it should have abstained)"}
+    assert Verdict.from_json(old).code == "answered_unanswerable"
+    assert Verdict.from_json(old | {"detail": "gold was retrieved at final rank 1 but the answer abstained: x"}).code == "abstained_answerable"
+
+
+INVALID_CASES = [
+    # (gold, what the reason must say)
+    (section("orchard.md", "Apples"), "document 'orchard.md' is not in the collection"),
+    (section("gardn.md", "Slugs"), "did you mean 'garden.md'"),
+    (section("garden.md", "Watering tomatos"), "garden.md has no heading 'Watering tomatos'; nearest: 'Garden guide > Watering tomatoes'"),
+    (ChunkIdGold(("0000-not-a-chunk",)), "chunk id 0000-not-a-chunk is not in the collection"),
+]
+
+
+@pytest.mark.parametrize(("gold", "reason"), INVALID_CASES, ids=["no-document", "misspelt-document", "no-heading", "no-chunk-id"])
+def test_gold_the_collection_lacks_is_invalid_not_a_failure(garden, gold, reason):
+    result = one(garden, gold, RetrievalConfig())
+    assert result.verdict is None and not result.failed and not result.scored
+    assert reason in result.invalid
+    assert result.scores == {}
+
+
+def test_invalid_questions_are_left_out_of_the_metrics_and_listed(garden):
+    questions = (
+        Question("ok", WATER, section("garden.md", "Garden guide > Watering tomatoes")),
+        Question("bad", "Where do apples grow?", section("orchard.md", "Apples")),
+    )
+    run = run_eval(garden, QuestionSet("mixed", questions), RetrievalConfig(candidates=10, final_k=2), save=False)
+    # Only the valid question counts: its gold is at rank 1, so every metric is perfect instead of halved.
+    assert run.per_stage["rerank"]["ndcg@10"] == 1.0 and run.metrics["hit@final"] == 1.0
+    assert [q.id for q in run.invalid] == ["bad"]
+    from rag.eval.runs import compare_runs
+    from rag.eval.verdicts import verdict_title
+
+    [_, bad] = compare_runs(run, run).questions  # compared, the invalid question says so instead of "passed"
+    assert bad.verdict_a == bad.verdict_b == "invalid" and verdict_title(bad.verdict_a) == "invalid gold (not scored)"
+    out = run.as_json()
+    assert out["left_out"] == 1 and out["invalid"][0]["id"] == "bad" and "orchard.md" in out["invalid"][0]["reason"]
+
+
+LEAF_CASES = ["Watering tomatoes", "  watering   TOMATOES ", "garden guide > watering tomatoes", "Garden guide>Watering tomatoes"]
+
+
+@pytest.mark.parametrize("heading", LEAF_CASES)
+def test_section_gold_matches_the_way_people_write_headings(garden, heading):
+    result = one(garden, section("garden.md", heading), RetrievalConfig(candidates=10, final_k=2))
+    assert result.invalid is None and result.verdict is None
+    assert result.gold_chunks == (chunk_id(garden, "Garden guide > Watering tomatoes"),)
+    assert result.gold_ranks["final"] == 1 and result.scores["rerank"]["ndcg@10"] == 1.0
+
+
+def test_plural():
+    from rag.wording import plural
+
+    assert [plural(n, "loss", "losses") for n in (0, 1, 2)] == ["0 losses", "1 loss", "2 losses"]
+    assert plural(1, "question") == "1 question" and plural(3, "question") == "3 questions"
 
 
 def test_every_verdict_is_covered_here():
-    codes = {c[0] for c in RETRIEVAL_CASES} | {"not_cited", "wrong_abstention"}
+    codes = {c[0] for c in RETRIEVAL_CASES} | {"not_cited", "answered_unanswerable", "abstained_answerable"}
     assert codes == set(VERDICTS)

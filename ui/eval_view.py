@@ -37,7 +37,6 @@ from rag.eval.qsets import (
 from rag.eval.runner import run_eval
 from rag.eval.runs import (
     FINAL_STAGE,
-    STAGE_TITLES,
     Comparison,
     EvalRun,
     QuestionResult,
@@ -45,9 +44,11 @@ from rag.eval.runs import (
     compare_runs,
     list_runs,
     load_run,
+    rename_run,
     set_baseline,
 )
-from rag.eval.verdicts import VERDICTS
+from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
+from rag.wording import STAGE_TITLES, plural
 
 INSPECTOR = "pages/inspector.py"
 INSPECTOR_URL = "inspector"  # the inspector page's URL path, relative to this page
@@ -75,6 +76,7 @@ def render(components: Components) -> None:
         st.session_state["eval_run_id"] = ids[0]
     chosen = st.selectbox("Run", ids, key="eval_run_id", format_func=lambda i: _run_label(next(r for r in runs if r.id == i)))
     run = load_run(data_dir, chosen)
+    _rename(data_dir, run)
     _results(run)
     st.subheader("History and comparison")
     _history(data_dir, runs, run)
@@ -156,7 +158,20 @@ def _runs(data_dir: Path, name: str) -> list[EvalRun]:
 
 def _run_label(run: EvalRun) -> str:
     mark = " · baseline" if run.baseline else ""
-    return f"{run.id} · {run.collection} · {config_label(run.config)}{mark}"
+    return f"{run.label} · {run.collection} · {run.created_at.replace('T', ' ')[:16]}{mark}"
+
+
+def _rename(data_dir: Path, run: EvalRun) -> None:
+    """An editable name for the selected run; the settings it ran with stay visible below it."""
+    key = f"eval_run_name_{run.id}"
+    name = st.text_input("Run name", value=run.label, key=key, help="Saved when you press Enter. By default: the run's settings in words.")
+    if name != run.label:
+        try:
+            rename_run(data_dir, run.id, name)
+            st.rerun()
+        except RagError as e:
+            st.error(str(e))
+    st.caption(f"Settings: {md_escape(config_label(run.config))} · collection {md_escape(run.collection)} · run id {run.id}")
 
 
 def _results(run: EvalRun) -> None:
@@ -175,9 +190,11 @@ def _results(run: EvalRun) -> None:
     st.altair_chart(chart, width="stretch")
     if run.answers:
         st.dataframe(pd.DataFrame([{"answer metric": k.replace("_", " "), "value": v} for k, v in run.answers.items()]), hide_index=True, key="eval_answer_table")
+    _invalid(run)
     counts = run.verdict_counts()
     failed = sum(counts.values())
-    st.markdown(f"**{failed} of {len(run.questions)} questions failed**" + ("" if not counts else ": " + ", ".join(f"{VERDICTS[c]} ({n})" for c, n in counts.items())))
+    checked = len(run.questions) - len(run.invalid)
+    st.markdown(f"**{failed} of {plural(checked, 'question')} failed**" + ("" if not counts else ": " + ", ".join(f"{VERDICTS[c]} ({n})" for c, n in counts.items())))
     only_failed = st.toggle("Only failed questions", key="eval_only_failed", value=failed > 0)
     table = [_question_row(q) for q in run.questions if q.failed or not only_failed]
     st.dataframe(
@@ -185,15 +202,31 @@ def _results(run: EvalRun) -> None:
         hide_index=True,
         width="stretch",
         key="eval_question_table",
+        placeholder="–",  # a stage that did not rank the gold
         column_config={"inspector": st.column_config.LinkColumn("inspector", display_text="open ↗", help="The inspector on this question and config, tracking the gold chunk")},
     )
     for q in run.questions:
         if q.verdict:
             with st.expander(f"{md_escape(q.id)} · {q.verdict.title}"):
-                st.text(f"Question: {q.question}\nGold: {', '.join(q.gold_labels)}\nWhy: {q.verdict.detail}")
+                st.text(f"Question: {q.question}\nGold: {', '.join(q.gold_labels) or '(none: the documents should not answer it)'}\nWhy: {q.verdict.detail}")
                 if q.answer and not q.answer.abstained:
                     st.text(f"Answer: {q.answer.text}")
-                st.page_link(INSPECTOR, label="Open in the inspector, gold tracked", icon="🔬", query_params=dict(q.inspector))
+                label = "Open in the inspector, gold tracked" if "track" in q.inspector else "Open in the inspector"
+                st.page_link(INSPECTOR, label=label, icon="🔬", query_params=dict(q.inspector))
+
+
+def _invalid(run: EvalRun) -> None:
+    """Questions whose gold names what the collection lacks: said loudly, listed with the reason, never scored."""
+    if not run.invalid:
+        return
+    st.warning(
+        f"{plural(len(run.invalid), 'question')} left out of the metrics: the gold names a chunk, document or heading "
+        "this collection does not have. Fix the set (or ingest the document) and run again."
+    )
+    st.dataframe(
+        pd.DataFrame([{"id": q.id, "question": q.question, "gold": ", ".join(q.gold_labels), "why it is invalid": q.invalid} for q in run.invalid]),
+        hide_index=True, width="stretch", key="eval_invalid_table",
+    )  # fmt: skip
 
 
 def _question_row(q: QuestionResult) -> dict:
@@ -202,8 +235,8 @@ def _question_row(q: QuestionResult) -> dict:
     row["ndcg@10"] = q.scores.get(FINAL_STAGE, {}).get("ndcg@10")
     if q.answer:
         row["answer"] = "abstained" if q.answer.abstained else q.answer.text
-    row["verdict"] = q.verdict.title if q.verdict else ""
-    row["why"] = q.verdict.detail if q.verdict else ""
+    row["verdict"] = q.verdict.title if q.verdict else verdict_title(INVALID) if q.invalid else ""
+    row["why"] = q.verdict.detail if q.verdict else q.invalid or ""
     row["inspector"] = f"{INSPECTOR_URL}?{urlencode(dict(q.inspector))}"
     return row
 
@@ -213,16 +246,20 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     if st.button("Mark this run as the baseline", key="eval_mark_baseline", disabled=run.baseline):
         set_baseline(data_dir, run.id)
         st.rerun()
+    if len(runs) < 2:  # one point is no trend: show the numbers
+        cols = st.columns(2)
+        for col, m in zip(cols, ("ndcg@10", "recall@10"), strict=True):
+            col.metric(f"{m} (reranked)", f"{run.per_stage[FINAL_STAGE][m]:.3f}")
+        st.caption("Run the set again with other settings to see a trend and compare.")
+        return
     trend = pd.DataFrame(
-        [{"run": r.id, "created": r.created_at, "metric": m, "value": r.per_stage[FINAL_STAGE][m]} for r in reversed(runs) for m in ("ndcg@10", "recall@10")]
+        [{"run": f"{i}. {r.label}", "created": r.created_at, "metric": m, "value": r.per_stage[FINAL_STAGE][m]} for i, r in enumerate(reversed(runs), 1) for m in ("ndcg@10", "recall@10")]
     )
     line = alt.Chart(trend).mark_line(point=True).encode(
-        x=alt.X("run:N", sort=None, title="run (oldest first)"), y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])), color="metric:N", tooltip=["run", "created", "metric", alt.Tooltip("value:Q", format=".3f")]
-    )
+        x=alt.X("run:N", sort=None, title="run (oldest first)", axis=alt.Axis(labelAngle=0, labelLimit=160)),
+        y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])), color="metric:N", tooltip=["run", "created", "metric", alt.Tooltip("value:Q", format=".3f")],
+    )  # fmt: skip
     st.altair_chart(line, width="stretch")
-    if len(runs) < 2:
-        st.caption("Run the set again with other settings to compare.")
-        return
     others = [r.id for r in runs if r.id != run.id]
     default = baseline_of(data_dir, run.set_name)
     if st.session_state.get("eval_compare_with") not in others:
@@ -235,12 +272,12 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     st.caption("Changed: " + (", ".join(f"{md_escape(k)} {md_escape(str(a))} → {md_escape(str(b))}" for k, (a, b) in changes.items()) or "nothing in the settings"))
     deltas = [{"stage": STAGE_TITLES[s], **{m: cmp.deltas[s].get(m) for m in METRIC_COLUMNS}} for s in STAGE_TITLES if s in cmp.deltas]
     st.dataframe(pd.DataFrame(deltas), hide_index=True, width="stretch", key="eval_delta_table")
-    st.markdown(f"**{len(cmp.wins)} wins, {len(cmp.losses)} losses, {len(cmp.verdict_changes)} verdict changes**")
+    st.markdown(f"**{plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}**")
     changed = [q for q in cmp.questions if q.outcome != "same" or q.verdict_a != q.verdict_b]
     rows = [
         {"id": q.id, "question": q.question, "outcome": q.outcome, "ndcg@10 before": q.score_a, "ndcg@10 after": q.score_b,
-         "rank before": q.rank_a, "rank after": q.rank_b, "verdict before": VERDICTS.get(q.verdict_a or "", "passed"),
-         "verdict after": VERDICTS.get(q.verdict_b or "", "passed")}
+         "rank before": q.rank_a, "rank after": q.rank_b, "verdict before": verdict_title(q.verdict_a),
+         "verdict after": verdict_title(q.verdict_b)}
         for q in changed
     ]  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="eval_change_table")

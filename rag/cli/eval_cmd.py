@@ -21,7 +21,6 @@ from rag.eval.runner import run_eval
 from rag.eval.runs import (
     FINAL_STAGE,
     HEADLINE,
-    STAGE_TITLES,
     Comparison,
     EvalRun,
     baseline_of,
@@ -30,7 +29,8 @@ from rag.eval.runs import (
     load_run,
     set_baseline,
 )
-from rag.eval.verdicts import VERDICTS
+from rag.eval.verdicts import verdict_title
+from rag.wording import STAGE_TITLES, plural
 
 MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 
@@ -42,6 +42,7 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N questions.")
 @collection_option
 @retrieval_options
+@click.option("--name", default=None, help="Name the run (default: its settings in words).")
 @click.option("--answers", is_flag=True, help="Also answer each question and score citations and abstentions.")
 @click.option("--judge", is_flag=True, help="With --answers: judge each sentence's faithfulness with Claude (needs ANTHROPIC_API_KEY).")
 @click.option("--baseline", default=None, help="Compare with this run id, or 'marked' for the set's marked baseline.")
@@ -49,7 +50,7 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @click.option("--list-runs", is_flag=True, help="List stored runs and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: run_id, metrics, per_stage, questions (and comparison).")
 def eval_command(
-    qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None, answers: bool, judge: bool,
+    qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None, name: str | None, answers: bool, judge: bool,
     baseline: str | None, mark_baseline: bool, list_runs: bool, as_json: bool, **options: object,
 ) -> None:  # fmt: skip
     """Evaluate retrieval (and optionally answers) on SET.jsonl or --beir DIR; every run is stored.
@@ -81,7 +82,7 @@ def eval_command(
         if judge and llm_judge is None:
             raise click.UsageError("--judge needs ANTHROPIC_API_KEY")
         with _bar(len(questions.questions), "eval") as bar:
-            run = run_eval(components, questions, config, answers=answers, judge=llm_judge, progress=lambda done, total, _m: bar.update(done - bar.n))
+            run = run_eval(components, questions, config, answers=answers, judge=llm_judge, name=name, progress=lambda done, total, _m: bar.update(done - bar.n))
         data_dir = components.settings.data_dir
         if mark_baseline:
             set_baseline(data_dir, run.id)
@@ -109,8 +110,9 @@ def _bar(total: int, label: str):  # noqa: ANN202
 
 
 def _print_run(run: EvalRun) -> None:
-    click.echo(f"run {run.id}  set {run.set_name}  collection {run.collection} ({run.fingerprint})")
-    click.echo(f"{config_label(run.config)}  (reranker ran: {run.models.get('reranker')})")
+    click.echo(f"run {run.label} ({run.id})  set {run.set_name}  collection {run.collection} ({run.fingerprint})")
+    ran = run.models.get("reranker")
+    click.echo(config_label(run.config) + ("" if ran == run.config.reranker else f"  (reranker ran: {ran})"))
     columns = (*HEADLINE, "recall@20")
     click.echo("stage".ljust(16) + "".join(m.rjust(11) for m in columns))
     for stage, title in STAGE_TITLES.items():
@@ -119,20 +121,24 @@ def _print_run(run: EvalRun) -> None:
     for name, value in run.answers.items():
         click.echo(f"{name}: {'n/a' if value is None else f'{value:.3f}'}")
     failed = [q for q in run.questions if q.verdict]
-    click.echo(f"{len(failed)} failed of {len(run.questions)}")
+    click.echo(f"{plural(len(failed), 'question')} failed of {len(run.questions) - len(run.invalid)} checked")
     for q in failed:
         click.echo(f"  {q.id}\t{q.verdict.title}\t{q.verdict.detail}")
+    if run.invalid:
+        click.echo(f"{plural(len(run.invalid), 'question')} left out of the metrics (invalid gold: it names what the collection lacks)")
+        for q in run.invalid:
+            click.echo(f"  {q.id}\tINVALID\t{q.invalid}")
 
 
 def _print_comparison(cmp: Comparison) -> None:
-    click.echo(f"\nagainst run {cmp.a.id}" + ("" if cmp.same_collection else "  (collection changed since)"))
+    click.echo(f"\nagainst run {cmp.a.label} ({cmp.a.id})" + ("" if cmp.same_collection else "  (collection changed since)"))
     for key, (old, new) in cmp.config_changes().items():
         click.echo(f"  {key}: {old} -> {new}")
     for m in HEADLINE:
         click.echo(f"  {m}: {cmp.deltas[FINAL_STAGE][m]:+.3f}")
-    click.echo(f"  {len(cmp.wins)} wins, {len(cmp.losses)} losses, {len(cmp.verdict_changes)} verdict changes")
+    click.echo(f"  {plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}")
     for q in cmp.verdict_changes:
-        old, new = (VERDICTS.get(v, "passed") if v else "passed" for v in (q.verdict_a, q.verdict_b))
+        old, new = (verdict_title(v) for v in (q.verdict_a, q.verdict_b))
         click.echo(f"  {q.id}: {old} -> {new}")
 
 
@@ -144,4 +150,4 @@ def _print_runs(components: Components, as_json: bool) -> None:
         return
     for r in runs:
         mark = "*" if r.baseline else " "
-        click.echo(f"{mark} {r.id}\t{r.set_name}\t{r.collection}\tndcg@10 {r.per_stage.get(FINAL_STAGE, {}).get('ndcg@10', 0):.3f}")
+        click.echo(f"{mark} {r.id}\t{r.label}\t{r.set_name}\t{r.collection}\tndcg@10 {r.per_stage.get(FINAL_STAGE, {}).get('ndcg@10', 0):.3f}")

@@ -5,10 +5,17 @@ A question set names its gold in one of three ways (see `parse_gold`): chunk ids
 a chunk. Sections and text survive re-chunking; ids do not. Resolution turns each gold item into a
 `GoldUnit` (a set of chunks, any of which satisfies it) so metrics count an item once however many
 chunks it spans, the way BEIR counts a document once however it is split into passages.
+
+A section's heading is matched the way people write it: the leaf title ("Refunds"), any trailing part
+of the heading path ("Billing > Refunds") or the whole path, trimmed and case- and
+whitespace-insensitive; every section it names counts, subsections included. Gold that names
+something the collection does not have (a chunk id, a document, a heading) is a mistake in the set,
+not a retrieval failure: its unit carries a `problem`, and the question is left out of the metrics.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import re
@@ -133,18 +140,33 @@ class CollectionIndex:
         if gold is None:
             return Resolution(())
         if isinstance(gold, ChunkIdGold):
-            return Resolution(tuple(GoldUnit(f"chunk:{i}", i, 1, (i,) if i in self.by_id else ()) for i in gold.ids))
+            return Resolution(tuple(self._id_unit(i) for i in gold.ids))
         if isinstance(gold, SectionGold):
             return Resolution(tuple(self._section_unit(s) for s in gold.sections))
         return self._text(gold.text)
 
+    def _id_unit(self, chunk_id: str) -> GoldUnit:
+        if chunk_id in self.by_id:
+            return GoldUnit(f"chunk:{chunk_id}", chunk_id, 1, (chunk_id,))
+        problem = f"chunk id {chunk_id} is not in the collection (chunk ids change when a document is re-chunked; name the section instead)"
+        return GoldUnit(f"chunk:{chunk_id}", chunk_id, 1, (), problem)
+
     def _section_unit(self, ref: SectionRef) -> GoldUnit:
-        ids = tuple(
-            c.id for c in self.by_source.get(ref.source, ())
-            if not ref.heading or c.heading == ref.heading or c.heading.startswith(ref.heading + " > ")
-        )
         label = f"{ref.source} › {ref.heading}" if ref.heading else ref.source
-        return GoldUnit(f"section:{ref.source}#{ref.heading}", label, ref.grade, ids)
+        key = f"section:{ref.source}#{ref.heading}"
+        chunks = self.by_source.get(ref.source)
+        if chunks is None:
+            near = difflib.get_close_matches(ref.source, list(self.by_source), n=3, cutoff=0.8)
+            hint = f"; did you mean {_quoted(near)}?" if near else ""
+            return GoldUnit(key, label, ref.grade, (), f"document {ref.source!r} is not in the collection{hint}")
+        want = heading_parts(ref.heading)
+        ids = tuple(c.id for c in chunks if _contains(heading_parts(c.heading), want))
+        if ids:
+            return GoldUnit(key, label, ref.grade, ids)
+        headings = list(dict.fromkeys(c.heading for c in chunks if c.heading))
+        near = nearest_headings(ref.heading, headings)
+        hint = f"; nearest: {_quoted(near)}" if near else f"; it has: {_quoted(headings[:8])}"
+        return GoldUnit(key, label, ref.grade, (), f"{ref.source} has no heading {ref.heading!r}{hint}")
 
     def _text(self, text: str) -> Resolution:
         wanted = normalize(text)
@@ -165,6 +187,28 @@ class CollectionIndex:
         return best[0] if best and words & set(_WORD.findall(best[1])) else None
 
 
+def heading_parts(heading: str) -> tuple[str, ...]:
+    """A heading path as comparable parts: split on ">", each trimmed, case- and whitespace-folded."""
+    return tuple(p for p in (normalize(part) for part in heading.split(">")) if p)
+
+
+def _contains(path: tuple[str, ...], want: tuple[str, ...]) -> bool:
+    """True when `want` appears as consecutive parts of `path`: that section itself or a subsection of it."""
+    n = len(want)
+    return any(path[i : i + n] == want for i in range(len(path) - n + 1))
+
+
+def nearest_headings(heading: str, headings: Sequence[str], n: int = 3) -> list[str]:
+    """The headings (full paths) most like `heading`, compared as whole paths and by their last titles."""
+    want = " > ".join(heading_parts(heading))
+    score = {h: max(difflib.SequenceMatcher(None, want, " > ".join(heading_parts(h)[-k:])).ratio() for k in range(1, len(heading_parts(h)) + 1)) for h in headings}
+    return [h for h in sorted(headings, key=lambda h: -score[h]) if score[h] >= 0.5][:n]
+
+
+def _quoted(items: Sequence[str]) -> str:
+    return ", ".join(repr(i) for i in items)
+
+
 def _joined(first: Chunk, second: Chunk) -> str:
     """Two neighbouring chunks as one text; overlapping chunks are not doubled."""
     if second.start < first.end:
@@ -174,12 +218,16 @@ def _joined(first: Chunk, second: Chunk) -> str:
 
 @dataclass(frozen=True)
 class GoldUnit:
-    """One gold item: any of `chunk_ids` satisfies it (empty when nothing in the collection does)."""
+    """One gold item: any of `chunk_ids` satisfies it (empty when nothing in the collection does).
+
+    `problem` says why the item names nothing in the collection (unknown chunk id, document or heading).
+    """
 
     key: str
     label: str
     grade: int
     chunk_ids: tuple[str, ...]
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -197,6 +245,12 @@ class Resolution:
     @property
     def missing(self) -> tuple[GoldUnit, ...]:
         return tuple(u for u in self.units if not u.chunk_ids)
+
+    @property
+    def invalid(self) -> str | None:
+        """Why this gold cannot be scored (it names something the collection lacks), or None."""
+        problems = [u.problem for u in self.units if u.problem]
+        return "; ".join(problems) if problems else None
 
     def qrels(self) -> dict[str, int]:
         """{unit key: grade} for the metric functions."""

@@ -2,7 +2,8 @@
 
 Each question runs `retrieve()` (or `answer_question()`, which retrieves the same way), so every stage's
 ranking comes from one call; per-stage metrics use `RetrievalResult.ranked(stage)`, verdicts the whole
-result. A run reports progress after each question and checks its cancel event before each one; a
+result. A question whose gold names something the collection lacks (a chunk id, a document, a heading)
+is marked invalid and left out of the metrics, so a broken set never looks like bad retrieval. A run reports progress after each question and checks its cancel event before each one; a
 cancelled run raises `EvalCancelled` and stores nothing.
 """
 
@@ -25,8 +26,9 @@ from rag.eval.metrics import by_query, evaluate, means
 from rag.eval.qsets import QuestionSet
 from rag.eval.runs import EvalRun, QuestionResult, save_run
 from rag.eval.verdicts import inspector_link, judge_question
+from rag.inspect.compare import config_label
 from rag.inspect.params import collection_param
-from rag.retrieve import STAGES, RetrievalResult, retrieve
+from rag.retrieve import QDRANT_FUSIONS, STAGES, RetrievalResult, fused_search, retrieve
 
 Progress = Callable[[int, int, str], None]
 
@@ -46,6 +48,7 @@ def run_eval(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
+    name: str | None = None,
 ) -> EvalRun:
     """Evaluate `qset` against the collection and (by default) store the run.
 
@@ -60,6 +63,7 @@ def run_eval(
         progress: called after each question with (done, total, message).
         cancel: when set, the run stops before its next question.
         save: write the run to the eval history (`<data_dir>/eval.sqlite`).
+        name: what the history calls the run; None means its settings in words.
 
     Returns:
         The complete run.
@@ -85,11 +89,12 @@ def run_eval(
         result, record = _ask(components, q.question, config, generator, judge)
         reranker = result.reranker
         gold = index.resolve(q.gold)
-        if q.answerable:
+        invalid = gold.invalid
+        if q.answerable and invalid is None:
             qrels[q.id] = gold.qrels()
             for stage in STAGES:
                 runs[stage][q.id] = gold.collapse([c.id for c in result.ranked(stage)])
-        verdict = judge_question(q.answerable, gold, result, record)
+        verdict = None if invalid else judge_question(q.answerable, gold, result, record, lambda cid, r=result: _uncut_fused_rank(components, r, cid))
         track = verdict.track if verdict and verdict.track else gold.track()
         rows.append(
             QuestionResult(
@@ -104,6 +109,7 @@ def run_eval(
                 verdict=verdict,
                 inspector=inspector_link(q.question, config, track, components.settings.retrieval) | collection_param(components.settings.collection),
                 answer=record,
+                invalid=invalid,
             )
         )
         if progress is not None:
@@ -111,7 +117,7 @@ def run_eval(
 
     per_stage_results = {stage: evaluate(runs[stage], qrels) for stage in STAGES}
     tables = {stage: by_query(r) for stage, r in per_stage_results.items()}
-    questions = tuple(replace(row, scores={s: tables[s].get(row.id, {}) for s in STAGES}) if row.answerable else row for row in rows)
+    questions = tuple(replace(row, scores={s: tables[s].get(row.id, {}) for s in STAGES}) if row.scored else row for row in rows)
     settings = components.settings
     models = {"dense": settings.dense_model, "sparse": settings.sparse_model, "reranker": reranker}
     if generator is not None:
@@ -130,6 +136,7 @@ def run_eval(
         per_stage={stage: means(r) for stage, r in per_stage_results.items()},
         answers=answer_metrics((r.answerable, r.answer) for r in rows if r.answer) if generator is not None else {},
         questions=questions,
+        name=name or config_label(config),
     )
     if save:
         save_run(settings.data_dir, run)
@@ -145,6 +152,20 @@ def _ask(
     texts = {c.id: c.chunk.chunk.text for c in answer.retrieval.candidates}
     judged = judge.judge_answer(answer, texts) if judge is not None else ()
     return answer.retrieval, AnswerRecord.from_answer(answer, judged)
+
+
+def _uncut_fused_rank(components: Components, result: RetrievalResult, chunk_id: str) -> int | None:
+    """Where fusion put a chunk it cut: its rank in the whole fused list (both prefetch lists, at most 2 x candidates).
+
+    Queries with the vectors the stages ran (expanded ones under PRF), kept on the result, so the rank
+    is the one that fusion really gave, and the question is not encoded again.
+    """
+    config = result.config
+    if config.fusion not in QDRANT_FUSIONS or result.query is None:
+        return None
+    q = result.query
+    ids = [h.id for h in fused_search(components.store, config, q.dense_run, q.sparse_run, result.filter, limit=2 * config.candidates)]
+    return ids.index(chunk_id) + 1 if chunk_id in ids else None
 
 
 def _gold_ranks(result: RetrievalResult, gold: frozenset[str]) -> dict[str, int | None]:

@@ -2,7 +2,9 @@
 
 Runs live in SQLite at `<data_dir>/eval.sqlite`. A run is written in one transaction once every
 question is done; a cancelled or failed run writes nothing, so history only ever holds complete runs.
-One run per question set can be marked as the baseline that later runs are compared with.
+One run per question set can be marked as the baseline that later runs are compared with. Each run
+has an editable name (by default its settings in words); histories from before names existed are
+given one when first opened.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from typing import Any
 from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord
-from rag.eval.verdicts import Verdict
+from rag.eval.verdicts import INVALID, Verdict
+from rag.inspect.compare import config_label
 
 FINAL_STAGE = "rerank"  # the pipeline's own order: what the answer is built from
 HEADLINE = ("ndcg@10", "mrr@10", "recall@1", "recall@5", "recall@10", "hit@5")
-STAGE_TITLES = {"dense": "dense", "sparse": "sparse", "fused": "hybrid (fused)", "rerank": "reranked"}
 
+_COLUMNS = "id, created_at, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -36,7 +39,8 @@ CREATE TABLE IF NOT EXISTS runs (
     fingerprint TEXT NOT NULL,
     per_stage TEXT NOT NULL,
     answers TEXT NOT NULL,
-    baseline INTEGER NOT NULL DEFAULT 0
+    baseline INTEGER NOT NULL DEFAULT 0,
+    name TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS questions (
     run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -60,12 +64,18 @@ class QuestionResult:
     scores: Mapping[str, Mapping[str, float]]  # stage -> metric -> value; empty when unanswerable
     gold_ranks: Mapping[str, int | None]  # stage (and "final") -> best rank of any gold chunk
     verdict: Verdict | None
-    inspector: Mapping[str, str]
+    inspector: Mapping[str, str]  # query parameters for the inspector; "track" only when there is a gold chunk to follow
     answer: AnswerRecord | None = None
+    invalid: str | None = None  # why the gold cannot be scored (names what the collection lacks); left out of the metrics
 
     @property
     def failed(self) -> bool:
         return self.verdict is not None
+
+    @property
+    def scored(self) -> bool:
+        """Counted in the retrieval metrics: answerable, with gold the collection has."""
+        return self.answerable and self.invalid is None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -73,7 +83,7 @@ class QuestionResult:
             "gold_labels": list(self.gold_labels), "gold_chunks": list(self.gold_chunks),
             "scores": {s: dict(m) for s, m in self.scores.items()}, "gold_ranks": dict(self.gold_ranks),
             "verdict": self.verdict.as_json() if self.verdict else None, "inspector": dict(self.inspector),
-            "answer": self.answer.as_json() if self.answer else None,
+            "answer": self.answer.as_json() if self.answer else None, "invalid": self.invalid,
         }  # fmt: skip
 
     @classmethod
@@ -81,6 +91,7 @@ class QuestionResult:
         return cls(
             d["id"], d["question"], d["answerable"], d["gold"], tuple(d["gold_labels"]), tuple(d["gold_chunks"]),
             d["scores"], d["gold_ranks"], Verdict.from_json(d["verdict"]), d["inspector"], AnswerRecord.from_json(d["answer"]),
+            d.get("invalid"),
         )  # fmt: skip
 
 
@@ -104,15 +115,26 @@ class EvalRun:
     answers: Mapping[str, float | None]
     questions: tuple[QuestionResult, ...] = field(compare=False)
     baseline: bool = False
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        """What lists and charts call the run: its name, else its id."""
+        return self.name or self.id
 
     @property
     def metrics(self) -> dict[str, float]:
-        """The headline numbers: the final stage's, plus the share of answerable questions whose gold reached the final k."""
+        """The headline numbers: the final stage's, plus the share of scored questions whose gold reached the final k."""
         final = self.per_stage.get(FINAL_STAGE, {})
         out = {name: final.get(name, 0.0) for name in HEADLINE}
-        answerable = [q for q in self.questions if q.answerable]
-        out["hit@final"] = sum(1 for q in answerable if q.gold_ranks.get("final")) / len(answerable) if answerable else 0.0
+        scored = [q for q in self.questions if q.scored]
+        out["hit@final"] = sum(1 for q in scored if q.gold_ranks.get("final")) / len(scored) if scored else 0.0
         return out
+
+    @property
+    def invalid(self) -> list[QuestionResult]:
+        """Questions whose gold names what the collection lacks: left out of every metric."""
+        return [q for q in self.questions if q.invalid]
 
     def verdict_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -123,7 +145,7 @@ class EvalRun:
 
     def summary_json(self) -> dict[str, Any]:
         return {
-            "run_id": self.id, "created_at": self.created_at, "set": self.set_name, "collection": self.collection,
+            "run_id": self.id, "name": self.name, "created_at": self.created_at, "set": self.set_name, "collection": self.collection,
             "config": dataclasses.asdict(self.config), "models": dict(self.models), "fingerprint": self.fingerprint,
             "baseline": self.baseline,
         }  # fmt: skip
@@ -136,6 +158,8 @@ class EvalRun:
             "per_stage": {s: dict(m) for s, m in self.per_stage.items()},
             "answers": dict(self.answers),
             "verdicts": self.verdict_counts(),
+            "left_out": len(self.invalid),
+            "invalid": [{"id": q.id, "question": q.question, "reason": q.invalid} for q in self.invalid],
             "questions": [q.as_json() for q in self.questions],
         }
 
@@ -152,20 +176,31 @@ def _connect(data_dir: Path) -> Iterator[sqlite3.Connection]:
         with closing(sqlite3.connect(db_path(data_dir), timeout=30)) as con:
             con.execute("PRAGMA foreign_keys = ON")
             con.executescript(_SCHEMA)
+            _migrate(con)
             with con:
                 yield con
     except sqlite3.DatabaseError as e:
         raise RagError(f"eval history at {db_path(data_dir)} cannot be used ({e}); move the file away to start a new history") from None
 
 
+def _migrate(con: sqlite3.Connection) -> None:
+    """Bring a history from an older version up to date: runs get a name (their settings in words)."""
+    if "name" in {row[1] for row in con.execute("PRAGMA table_info(runs)")}:
+        return
+    with con:
+        con.execute("ALTER TABLE runs ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+        rows = con.execute("SELECT id, config FROM runs").fetchall()
+        con.executemany("UPDATE runs SET name = ? WHERE id = ?", [(config_label(RetrievalConfig(**json.loads(c))), rid) for rid, c in rows])
+
+
 def save_run(data_dir: Path, run: EvalRun) -> None:
     """Write a complete run, all or nothing."""
     with _connect(data_dir) as con:
         con.execute(
-            "INSERT INTO runs (id, created_at, set_name, collection, config, models, fingerprint, per_stage, answers) VALUES (?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO runs (id, created_at, set_name, collection, config, models, fingerprint, per_stage, answers, name) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (
                 run.id, run.created_at, run.set_name, run.collection, json.dumps(dataclasses.asdict(run.config)),
-                json.dumps(dict(run.models)), run.fingerprint, json.dumps(run.per_stage), json.dumps(run.answers),
+                json.dumps(dict(run.models)), run.fingerprint, json.dumps(run.per_stage), json.dumps(run.answers), run.name,
             ),
         )  # fmt: skip
         con.executemany(
@@ -178,14 +213,14 @@ def list_runs(data_dir: Path, set_name: str | None = None) -> list[EvalRun]:
     """Runs newest first (without their questions: load_run reads those)."""
     if not db_path(data_dir).is_file():
         return []
-    query = "SELECT * FROM runs" + (" WHERE set_name = ?" if set_name else "") + " ORDER BY created_at DESC, rowid DESC"
+    query = f"SELECT {_COLUMNS} FROM runs" + (" WHERE set_name = ?" if set_name else "") + " ORDER BY created_at DESC, rowid DESC"
     with _connect(data_dir) as con:
         return [_run(row, ()) for row in con.execute(query, (set_name,) if set_name else ())]
 
 
 def load_run(data_dir: Path, run_id: str) -> EvalRun:
     with _connect(data_dir) as con:
-        row = con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = con.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise RagError(f"no eval run {run_id!r}; `ragscope eval --list-runs` or the Eval tab lists them")
         questions = tuple(QuestionResult.from_json(json.loads(d)) for (d,) in con.execute("SELECT data FROM questions WHERE run_id = ? ORDER BY position", (run_id,)))
@@ -195,6 +230,16 @@ def load_run(data_dir: Path, run_id: str) -> EvalRun:
 def delete_run(data_dir: Path, run_id: str) -> None:
     with _connect(data_dir) as con:
         con.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
+
+def rename_run(data_dir: Path, run_id: str, name: str) -> None:
+    """Give a run a new name; an empty name is refused (lists would show nothing)."""
+    name = " ".join(name.split())
+    if not name:
+        raise RagError("a run's name cannot be empty")
+    with _connect(data_dir) as con:
+        if con.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id)).rowcount == 0:
+            raise RagError(f"no eval run {run_id!r} to rename")
 
 
 def set_baseline(data_dir: Path, run_id: str) -> None:
@@ -213,10 +258,10 @@ def baseline_of(data_dir: Path, set_name: str) -> str | None:
 
 
 def _run(row: tuple, questions: tuple[QuestionResult, ...]) -> EvalRun:
-    rid, created, set_name, collection, config, models, fingerprint, per_stage, answers, baseline = row
+    rid, created, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name = row
     return EvalRun(
         rid, created, set_name, collection, RetrievalConfig(**json.loads(config)), json.loads(models), fingerprint,
-        json.loads(per_stage), json.loads(answers), questions, bool(baseline),
+        json.loads(per_stage), json.loads(answers), questions, bool(baseline), name,
     )  # fmt: skip
 
 
@@ -294,10 +339,15 @@ def compare_runs(a: EvalRun, b: EvalRun) -> Comparison:
         qa = by_id.get(qb.id)
         if qa is None:
             continue
-        verdicts = (qa.verdict.code if qa.verdict else None, qb.verdict.code if qb.verdict else None)
+        verdicts = (_outcome(qa), _outcome(qb))
         ranks = (qa.gold_ranks.get(FINAL_STAGE), qb.gold_ranks.get(FINAL_STAGE))
         changes.append(QuestionChange(qb.id, qb.question, _score(qa), _score(qb), *ranks, *verdicts))
     return Comparison(a, b, deltas, tuple(changes))
+
+
+def _outcome(q: QuestionResult) -> str | None:
+    """The verdict code, INVALID for a question not scored, None for a pass."""
+    return q.verdict.code if q.verdict else INVALID if q.invalid else None
 
 
 def _score(q: QuestionResult) -> float | None:

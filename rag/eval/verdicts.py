@@ -1,16 +1,17 @@
 """Why a question failed: one verdict per failed question, naming the first stage that lost the gold.
 
-The checks follow the data's path: the gold must exist in some chunk (else parse loss, or the answer
-straddles two chunks), be recalled by dense or sparse, survive fusion's candidate cut, survive the
-reranker, survive the score threshold and k, and then be cited (and not contradicted) by the answer,
-which must abstain exactly when the documents do not answer. The first check that fails is the
-verdict; its evidence holds the ranks and settings that show it, and `track` is the gold chunk the
-search inspector should follow.
+The checks follow the data's path: the gold must exist in some chunk (else the answer text is in no
+chunk, or straddles two chunks), be recalled by dense or sparse, survive fusion's candidate cut,
+survive the reranker, survive the score threshold and k, and then be cited (and not contradicted) by
+the answer, which must abstain exactly when the documents do not answer. The first check that fails
+is the verdict; its evidence holds the ranks and settings that show it, and `track` is the gold chunk
+the search inspector should follow. Gold that names something the collection lacks gets no verdict:
+the runner marks such a question invalid and leaves it out of the metrics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,19 +19,34 @@ from rag.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
 from rag.eval.gold import Resolution
 from rag.inspect.params import inspector_params
-from rag.retrieve import Candidate, RetrievalResult
+from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult
 
 # Code -> title, in pipeline order (the order the checks run in).
 VERDICTS: dict[str, str] = {
-    "parse_loss": "Gold text not in any chunk (parse loss)",
+    "parse_loss": "Answer text in no chunk (lost in parsing, or worded differently in the documents)",
     "boundary_split": "Answer split across a chunk boundary",
     "missed_by_retrievers": "Missed by dense and sparse",
     "fused_out": "Recalled by a stage but fused below the candidate cut",
     "reranker_dropped": "Dropped by the reranker",
     "cut": "Cut by threshold or k",
     "not_cited": "Retrieved but not cited or contradicted by the answer",
-    "wrong_abstention": "Wrong abstention",
+    "answered_unanswerable": "Answered but should have abstained",
+    "abstained_answerable": "Abstained on an answerable question",
 }
+INVALID = "invalid"  # not a verdict: the gold names what the collection lacks, so the question was not scored
+
+
+def verdict_title(code: str | None) -> str:
+    """A question's outcome in words: its verdict's title, 'invalid gold (not scored)', or 'passed'."""
+    if code == INVALID:
+        return "invalid gold (not scored)"
+    return VERDICTS.get(code, code) if code else "passed"
+
+
+# Runs stored before the two abstention verdicts were told apart used one code for both.
+_LEGACY_ABSTENTION = "wrong_abstention"
+
+FusedRank = Callable[[str], "int | None"]
 
 
 @dataclass(frozen=True)
@@ -51,10 +67,17 @@ class Verdict:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Verdict | None:
-        return cls(data["code"], data["detail"], data.get("evidence", {}), data.get("track")) if data else None
+        if not data:
+            return None
+        code = data["code"]
+        if code == _LEGACY_ABSTENTION:
+            code = "answered_unanswerable" if "should have abstained" in data["detail"] else "abstained_answerable"
+        return cls(code, data["detail"], data.get("evidence", {}), data.get("track"))
 
 
-def judge_question(answerable: bool, gold: Resolution, result: RetrievalResult, answer: AnswerRecord | None = None) -> Verdict | None:
+def judge_question(
+    answerable: bool, gold: Resolution, result: RetrievalResult, answer: AnswerRecord | None = None, fused_rank: FusedRank | None = None
+) -> Verdict | None:
     """The verdict for one question, or None when it did not fail.
 
     Args:
@@ -62,23 +85,24 @@ def judge_question(answerable: bool, gold: Resolution, result: RetrievalResult, 
         gold: the question's gold resolved against the collection.
         result: what retrieval returned (with every stage's ranks).
         answer: the checked answer, when the generator ran.
+        fused_rank: a chunk's rank in an uncut fused list (to say where fusion put a gold it cut).
 
     Returns:
         A Verdict when the gold is missing from the final k, or the answer failed; else None.
     """
     if not answerable:
         if answer is not None and not answer.abstained:
-            return Verdict("wrong_abstention", "answered a question the documents do not answer (it should have abstained)", {"cited": list(answer.cited)})
+            return Verdict("answered_unanswerable", "answered a question the documents do not answer (it should have abstained)", {"cited": list(answer.cited)})
         return None
     final = [c for c in result.final if c.id in gold.chunk_ids]
     if not final:
-        return _retrieval_verdict(gold, result)
+        return _retrieval_verdict(gold, result, fused_rank)
     best = final[0]
     where = {"final_rank": best.final_rank, **_ranks(best)}
     if answer is None:
         return None
     if answer.abstained:
-        return Verdict("wrong_abstention", f"gold was retrieved at final rank {best.final_rank} but the answer abstained: {answer.reason}", where, best.id)
+        return Verdict("abstained_answerable", f"gold was retrieved at final rank {best.final_rank} but the answer abstained: {answer.reason}", where, best.id)
     if not gold.chunk_ids & set(answer.cited):
         return Verdict("not_cited", f"gold was retrieved at final rank {best.final_rank} but the answer cites only {_short(answer.cited) or 'nothing'}", {**where, "cited": list(answer.cited)}, best.id)
     if answer.unsupported:
@@ -86,13 +110,15 @@ def judge_question(answerable: bool, gold: Resolution, result: RetrievalResult, 
     return None
 
 
-def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
+def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: FusedRank | None) -> Verdict:
     config = result.config
     if not gold.chunk_ids:
         missing = [u.label for u in gold.missing]
         if gold.split:
             return Verdict("boundary_split", f"the answer text starts in one chunk and ends in the next: {_short(gold.split)}", {"chunks": list(gold.split), "gold": missing}, gold.split[0])
-        return Verdict("parse_loss", f"no chunk of the collection holds {', '.join(missing)}", {"gold": missing, "nearest": gold.nearest}, gold.nearest)
+        nearest = f"; the chunk sharing most of its words is {gold.nearest[:8]}" if gold.nearest else "; no chunk shares its words"
+        why = "If the source file holds this text, parsing lost it; otherwise reword the gold as the documents say it"
+        return Verdict("parse_loss", f"no chunk of the collection holds {', '.join(missing)}{nearest}. {why}", {"gold": missing, "nearest": gold.nearest}, gold.nearest)
     seen = [c for c in result.candidates if c.id in gold.chunk_ids]
     recalled = [c for c in seen if c.dense.rank or c.sparse.rank]
     if not recalled:
@@ -105,12 +131,7 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
     fused = [c for c in recalled if c.fused.rank]
     if not fused:
         best = min(recalled, key=lambda c: min(c.dense.rank or 10**9, c.sparse.rank or 10**9))
-        return Verdict(
-            "fused_out",
-            f"gold at {_stage_ranks(best)} of {config.candidates}, but {config.fusion} fusion kept only the top {config.candidates}",
-            {"fusion": config.fusion, "candidates": config.candidates, **_ranks(best)},
-            best.id,
-        )
+        return _fused_out(best, config, fused_rank)
     best = min(fused, key=lambda c: c.rerank.rank or 10**9)
     ranks = _ranks(best)
     k = config.final_k
@@ -119,6 +140,18 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult) -> Verdict:
     if best.rerank.rank is not None and best.rerank.rank <= k and config.min_score is not None:
         return Verdict("cut", f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score {config.min_score:g}", {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **ranks}, best.id)
     return Verdict("cut", f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept", {"final_k": k, **ranks}, best.id)
+
+
+def _fused_out(best: Candidate, config: RetrievalConfig, fused_rank: FusedRank | None) -> Verdict:
+    """The gold was in a prefetch list but not in the fused one: say where fusion put it."""
+    evidence = {"fusion": config.fusion, "candidates": config.candidates, **_ranks(best)}
+    found = f"gold at {_stage_ranks(best)} (each list keeps {config.candidates})"
+    if config.fusion in ("dense", "sparse"):
+        return Verdict("fused_out", f"{found}, but fusion {config.fusion!r} keeps only the {config.fusion} list", evidence, best.id)
+    rank = fused_rank(best.id) if fused_rank is not None and config.fusion in QDRANT_FUSIONS else None
+    evidence["uncut_fused_rank"] = rank
+    where = f"ranked it {rank}" if rank else "ranked it below"
+    return Verdict("fused_out", f"{found}, but {config.fusion} fusion {where} of both lists and keeps only the top {config.candidates}", evidence, best.id)
 
 
 def inspector_link(question: str, config: RetrievalConfig, track: str | None, base: RetrievalConfig | None = None) -> dict[str, str]:

@@ -5,7 +5,9 @@ pasting text it contains). We then score that chunk directly in each stage, even
 candidate list: a dense or sparse query restricted to its id gives its exact score, and a query with
 a longer list gives the rank it would have had. The first stage that lost it is named, and single
 setting changes (final k, candidates, dense weight, fusion, reranker, min score, filter) are tried by
-re-running `retrieve()`; only changes that really put the chunk in the final top-k are suggested.
+re-running `retrieve()`; only changes that really put the chunk in the final top-k are suggested,
+and only small ones (see `is_small`): a fix that makes every answer read ten times more chunks is no
+fix. When no small change works the report says why, in terms of the two search spaces.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from rag.types import ChunkFilter, Hit, StoredChunk
 
 FINAL = "final"
 _WORDS = re.compile(r"\w+")
+# A change is small when final k at most doubles (or grows by at most K_SLACK) and candidates grow at
+# most CANDIDATES_FACTOR-fold (or by CANDIDATES_SLACK). Final k is how many chunks every answer reads;
+# candidates are paid for in search and rerank time on every question.
+K_FACTOR, K_SLACK = 2, 5
+CANDIDATES_FACTOR, CANDIDATES_SLACK = 5, 50
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,9 @@ class TrackReport:
     stages: tuple[StageStanding, ...]
     dropped_at: str | None  # None when the chunk is in the final top-k
     reason: str
-    suggestions: tuple[Suggestion, ...]
+    suggestions: tuple[Suggestion, ...]  # small verified changes, smallest first
+    too_large: tuple[Suggestion, ...] = ()  # verified, but they change the settings too much to advise
+    no_fix: str = ""  # why no small change surfaces the chunk, when none does
 
     @property
     def found(self) -> bool:
@@ -141,10 +150,43 @@ def track(
     probe = _Probe(components, question, result, target)
     stages = probe.standings()
     dropped, reason = _dropped(target, result, stages, flt)
-    suggestions: tuple[Suggestion, ...] = ()
-    if dropped is not None:
-        suggestions = tuple(sorted(_suggest(components, probe, stages, dropped, max_candidates), key=lambda s: s.cost))
-    return TrackReport(target, result, stages, dropped, reason, suggestions)
+    if dropped is None:
+        return TrackReport(target, result, stages, dropped, reason, ())
+    verified = sorted(_suggest(components, probe, stages, dropped, max_candidates), key=lambda s: s.cost)
+    small = tuple(s for s in verified if is_small(s.config, config))
+    large = tuple(s for s in verified if not is_small(s.config, config))
+    no_fix = "" if small else _why_no_small_fix(result, stages, large)
+    return TrackReport(target, result, stages, dropped, reason, small, large, no_fix)
+
+
+def is_small(changed: RetrievalConfig, config: RetrievalConfig) -> bool:
+    """True when `changed` keeps final k within K_FACTOR x (or + K_SLACK) and candidates within CANDIDATES_FACTOR x (or + CANDIDATES_SLACK)."""
+    k_ok = changed.final_k <= max(K_FACTOR * config.final_k, config.final_k + K_SLACK)
+    n_ok = changed.candidates <= max(CANDIDATES_FACTOR * config.candidates, config.candidates + CANDIDATES_SLACK)
+    return k_ok and n_ok
+
+
+def _why_no_small_fix(result: RetrievalResult, stages: Sequence[StageStanding], large: Sequence[Suggestion]) -> str:
+    """Why no small change surfaces the chunk: when neither search space ranks it in the pool, say so with the numbers."""
+    s = {st.stage: st for st in stages}
+    n = result.config.candidates
+    dense, sparse = s["dense"], s["sparse"]
+    parts = []
+    if not sparse.in_list:
+        parts.append("it shares no word with the question (BM25 score 0)" if not sparse.score else f"BM25 ranks it {_fmt(sparse.would_be_rank)}, outside the {n} candidates")
+    if not dense.in_list:
+        pool = result.ranked("dense")
+        lowest = pool[-1].dense.score if pool else None
+        below = f"; the {n} candidates reach down to {lowest:.3f}" if lowest is not None else ""
+        similarity = f"its dense similarity {dense.score:.3f} ranks {_fmt(dense.would_be_rank)}" if dense.score is not None else "dense search cannot rank it"
+        parts.append(similarity + below)
+    if len(parts) == 2:
+        why = "the chunk does not match the question in either search space: " + "; ".join(parts) + ". Reword the question, or give the chunk the words people ask with"
+    else:
+        why = "no setting change of the kinds tried here (k, candidates, fusion, dense weight, reranker) surfaces it within small limits"
+    if large:
+        why += f". The fixes found are too large to advise (the smallest: {large[0].text})"
+    return why
 
 
 class _Probe:
