@@ -166,7 +166,7 @@ def test_a_found_gold_gets_no_verdict_and_a_tracked_inspector_link(garden):
     missed = one(garden, section("kitchen.md", "Kitchen > Knives"), config)
     assert missed.inspector == {
         "q": WATER, "fusion": "rrf", "candidates": "3", "k": "4", "reranker": "dense-cosine", "dense_weight": "0.5", "rrf_k": "60",
-        "track": chunk_id(garden, "Kitchen > Knives"),
+        "track": chunk_id(garden, "Kitchen > Knives"), "collection": garden.settings.collection,
     }  # fmt: skip
 
 
