@@ -55,6 +55,7 @@ class ClientStore:
 
     @classmethod
     def connect(cls, url: str, api_key: str, collection: str) -> "ClientStore":
+        validate_collection_name(collection)
         try:
             client = QdrantClient(location=":memory:") if url == ":memory:" else QdrantClient(url=url, api_key=api_key or None, timeout=30)
             client.collection_exists(collection)  # the client connects lazily: find out now, once
