@@ -386,7 +386,7 @@ def test_every_method_turns_a_backend_failure_into_a_store_error(kind, method, t
                 m.setattr(store, attr, broken)
                 if kind == "edge" and method == "collection_models":
                     m.setattr(store, "_models", None)
-                    m.setattr(store, "_meta_path", _Broken())  # the metadata file cannot be read
+                    m.setattr(store, "meta_path", _Broken())  # the metadata file cannot be read
                 name = "records" if method == "records_by_id" else method
                 with pytest.raises(StoreError, match=f"the {store.backend} store failed to .*simulated backend failure"):
                     getattr(store, name)(*calls[method])

@@ -53,3 +53,4 @@ from rag.cli import ingest_cmds  # noqa: E402,F401  (registers commands on `main
 from rag.cli import ask_cmd  # noqa: E402,F401
 from rag.cli import eval_cmd  # noqa: E402,F401
 from rag.cli import search_cmd  # noqa: E402,F401
+from rag.cli import doctor_cmd  # noqa: E402,F401

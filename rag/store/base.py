@@ -47,6 +47,22 @@ class CollectionModels:
             "sentence_vectors": self.sentence_vectors,
         }
 
+    @classmethod
+    def from_dict(cls, raw: Any) -> CollectionModels:
+        """Read back what `as_dict` wrote, every field checked.
+
+        Raises:
+            ValueError: not that shape (a truncated or hand-edited file).
+        """
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        kinds = {"dense_model": str, "dense_dim": int, "sparse_model": str, "sentence_vectors": bool}
+        missing = {"dense_model", "dense_dim", "sparse_model"} - set(raw)
+        wrong = [k for k, v in raw.items() if k not in kinds or type(v) is not kinds[k]]
+        if missing or wrong:
+            raise ValueError(f"missing {sorted(missing)}, unexpected or mistyped {sorted(wrong)}")
+        return cls(**raw)
+
     def same_models(self, other: CollectionModels) -> bool:
         """True when `other` names the same encoders (so their vectors may share this collection)."""
         return (self.dense_model, self.dense_dim, self.sparse_model) == (other.dense_model, other.dense_dim, other.sparse_model)

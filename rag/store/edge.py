@@ -55,7 +55,7 @@ class EdgeStore:
         self.lock = threading.RLock()
         self.remedy = f"check the data dir {self.root} (free disk space, permissions), or run `ragscope doctor`"
         self._path = self.root / collection
-        self._meta_path = self.root / f"{collection}.meta.json"
+        self.meta_path = self.root / f"{collection}.meta.json"
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             self._lock_file = open(self.root / f"{collection}.lock", "a+")  # noqa: SIM115 - held for the store's life
@@ -91,10 +91,7 @@ class EdgeStore:
             raise mismatch_error(self.collection, existing, models)
         if existing is None:
             # Written before the shard, so a shard is always created from the metadata it is read with.
-            tmp = self._meta_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(models.as_dict()))
-            os.replace(tmp, self._meta_path)
-            self._models = None
+            self.write_models(models)
         created = existing or models
         if self._shard is None:
             vectors = {DENSE: qe.EdgeVectorParams(size=created.dense_dim, distance=qe.Distance.Cosine)}
@@ -115,10 +112,41 @@ class EdgeStore:
                 self._shard.flush()
 
     @store_call
+    def write_models(self, models: CollectionModels) -> None:
+        """Durably (re)write the record of which models built the collection: temp file, fsync, rename."""
+        tmp = self.meta_path.with_suffix(".tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(models.as_dict(), f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.meta_path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._models = None
+
+    @store_call
+    def stored_shape(self) -> tuple[int, bool] | None:
+        """(dense dimension, whether sentence vectors are stored) read from one stored point; None when
+        there is none. What `ragscope doctor` can still learn when the models record is lost."""
+        if self._shard is None:
+            return None
+        recs, _ = self.shard.scroll(qe.ScrollRequest(limit=1, with_payload=False, with_vector=True))
+        if not recs or not isinstance(recs[0].vector, dict) or DENSE not in recs[0].vector:
+            return None
+        return len(recs[0].vector[DENSE]), SENTENCES in recs[0].vector
+
+    @store_call
     def collection_models(self) -> CollectionModels | None:
         # Only this process writes the metadata (it holds the directory's lock), so it is read once.
-        if self._models is None and self._meta_path.exists():
-            self._models = CollectionModels(**json.loads(self._meta_path.read_text()))
+        if self._models is None and self.meta_path.exists():
+            try:
+                self._models = CollectionModels.from_dict(json.loads(self.meta_path.read_text(encoding="utf-8")))
+            except (UnicodeDecodeError, ValueError) as e:
+                raise StoreError(
+                    f"{self.meta_path} (which models built collection {self.collection!r}) is damaged ({e}); "
+                    "run `ragscope doctor --fix` to rebuild it"
+                ) from None
         return self._models
 
     @store_call
