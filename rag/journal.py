@@ -193,6 +193,19 @@ def dead_owner(lock_path: Path) -> Iterator[bool]:
         os.close(fd)
 
 
+def settle(store: Store, entry: JournalEntry) -> None:
+    """Roll an "apply" entry back (new chunks deleted, kept chunks' payload restored) or a "commit"
+    entry forward (old chunks deleted), and flush."""
+    with store.lock:
+        if entry.phase == "apply":
+            store.delete(entry.added)
+            for point_id, payload in entry.restore.items():
+                store.set_payload([point_id], payload)
+        else:
+            store.delete(entry.removed)
+        store.flush()
+
+
 def replay(store: Store, folder: Path) -> list[str]:
     """Roll back ("apply") or forward ("commit") each entry in `folder`, removing it once done."""
     if not folder.is_dir():
@@ -200,14 +213,7 @@ def replay(store: Store, folder: Path) -> list[str]:
     repaired = []
     for path in sorted(folder.glob("*.json")):
         entry = read_entry(path)
-        with store.lock:
-            if entry.phase == "apply":
-                store.delete(entry.added)
-                for point_id, payload in entry.restore.items():
-                    store.set_payload([point_id], payload)
-            else:
-                store.delete(entry.removed)
-            store.flush()
+        settle(store, entry)
         path.unlink()
         repaired.append(entry.source)
     return repaired

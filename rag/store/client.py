@@ -208,6 +208,9 @@ class ClientStore:
         response = self.client.query_points(self.collection, with_payload=with_payload, **kwargs)
         return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
 
+    def ensure_space(self, nbytes: int) -> None:
+        """The server keeps its data on its own disks and answers a full one with an error."""
+
     def optimize(self) -> None:
         """A server optimises in the background; nothing to do here."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -34,6 +35,7 @@ from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 _SCROLL_PAGE = 1000
+ENGINE_RESERVE = 64 * 2**20  # see EdgeStore.ensure_space
 # What `records(with_vectors=True)` reads: sentence vectors are many per chunk and only MaxSim uses them.
 _RECORD_VECTORS = [DENSE, SPARSE]
 
@@ -73,6 +75,11 @@ class EdgeStore:
         self._models: CollectionModels | None = None
         if self._path.is_dir() and any(self._path.iterdir()):
             try:
+                self.ensure_space(0)
+            except StoreError:
+                self._release()
+                raise
+            try:
                 self._shard = qe.EdgeShard.load(str(self._path))
             except Exception as e:  # noqa: BLE001 - whatever the engine raises
                 self._release()
@@ -94,6 +101,7 @@ class EdgeStore:
             self.write_models(models)
         created = existing or models
         if self._shard is None:
+            self.ensure_space(0)
             vectors = {DENSE: qe.EdgeVectorParams(size=created.dense_dim, distance=qe.Distance.Cosine)}
             if created.sentence_vectors:
                 # Only read for candidates by id (MaxSim rescoring), never searched: no HNSW graph (m=0).
@@ -110,6 +118,22 @@ class EdgeStore:
             for name in INTEGER_FIELDS:
                 self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
                 self._shard.flush()
+
+    def ensure_space(self, nbytes: int) -> None:
+        """Refuse, with a clear StoreError, to open or write when the data dir's disk lacks room.
+
+        qdrant-edge preallocates 32 MB write-ahead-log segments and maps them: on a full disk it dies
+        with SIGBUS (no exception, no message), even just opening a collection to read it. Measured on
+        a tmpfs: opening failed with 40 MB free and worked with 56 MB, so opening needs ENGINE_RESERVE.
+        """
+        need = ENGINE_RESERVE + nbytes
+        free = shutil.disk_usage(self.root).free
+        if free < need:
+            raise StoreError(
+                f"the data dir {self.root} has {free / 2**20:.0f} MB free, and the embedded Qdrant engine needs "
+                f"{need / 2**20:.0f} MB here ({nbytes / 2**20:.1f} MB for this write plus {ENGINE_RESERVE // 2**20} MB of "
+                "working room) or it crashes; nothing was written. Free disk space, or move RAGSCOPE_DATA_DIR"
+            )
 
     @store_call
     def write_models(self, models: CollectionModels) -> None:
