@@ -55,6 +55,7 @@ def build_components(settings: Settings) -> Components:
         # process writes it, so whatever dead owners left is safe to replay now.
         journal = Journal.open(settings.data_dir / "journal", settings.collection)
         journal.recover(store)
+        store.collection_models()  # a damaged models record stops here, once, with its file named
     except BaseException:
         if journal is not None:
             journal.close()

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from rag.journal import JournalEntry
+from rag.journal import JournalEntry, settle
 from rag.chunker import chunk_document
 from rag.components import Components
 from rag.config import ChunkConfig
@@ -312,18 +312,48 @@ def _apply(components: Components, plan: _Plan, points: Sequence[PointData], dur
         if {r.chunk.id for r in current} != set(stored):
             raise _StalePlan(plan.doc.source)
         restore = {c.id: {k: stored[c.id].payload.get(k) for k in (*_POSITION_FIELDS, *_DOC_FIELDS)} for c in kept}
-        components.journal.write(JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore))
-        store.upsert(points)
-        if kept:
-            store.set_payload([c.id for c in kept], plan.doc_meta)
-        for chunk_id, chunk in moved.items():
-            store.set_payload([chunk_id], {k: v for k, v in chunk_payload(chunk, {}).items() if k in _POSITION_FIELDS})
+        store.ensure_space(_write_size(points, len(kept) + len(moved)))
+        apply = JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore)
+        components.journal.write(apply)
+        try:
+            store.upsert(points)
+            if kept:
+                store.set_payload([c.id for c in kept], plan.doc_meta)
+            for chunk_id, chunk in moved.items():
+                store.set_payload([chunk_id], {k: v for k, v in chunk_payload(chunk, {}).items() if k in _POSITION_FIELDS})
+        except RagError:
+            _roll_back(components, apply)
+            raise
         components.journal.write(JournalEntry(plan.doc.source, "commit", [p.id for p in points], removed))
         store.delete(removed)
         if durable:
             _make_durable(components, [plan.doc.source])
     flagged = sum(1 for p in points if p.payload["flags"]) + sum(1 for c in kept if stored[c.id].flags)
     return plan.result("updated" if stored else "added", written=len(points), flagged=flagged)
+
+
+def _write_size(points: Sequence[PointData], updated: int) -> int:
+    """Bytes a replacement may add on disk, generously: every vector and payload twice (the engine's
+    write-ahead log, then its segment), plus a little per payload update."""
+    per_point = sum(
+        4 * len(p.dense)
+        + 4 * sum(len(row) for row in (p.sentences if p.sentences is not None else ()))
+        + 8 * len(p.sparse.indices)
+        + 2 * len(p.payload.get("text", ""))
+        + 1024
+        for p in points
+    )
+    return 2 * per_point + 2048 * updated
+
+
+def _roll_back(components: Components, apply: JournalEntry) -> None:
+    """Undo a replacement whose writes failed (a full disk, a lost server) now, so the document is
+    wholly its old version at once; if that fails too, the entry stays and the next open undoes it."""
+    try:
+        settle(components.store, apply)
+    except RagError:
+        return
+    components.journal.clear(apply.source)
 
 
 def _make_durable(components: Components, sources: Sequence[str]) -> None:

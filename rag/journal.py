@@ -48,16 +48,18 @@ def read_entry(path: Path) -> JournalEntry:
         StoreError: the file is unreadable or its fields have the wrong types; the message names the
             file and the repair (`ragscope doctor --fix`, then re-ingest the document).
     """
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        problem = _entry_problem(raw)
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raw, problem = None, f"not readable ({e})"
+    problem = entry_problem(path)
     if problem:
-        source = raw.get("source") if isinstance(raw, dict) and isinstance(raw.get("source"), str) else None
-        redo = f"then re-ingest {source!r}" if source else "then re-ingest the document it was for"
-        raise StoreError(f"journal entry {path} is damaged: {problem}. Run `ragscope doctor --fix` to set it aside, {redo}")
-    return JournalEntry(**raw)
+        raise StoreError(f"journal entry {path} is damaged: {problem}. Run `ragscope doctor --fix` to set it aside, then re-ingest the document it was for")
+    return JournalEntry(**json.loads(path.read_text(encoding="utf-8")))
+
+
+def entry_problem(path: Path) -> str:
+    """What is wrong with the entry file at `path`, or "" when it is sound."""
+    try:
+        return _entry_problem(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return f"not readable ({e})"
 
 
 def _entry_problem(raw: Any) -> str:
@@ -153,7 +155,7 @@ class Journal:
         for lock_path in sorted(self.root.glob("*.lock")):
             if lock_path.stem == self.owner:
                 continue
-            with _dead_owner(lock_path) as dead:
+            with dead_owner(lock_path) as dead:
                 if dead:
                     folder = self.root / lock_path.stem
                     repaired += replay(store, folder)
@@ -173,7 +175,7 @@ class Journal:
 
 
 @contextmanager
-def _dead_owner(lock_path: Path) -> Iterator[bool]:
+def dead_owner(lock_path: Path) -> Iterator[bool]:
     """Yields True, holding `lock_path`'s lock, when its owner is gone (the lock could be taken)."""
     try:
         fd = os.open(lock_path, os.O_RDWR)
@@ -191,6 +193,19 @@ def _dead_owner(lock_path: Path) -> Iterator[bool]:
         os.close(fd)
 
 
+def settle(store: Store, entry: JournalEntry) -> None:
+    """Roll an "apply" entry back (new chunks deleted, kept chunks' payload restored) or a "commit"
+    entry forward (old chunks deleted), and flush."""
+    with store.lock:
+        if entry.phase == "apply":
+            store.delete(entry.added)
+            for point_id, payload in entry.restore.items():
+                store.set_payload([point_id], payload)
+        else:
+            store.delete(entry.removed)
+        store.flush()
+
+
 def replay(store: Store, folder: Path) -> list[str]:
     """Roll back ("apply") or forward ("commit") each entry in `folder`, removing it once done."""
     if not folder.is_dir():
@@ -198,14 +213,7 @@ def replay(store: Store, folder: Path) -> list[str]:
     repaired = []
     for path in sorted(folder.glob("*.json")):
         entry = read_entry(path)
-        with store.lock:
-            if entry.phase == "apply":
-                store.delete(entry.added)
-                for point_id, payload in entry.restore.items():
-                    store.set_payload([point_id], payload)
-            else:
-                store.delete(entry.removed)
-            store.flush()
+        settle(store, entry)
         path.unlink()
         repaired.append(entry.source)
     return repaired

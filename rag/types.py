@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 # Fixed namespace so a chunk's id depends only on its content, never on when it was ingested.
 CHUNK_NAMESPACE = uuid.UUID("6f0e1f55-2d3c-4b8a-9a43-5a1c0b7d2e10")
+# Payload `status` of a chunk retrieval must never return (a keyword: qdrant-edge 0.9 matches no bools).
+QUARANTINED = "quarantined"
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,22 @@ class ChunkFilter:
     @property
     def is_empty(self) -> bool:
         return not (self.sources or self.tags or self.ids or self.flagged_only)
+
+    def matches(self, payload: Mapping[str, Any], point_id: str | None = None) -> bool:
+        """The filter's rules on one stored chunk's payload (and id, when given).
+
+        The stores apply the same rules inside Qdrant; this is for chunks already in hand (edge's
+        fetch by id, the tracker's target), so the rules live in one place.
+        """
+        if self.ids and point_id is not None and point_id not in self.ids:
+            return False
+        if self.sources and payload.get("source") not in self.sources:
+            return False
+        if self.tags and not set(self.tags) & set(payload.get("tags") or ()):
+            return False
+        if self.flagged_only and not payload.get("flags"):
+            return False
+        return self.include_quarantined or payload.get("status") != QUARANTINED
 
 
 @dataclass(frozen=True)

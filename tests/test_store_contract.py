@@ -18,7 +18,7 @@ import pytest
 import rag.store.client
 import rag.store.edge
 from rag.encoders import dense_encoder, sparse_encoder
-from rag.errors import ModelMismatchError, StoreLockedError
+from rag.errors import ModelMismatchError, StoreError, StoreLockedError
 from rag.sentences import sentence_texts
 from rag.store import ClientStore, CollectionModels, EdgeStore, PointData, chunk_payload
 from rag.types import Chunk, ChunkFilter
@@ -360,3 +360,111 @@ def test_edge_listing_reads_files_without_locking(tmp_path, points):
     assert edge_collections(tmp_path / "qdrant") == ["kept"]  # while "kept" is open and locked
     store.close()
     assert edge_collections(tmp_path / "missing") == []
+
+
+class _Broken:
+    """Stands in for a backend object (shard, client, engine module): any call raises what the engines raise."""
+
+    def __init__(self, real: object = None, keep: tuple[str, ...] = ()) -> None:
+        self.real, self.keep = real, keep
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        if name in self.keep:
+            return getattr(self.real, name)
+        return _Broken()
+
+    def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN204
+        raise RuntimeError("simulated backend failure: No space left on device")
+
+
+def _calls(points) -> dict[str, tuple]:
+    p = points[0]
+    return {
+        "collection_models": (),
+        "upsert": (points,),
+        "set_payload": ([p.id], {"tags": ["x"]}),
+        "set_source_payload": ("billing.md", {"tags": ["x"]}),
+        "delete": ([p.id],),
+        "delete_source": ("billing.md",),
+        "records": (),
+        "records_by_id": (ChunkFilter(ids=(p.id,)),),
+        "count": (),
+        "sources": (),
+        "search_dense": (p.dense, 3),
+        "search_sparse": (p.sparse, 3),
+        "search_fused": (p.dense, p.sparse, 10, 3, "rrf", 60, None),
+        "search_sentences": (p.dense, 3, ChunkFilter(ids=(p.id,))),
+        "optimize": (),
+        "flush": (),
+        "list_collections": (),
+        "drop_collection": (),
+        "close": (),
+    }
+
+
+# A server optimises and flushes by itself: these make no backend call there.
+# The embedded engine lists collections from the files under its root, without the engine.
+_NO_CALL = {("client-memory", "optimize"), ("client-memory", "flush"), ("server", "optimize"), ("server", "flush"), ("edge", "list_collections")}
+
+
+@pytest.mark.parametrize("method", ["collection_models", "upsert", "set_payload", "set_source_payload", "delete", "delete_source", "records", "records_by_id", "count", "sources", "search_dense", "search_sparse", "search_fused", "search_sentences", "optimize", "flush", "list_collections", "drop_collection", "close"])
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_every_method_turns_a_backend_failure_into_a_store_error(kind, method, tmp_path, sentence_points, monkeypatch):
+    if (kind, method) in _NO_CALL:
+        pytest.skip("no backend call to fail")
+    store = _open(kind, tmp_path)
+    try:
+        store.ensure_collection(WITH_SENTENCES)
+        store.upsert(sentence_points)
+        store.flush()
+        # The backend object fails; for the client also with the existence checks still answering,
+        # so the failing call is the operation itself (upsert, scroll, count, facet...).
+        calls = _calls(sentence_points)
+        variants = [("_shard", _Broken())] if kind == "edge" else [("client", _Broken()), ("client", _Broken(store.client, keep=("collection_exists", "get_collection")))]
+        for attr, broken in variants:
+            if method == "collection_models" and broken.keep:
+                continue  # answered by the kept calls alone
+            with monkeypatch.context() as m:
+                m.setattr(store, attr, broken)
+                if kind == "edge" and method == "collection_models":
+                    m.setattr(store, "_models", None)
+                    m.setattr(store, "meta_path", _Broken())  # the metadata file cannot be read
+                name = "records" if method == "records_by_id" else method
+                with pytest.raises(StoreError, match=f"the {store.backend} store failed to .*simulated backend failure"):
+                    getattr(store, name)(*calls[method])
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_creating_a_collection_that_fails_is_a_store_error(kind, tmp_path, monkeypatch):
+    store = _open(kind, tmp_path)
+    try:
+        if kind == "edge":
+            monkeypatch.setattr(rag.store.edge, "qe", _Broken(rag.store.edge.qe, keep=("EdgeVectorParams", "Distance", "EdgeConfig", "EdgeSparseVectorParams", "Modifier")))
+        else:
+            monkeypatch.setattr(store, "client", _Broken(store.client, keep=("collection_exists", "get_collection")))
+        with pytest.raises(StoreError, match="failed to ensure collection"):
+            store.ensure_collection(MODELS)
+    finally:
+        monkeypatch.undo()
+        store.close()
+
+
+def test_filter_rules_on_a_payload_match_the_stores(filled, points):
+    """ChunkFilter.matches (chunks in hand) agrees with the filters Qdrant applies, on every filter kind."""
+    refund = _id_of(points, "Refunds")
+    filled.set_payload([refund], {"status": "quarantined"})
+    filters = [
+        ChunkFilter(),
+        ChunkFilter(include_quarantined=True),
+        ChunkFilter(sources=("billing.md", "api.md")),
+        ChunkFilter(tags=("dev", "billing"), include_quarantined=True),
+        ChunkFilter(flagged_only=True),
+        ChunkFilter(ids=(refund, points[3].id), include_quarantined=True),
+        ChunkFilter(ids=(refund,)),
+    ]
+    everything = filled.records(ChunkFilter(include_quarantined=True))
+    for flt in filters:
+        expected = {r.chunk.id for r in filled.records(flt)}
+        assert {r.chunk.id for r in everything if flt.matches(r.payload, r.chunk.id)} == expected, flt

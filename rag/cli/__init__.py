@@ -111,3 +111,4 @@ from rag.cli import ask_cmd  # noqa: E402,F401
 from rag.cli import eval_cmd  # noqa: E402,F401
 from rag.cli import search_cmd  # noqa: E402,F401
 from rag.cli import collections_cmd  # noqa: E402,F401
+from rag.cli import doctor_cmd  # noqa: E402,F401

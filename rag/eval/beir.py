@@ -52,7 +52,7 @@ class BeirData:
 
 def collection_name(folder: Path) -> str:
     """The collection a BEIR folder is ingested into: `beir-<folder name>`."""
-    return "beir-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", folder.resolve().name).strip("-") or "data")
+    return ("beir-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", folder.resolve().name).strip("-") or "data"))[:64]  # config.validate_collection_name
 
 
 def load_beir(folder: Path, split: str) -> BeirData:

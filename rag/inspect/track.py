@@ -200,7 +200,7 @@ class _Probe:
         # The vectors the stages ran (expanded under PRF / dense PRF): the standings match the stage table.
         self.dense_vec = result.query.dense_run
         self.sparse_vec = result.query.sparse_run
-        self.visible = _visible(target.chunk, result.filter)
+        self.visible = result.filter.matches(target.chunk.payload, target.chunk.chunk.id)
 
     def standings(self) -> tuple[StageStanding, ...]:
         r = self.result
@@ -289,22 +289,12 @@ class _Probe:
         return rank, mine_score, f"not reranked; scored directly it would rank {rank} among the {len(pool)} reranked"
 
 
-def _visible(chunk: StoredChunk, flt: ChunkFilter) -> bool:
-    if chunk.quarantined and not flt.include_quarantined:
-        return False
-    if flt.sources and chunk.chunk.source not in flt.sources:
-        return False
-    if flt.flagged_only and not chunk.flags:
-        return False
-    return not flt.tags or bool(set(flt.tags) & set(chunk.tags))
-
-
 def _dropped(target: TrackTarget, result: RetrievalResult, stages: Sequence[StageStanding], flt: ChunkFilter) -> tuple[str | None, str]:
     s = {st.stage: st for st in stages}
     cfg = result.config
     if s[FINAL].in_list:
         return None, f"found: final rank {s[FINAL].rank}"
-    if not _visible(target.chunk, flt):
+    if not flt.matches(target.chunk.payload, target.chunk.chunk.id):
         if target.chunk.quarantined and not flt.include_quarantined:
             return "filter", "the chunk is quarantined: retrieval never returns it"
         return "filter", "the filter (source, tag or flagged-only) excludes the chunk"

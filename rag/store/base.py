@@ -12,6 +12,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
+from rag.errors import ModelMismatchError, RagError, StoreError
+from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
 from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
 
 DENSE = "dense"
@@ -21,7 +23,6 @@ SENTENCES = "sentences"
 # `status` is a keyword ("active" / "quarantined"), not a bool: qdrant-edge 0.9 does not match bool values.
 KEYWORD_FIELDS = ("source", "tags", "heading", "flags", "status")
 INTEGER_FIELDS = ("start", "end")
-QUARANTINED = "quarantined"
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,22 @@ class CollectionModels:
             "sentence_vectors": self.sentence_vectors,
         }
 
+    @classmethod
+    def from_dict(cls, raw: Any) -> CollectionModels:
+        """Read back what `as_dict` wrote, every field checked.
+
+        Raises:
+            ValueError: not that shape (a truncated or hand-edited file).
+        """
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        kinds = {"dense_model": str, "dense_dim": int, "sparse_model": str, "sentence_vectors": bool}
+        missing = {"dense_model", "dense_dim", "sparse_model"} - set(raw)
+        wrong = [k for k, v in raw.items() if k not in kinds or type(v) is not kinds[k]]
+        if missing or wrong:
+            raise ValueError(f"missing {sorted(missing)}, unexpected or mistyped {sorted(wrong)}")
+        return cls(**raw)
+
     def same_models(self, other: CollectionModels) -> bool:
         """True when `other` names the same encoders (so their vectors may share this collection)."""
         return (self.dense_model, self.dense_dim, self.sparse_model) == (other.dense_model, other.dense_dim, other.sparse_model)
@@ -66,6 +83,7 @@ class Store(Protocol):
     """What the rest of ragscope may ask of Qdrant. Implementations are thread-safe."""
 
     backend: str
+    remedy: str  # what a person should check when a call fails, ending StoreError messages
     lock: threading.RLock
 
     def ensure_collection(self, models: CollectionModels) -> None: ...
@@ -108,6 +126,10 @@ class Store(Protocol):
         later `ensure_collection` creates the collection afresh."""
         ...
 
+    def ensure_space(self, nbytes: int) -> None:
+        """Raise StoreError (nothing written) when writing about `nbytes` more would not fit."""
+        ...
+
     def optimize(self) -> None: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
@@ -116,15 +138,35 @@ class Store(Protocol):
 T = TypeVar("T")
 
 
-def locked(method: Callable[..., T]) -> Callable[..., T]:
-    """Serialise a store method on the instance's RLock (the engines are not safe for concurrent writes)."""
+def store_call(method: Callable[..., T]) -> Callable[..., T]:
+    """Every store method goes through here: serialised on the instance's RLock (the engines are not
+    safe for concurrent writes), and any backend exception turned into a StoreError.
+
+    qdrant-edge and qdrant-client raise their own exception types (and differently for the same
+    mistake); callers catch RagError only, so an untranslated one went past every handler. The
+    message names the operation and the store's `remedy` (where to look and what to do).
+    """
 
     @functools.wraps(method)
     def wrapper(self, *args: Any, **kwargs: Any) -> T:  # noqa: ANN001
         with self.lock:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except RagError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the one place backend errors are translated
+                raise StoreError(f"the {self.backend} store failed to {method.__name__.replace('_', ' ')} ({type(e).__name__}: {e}); {self.remedy}") from None
 
     return wrapper
+
+
+def mismatch_error(collection: str, existing: CollectionModels, wanted: CollectionModels) -> ModelMismatchError:
+    return ModelMismatchError(
+        f"collection {collection!r} was built with dense={existing.dense_model} ({existing.dense_dim} d), "
+        f"sparse={existing.sparse_model}, but the settings now say dense={wanted.dense_model} "
+        f"({wanted.dense_dim} d), sparse={wanted.sparse_model}. Mixing them would compare vectors from "
+        "different spaces: use another collection name (RAGSCOPE_COLLECTION) or re-ingest into a new one."
+    )
 
 
 def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from qdrant_client import QdrantClient, models
 
-from rag.errors import ModelMismatchError, StoreError
+from rag.errors import StoreError
 from rag.store.base import (
     DENSE,
     INTEGER_FIELDS,
@@ -22,10 +22,11 @@ from rag.store.base import (
     SPARSE,
     CollectionModels,
     PointData,
-    locked,
+    mismatch_error,
+    store_call,
     stored_chunk,
 )
-from rag.store.edge import _mismatch_message
+from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 _SCROLL_PAGE = 1000
@@ -45,14 +46,16 @@ class ClientStore:
 
     def __init__(self, client: QdrantClient, collection: str) -> None:
         self.client = client
-        self.collection = collection
+        self.collection = validate_collection_name(collection)
         self.lock = threading.RLock()
+        self.remedy = "check that the Qdrant server (QDRANT_URL) is up and reachable and that QDRANT_API_KEY is right"
         # Once seen, a collection's sentence vectors stay: it cannot drop a named vector. Not seen yet
         # is asked again (another client may create the collection), one metadata read per query.
         self._has_sentences = False
 
     @classmethod
     def connect(cls, url: str, api_key: str, collection: str) -> "ClientStore":
+        validate_collection_name(collection)
         try:
             client = QdrantClient(location=":memory:") if url == ":memory:" else QdrantClient(url=url, api_key=api_key or None, timeout=30)
             client.collection_exists(collection)  # the client connects lazily: find out now, once
@@ -61,16 +64,13 @@ class ClientStore:
         return cls(client, collection)
 
     def _exists(self) -> bool:
-        try:
-            return bool(self.client.collection_exists(self.collection))
-        except Exception as e:
-            raise StoreError(f"Qdrant is not reachable: {e}") from None
+        return bool(self.client.collection_exists(self.collection))
 
-    @locked
+    @store_call
     def ensure_collection(self, models_: CollectionModels) -> None:
         existing = self.collection_models()
         if existing is not None and not existing.same_models(models_):
-            raise ModelMismatchError(_mismatch_message(self.collection, existing, models_))
+            raise mismatch_error(self.collection, existing, models_)
         if self._exists():
             return
         vectors = {DENSE: models.VectorParams(size=models_.dense_dim, distance=models.Distance.COSINE)}
@@ -93,7 +93,7 @@ class ClientStore:
         for name in INTEGER_FIELDS:
             self.client.create_payload_index(self.collection, name, models.PayloadSchemaType.INTEGER)
 
-    @locked
+    @store_call
     def collection_models(self) -> CollectionModels | None:
         if not self._exists():
             return None
@@ -102,28 +102,28 @@ class ClientStore:
             return None
         return CollectionModels(meta["dense_model"], int(meta["dense_dim"]), meta["sparse_model"], bool(meta.get("sentence_vectors", False)))
 
-    @locked
+    @store_call
     def upsert(self, points: Sequence[PointData]) -> None:
         if not points:
             return
         structs = [models.PointStruct(id=p.id, vector=_vectors(p), payload=p.payload) for p in points]
         self.client.upsert(self.collection, structs, wait=True)
 
-    @locked
+    @store_call
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         if ids:
             self.client.set_payload(self.collection, payload=payload, points=list(ids), wait=True)
 
-    @locked
+    @store_call
     def set_source_payload(self, source: str, payload: dict[str, Any]) -> None:
         self.client.set_payload(self.collection, payload=payload, points=models.FilterSelector(filter=_filter(ChunkFilter(sources=(source,), include_quarantined=True))), wait=True)
 
-    @locked
+    @store_call
     def delete(self, ids: Sequence[str]) -> None:
         if ids and self._exists():  # no collection: nothing to delete (as delete_source)
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=list(ids)), wait=True)
 
-    @locked
+    @store_call
     def delete_source(self, source: str) -> int:
         if not self._exists():
             return 0
@@ -132,7 +132,7 @@ class ClientStore:
         self.client.delete(self.collection, points_selector=models.FilterSelector(filter=_filter(flt)), wait=True)
         return n
 
-    @locked
+    @store_call
     def records(self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None) -> list[StoredChunk]:
         if not self._exists():
             return []
@@ -146,30 +146,30 @@ class ClientStore:
             if offset is None or (limit is not None and len(out) >= limit):
                 return out
 
-    @locked
+    @store_call
     def count(self, flt: ChunkFilter | None = None) -> int:
         if not self._exists():
             return 0
         return int(self.client.count(self.collection, count_filter=_filter(flt or ChunkFilter(include_quarantined=True)), exact=True).count)
 
-    @locked
+    @store_call
     def sources(self) -> dict[str, int]:
         if not self._exists():
             return {}
         response = self.client.facet(self.collection, key="source", limit=1_000_000, exact=True)
         return {str(h.value): int(h.count) for h in response.hits}
 
-    @locked
+    @store_call
     def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
         return self._query(query=[float(x) for x in vector], using=DENSE, limit=limit, query_filter=_filter(flt))
 
-    @locked
+    @store_call
     def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
         if not vector.indices:
             return []
         return self._query(query=models.SparseVector(indices=list(vector.indices), values=list(vector.values)), using=SPARSE, limit=limit, query_filter=_filter(flt))
 
-    @locked
+    @store_call
     def search_fused(
         self,
         dense: Sequence[float],
@@ -192,7 +192,7 @@ class ClientStore:
             query = models.RrfQuery(rrf=models.Rrf(k=rrf_k, weights=w))
         return self._query(prefetch=prefetch, query=query, limit=limit, query_filter=qfilter)
 
-    @locked
+    @store_call
     def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
         if not self._has_sentences:
             found = self.collection_models()
@@ -205,24 +205,21 @@ class ClientStore:
     def _query(self, with_payload: bool = True, **kwargs: Any) -> list[Hit]:
         if not self._exists():
             return []
-        try:
-            response = self.client.query_points(self.collection, with_payload=with_payload, **kwargs)
-        except Exception as e:
-            raise StoreError(f"query failed: {e}") from None
+        response = self.client.query_points(self.collection, with_payload=with_payload, **kwargs)
         return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
 
-    @locked
+    @store_call
     def list_collections(self) -> list[str]:
-        try:
-            return sorted(c.name for c in self.client.get_collections().collections)
-        except Exception as e:
-            raise StoreError(f"Qdrant is not reachable: {e}") from None
+        return sorted(c.name for c in self.client.get_collections().collections)
 
-    @locked
+    @store_call
     def drop_collection(self) -> None:
         if self._exists():
             self.client.delete_collection(self.collection)
         self._has_sentences = False
+
+    def ensure_space(self, nbytes: int) -> None:
+        """The server keeps its data on its own disks and answers a full one with an error."""
 
     def optimize(self) -> None:
         """A server optimises in the background; nothing to do here."""
@@ -230,7 +227,7 @@ class ClientStore:
     def flush(self) -> None:
         """Writes use wait=True, so they are durable when the call returns."""
 
-    @locked
+    @store_call
     def close(self) -> None:
         self.client.close()
 

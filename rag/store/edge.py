@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import qdrant_edge as qe
 
-from rag.errors import ModelMismatchError, StoreError, StoreLockedError
+from rag.errors import StoreError, StoreLockedError
 from rag.store.base import (
     DENSE,
     INTEGER_FIELDS,
@@ -27,12 +27,15 @@ from rag.store.base import (
     SPARSE,
     CollectionModels,
     PointData,
-    locked,
+    mismatch_error,
+    store_call,
     stored_chunk,
 )
+from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 _SCROLL_PAGE = 1000
+ENGINE_RESERVE = 64 * 2**20  # see EdgeStore.ensure_space
 # What `records(with_vectors=True)` reads: sentence vectors are many per chunk and only MaxSim uses them.
 _RECORD_VECTORS = [DENSE, SPARSE]
 
@@ -50,12 +53,16 @@ class EdgeStore:
 
     def __init__(self, root: Path, collection: str) -> None:
         self.root = Path(root)
-        self.collection = collection
+        self.collection = validate_collection_name(collection)
         self.lock = threading.RLock()
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.remedy = f"check the data dir {self.root} (free disk space, permissions), or run `ragscope doctor`"
         self._path = self.root / collection
-        self._meta_path = self.root / f"{collection}.meta.json"
-        self._lock_file = open(self.root / f"{collection}.lock", "a+")  # noqa: SIM115 - held for the store's life
+        self.meta_path = self.root / f"{collection}.meta.json"
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._lock_file = open(self.root / f"{collection}.lock", "a+")  # noqa: SIM115 - held for the store's life
+        except OSError as e:
+            raise StoreError(f"could not open the data dir {self.root} ({e.strerror or e}); check it exists and is writable") from None
         try:
             fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -67,13 +74,16 @@ class EdgeStore:
         self._shard: qe.EdgeShard | None = None
         self._models: CollectionModels | None = None
         if self._path.is_dir() and any(self._path.iterdir()):
-            self._shard = self._open_existing()
-
-    def _open_existing(self) -> qe.EdgeShard:
-        try:
-            return qe.EdgeShard.load(str(self._path))
-        except Exception as e:
-            raise StoreError(f"could not open the Qdrant data in {self._path}: {e}") from None
+            try:
+                self.ensure_space(0)
+            except StoreError:
+                self._release()
+                raise
+            try:
+                self._shard = qe.EdgeShard.load(str(self._path))
+            except Exception as e:  # noqa: BLE001 - whatever the engine raises
+                self._release()
+                raise StoreError(f"could not open the Qdrant data in {self._path} ({e}); {self.remedy}") from None
 
     @property
     def shard(self) -> qe.EdgeShard:
@@ -81,19 +91,17 @@ class EdgeStore:
             raise StoreError(f"collection {self.collection!r} does not exist yet; ingest a document first")
         return self._shard
 
-    @locked
+    @store_call
     def ensure_collection(self, models: CollectionModels) -> None:
         existing = self.collection_models()
         if existing is not None and not existing.same_models(models):
-            raise ModelMismatchError(_mismatch_message(self.collection, existing, models))
+            raise mismatch_error(self.collection, existing, models)
         if existing is None:
             # Written before the shard, so a shard is always created from the metadata it is read with.
-            tmp = self._meta_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(models.as_dict()))
-            os.replace(tmp, self._meta_path)
-            self._models = None
+            self.write_models(models)
         created = existing or models
         if self._shard is None:
+            self.ensure_space(0)
             vectors = {DENSE: qe.EdgeVectorParams(size=created.dense_dim, distance=qe.Distance.Cosine)}
             if created.sentence_vectors:
                 # Only read for candidates by id (MaxSim rescoring), never searched: no HNSW graph (m=0).
@@ -111,34 +119,82 @@ class EdgeStore:
                 self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
                 self._shard.flush()
 
+    def ensure_space(self, nbytes: int) -> None:
+        """Refuse, with a clear StoreError, to open or write when the data dir's disk lacks room.
+
+        qdrant-edge preallocates 32 MB write-ahead-log segments and maps them: on a full disk it dies
+        with SIGBUS (no exception, no message), even just opening a collection to read it. Measured on
+        a tmpfs: opening failed with 40 MB free and worked with 56 MB, so opening needs ENGINE_RESERVE.
+        """
+        need = ENGINE_RESERVE + nbytes
+        free = shutil.disk_usage(self.root).free
+        if free < need:
+            raise StoreError(
+                f"the data dir {self.root} has {free / 2**20:.0f} MB free, and the embedded Qdrant engine needs "
+                f"{need / 2**20:.0f} MB here ({nbytes / 2**20:.1f} MB for this write plus {ENGINE_RESERVE // 2**20} MB of "
+                "working room) or it crashes; nothing was written. Free disk space, or move RAGSCOPE_DATA_DIR"
+            )
+
+    @store_call
+    def write_models(self, models: CollectionModels) -> None:
+        """Durably (re)write the record of which models built the collection: temp file, fsync, rename."""
+        tmp = self.meta_path.with_suffix(".tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(models.as_dict(), f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.meta_path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._models = None
+
+    @store_call
+    def stored_shape(self) -> tuple[int, bool] | None:
+        """(dense dimension, whether sentence vectors are stored) read from one stored point; None when
+        there is none. What `ragscope doctor` can still learn when the models record is lost."""
+        if self._shard is None:
+            return None
+        recs, _ = self.shard.scroll(qe.ScrollRequest(limit=1, with_payload=False, with_vector=True))
+        if not recs or not isinstance(recs[0].vector, dict) or DENSE not in recs[0].vector:
+            return None
+        return len(recs[0].vector[DENSE]), SENTENCES in recs[0].vector
+
+    @store_call
     def collection_models(self) -> CollectionModels | None:
         # Only this process writes the metadata (it holds the directory's lock), so it is read once.
-        if self._models is None and self._meta_path.exists():
-            self._models = CollectionModels(**json.loads(self._meta_path.read_text()))
+        if self._models is None and self.meta_path.exists():
+            try:
+                self._models = CollectionModels.from_dict(json.loads(self.meta_path.read_text(encoding="utf-8")))
+            except (UnicodeDecodeError, ValueError) as e:
+                raise StoreError(
+                    f"{self.meta_path} (which models built collection {self.collection!r}) is damaged ({e}); "
+                    "run `ragscope doctor --fix` to rebuild it"
+                ) from None
         return self._models
 
-    @locked
+    @store_call
     def upsert(self, points: Sequence[PointData]) -> None:
         if not points:
             return
         batch = [qe.Point(p.id, _vectors(p), p.payload) for p in points]
         self.shard.update(qe.UpdateOperation.upsert_points(batch))
 
-    @locked
+    @store_call
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         if ids:
             self.shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
 
-    @locked
+    @store_call
     def set_source_payload(self, source: str, payload: dict[str, Any]) -> None:
         self.shard.update(qe.UpdateOperation.set_payload_by_filter(_filter(ChunkFilter(sources=(source,), include_quarantined=True)), payload))
 
-    @locked
+    @store_call
     def delete(self, ids: Sequence[str]) -> None:
         if ids and self._shard is not None:  # no collection: nothing to delete (as delete_source)
             self.shard.update(qe.UpdateOperation.delete_points(list(ids)))
 
-    @locked
+    @store_call
     def delete_source(self, source: str) -> int:
         if self._shard is None:
             return 0
@@ -147,7 +203,7 @@ class EdgeStore:
         self.shard.update(qe.UpdateOperation.delete_points_by_filter(_filter(flt)))
         return n
 
-    @locked
+    @store_call
     def records(self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None) -> list[StoredChunk]:
         if self._shard is None:
             return []
@@ -155,7 +211,7 @@ class EdgeStore:
         if flt.ids:
             recs = self.shard.retrieve(list(flt.ids), with_payload=True, with_vector=_RECORD_VECTORS if with_vectors else False)
             wanted = ChunkFilter(sources=flt.sources, tags=flt.tags, include_quarantined=flt.include_quarantined, flagged_only=flt.flagged_only)
-            return [_record(r) for r in recs if _matches(r.payload or {}, wanted)]
+            return [_record(r) for r in recs if wanted.matches(r.payload or {})]
         out: list[StoredChunk] = []
         offset = None
         while True:
@@ -165,13 +221,13 @@ class EdgeStore:
             if offset is None or (limit is not None and len(out) >= limit):
                 return out
 
-    @locked
+    @store_call
     def count(self, flt: ChunkFilter | None = None) -> int:
         if self._shard is None:
             return 0
         return int(self.shard.count(qe.CountRequest(exact=True, filter=_filter(flt or ChunkFilter(include_quarantined=True)))))
 
-    @locked
+    @store_call
     def sources(self) -> dict[str, int]:
         if self._shard is None:
             return {}
@@ -179,18 +235,18 @@ class EdgeStore:
         # qdrant-edge 0.9 keeps a deleted source in the facet with count 0 (even after optimize).
         return {str(h.value): int(h.count) for h in response.hits if h.count > 0}
 
-    @locked
+    @store_call
     def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
         return self._query(qe.QueryRequest(limit=limit, query=qe.Query.Nearest([float(x) for x in vector], using=DENSE), filter=_filter(flt), with_payload=True))
 
-    @locked
+    @store_call
     def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
         if not vector.indices:
             return []
         query = qe.Query.Nearest(qe.SparseVector(list(vector.indices), list(vector.values)), using=SPARSE)
         return self._query(qe.QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=True))
 
-    @locked
+    @store_call
     def search_fused(
         self,
         dense: Sequence[float],
@@ -215,7 +271,7 @@ class EdgeStore:
             query = qe.Fusion.Rrf(k=rrf_k, weights=w)
         return self._query(qe.QueryRequest(limit=limit, prefetches=prefetches, query=query, filter=edge_filter, with_payload=True))
 
-    @locked
+    @store_call
     def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
         models = self.collection_models()
         if models is None or not models.sentence_vectors:
@@ -227,16 +283,14 @@ class EdgeStore:
     def _query(self, request: qe.QueryRequest) -> list[Hit]:
         if self._shard is None:
             return []
-        try:
-            points = self.shard.query(request)
-        except Exception as e:
-            raise StoreError(f"query failed: {e}") from None
+        points = self.shard.query(request)
         return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
 
+    @store_call
     def list_collections(self) -> list[str]:
         return edge_collections(self.root)
 
-    @locked
+    @store_call
     def drop_collection(self) -> None:
         # This instance holds the collection's lock, so no other process has the shard open.
         if self._shard is not None:
@@ -246,25 +300,29 @@ class EdgeStore:
         self._meta_path.unlink(missing_ok=True)
         self._models = None
 
-    @locked
+    @store_call
     def optimize(self) -> None:
         """Merge segments and build indexes. Holds the GIL for its whole run: never call it on a request path."""
         if self._shard is not None:
             self._shard.optimize()
 
-    @locked
+    @store_call
     def flush(self) -> None:
         if self._shard is not None:
             self._shard.flush()
 
-    @locked
+    @store_call
     def close(self) -> None:
-        if self._shard is not None:
-            try:
-                self._shard.flush()
-                self._shard.close()
-            finally:
-                self._shard = None
+        """Flush and close the shard; the directory lock is released even when that fails."""
+        try:
+            if self._shard is not None:
+                shard, self._shard = self._shard, None
+                shard.flush()
+                shard.close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
         if not self._lock_file.closed:
             fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
             self._lock_file.close()
@@ -305,16 +363,6 @@ def _record(record: qe.Record) -> StoredChunk:
     return stored_chunk(record.id, payload, dense, sparse)
 
 
-def _matches(payload: dict[str, Any], flt: ChunkFilter) -> bool:
-    if flt.sources and payload.get("source") not in flt.sources:
-        return False
-    if flt.tags and not set(flt.tags) & set(payload.get("tags") or ()):
-        return False
-    if flt.flagged_only and not payload.get("flags"):
-        return False
-    return flt.include_quarantined or payload.get("status") != QUARANTINED
-
-
 def _filter(flt: ChunkFilter | None) -> qe.Filter | None:
     flt = flt or ChunkFilter()
     must: list[Any] = []
@@ -330,12 +378,3 @@ def _filter(flt: ChunkFilter | None) -> qe.Filter | None:
     if not must and not must_not:
         return None
     return qe.Filter(must=must or None, must_not=must_not or None)
-
-
-def _mismatch_message(collection: str, existing: CollectionModels, wanted: CollectionModels) -> str:
-    return (
-        f"collection {collection!r} was built with dense={existing.dense_model} ({existing.dense_dim} d), "
-        f"sparse={existing.sparse_model}, but the settings now say dense={wanted.dense_model} "
-        f"({wanted.dense_dim} d), sparse={wanted.sparse_model}. Mixing them would compare vectors from "
-        "different spaces: use another collection name (RAGSCOPE_COLLECTION) or re-ingest into a new one."
-    )

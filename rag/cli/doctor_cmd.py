@@ -1,0 +1,26 @@
+"""`ragscope doctor`: check the data dir's state files, and repair what is safe with --fix."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from rag.cli import main
+from rag.config import Settings
+from rag.doctor import check
+
+
+@main.command()
+@click.option("--fix", is_flag=True, help="Repair what can be repaired (damaged journal entries, a lost models record), saying what was done.")
+def doctor(fix: bool) -> None:
+    """Check models records, crash journal, locks and collections under the data dir; exits 1 while problems remain."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    settings = Settings.from_env()
+    findings = check(settings, fix)
+    for finding in findings:
+        click.echo(f"{finding.level}: {finding.message}")
+    problems = sum(f.level == "problem" for f in findings)
+    if problems:
+        click.echo(f"{problems} problem(s) left" + ("" if fix else "; `ragscope doctor --fix` repairs what it can"), err=True)
+        raise SystemExit(1)
