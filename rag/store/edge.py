@@ -297,7 +297,7 @@ class EdgeStore:
             self._shard.close()
             self._shard = None
         shutil.rmtree(self._path, ignore_errors=True)
-        self._meta_path.unlink(missing_ok=True)
+        self.meta_path.unlink(missing_ok=True)
         self._models = None
 
     @store_call
