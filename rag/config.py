@@ -26,12 +26,11 @@ _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
 
 
 def validate_collection_name(name: str) -> str:
-    """`name` (stripped) when it is a usable collection name; the one check every way a name comes in goes through.
+    """`name` when it is a usable collection name; the one check every way a name comes in goes through.
 
     Raises:
         ConfigError: anything but 1-64 ASCII letters, digits, `-`, `_` and `.` (not first).
     """
-    name = name.strip() if isinstance(name, str) else name
     if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):
         raise ConfigError(
             f"collection name {name!r} is not allowed: use 1-64 letters, digits, '-', '_' or '.' "

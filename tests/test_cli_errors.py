@@ -27,6 +27,7 @@ def _args(tmp_path: Path) -> dict[str, list[str]]:
         "ask": ["when does the ferry leave"],
         "eval": [str(tmp_path / "set.jsonl")],
         "doctor": [],
+        "collections": [],
     }
 
 

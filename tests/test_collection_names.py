@@ -25,7 +25,9 @@ GOOD = ["docs", "team-a", "beir_scifact", "v1.2", "-", "A" * 64]
 @pytest.mark.parametrize("name", BAD)
 def test_unsafe_names_are_refused_everywhere_a_name_comes_in(name, tmp_path: Path, monkeypatch):
     data = tmp_path / "deep" / "er" / "data"
-    if name:  # an empty variable means "not set": the default name
+    if name.strip() != name:  # settings from the environment are read trimmed, like every other variable
+        assert Settings.from_env({"RAGSCOPE_DATA_DIR": str(data), "RAGSCOPE_COLLECTION": name}).collection == name.strip()
+    elif name:  # an empty variable means "not set": the default name
         with pytest.raises(ConfigError, match="collection name"):
             Settings.from_env({"RAGSCOPE_DATA_DIR": str(data), "RAGSCOPE_COLLECTION": name})
     with pytest.raises(ConfigError):

@@ -77,7 +77,7 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
         new = st.text_input("New collection", key="ui_collection_new", placeholder="name")
         if st.button("Create and switch", key="ui_collection_create", disabled=not new.strip()):
             try:
-                info = create_collection(open_components(for_collection(base, new)))
+                info = create_collection(open_components(for_collection(base, new.strip())))
                 switch_collection(info.name)
                 st.session_state[_NOTICE] = f"Created collection {info.name}."
                 st.rerun()
