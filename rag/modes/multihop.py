@@ -3,7 +3,8 @@
 Offline (no model to judge sufficiency) there are always two hops. Hop 2 is "bridging": the
 question plus the most salient words of hop 1's best chunk that the question lacks, salience being
 the word's BM25 weight in that chunk times the IDF Qdrant applies (the score a one-word query gives
-the chunk, as rag/inspect/explain.py reads it). "the company that acquired X" finds X's page in hop
+the chunk, as rag/inspect/explain.py reads it). Words no other chunk contains are skipped: they are
+the rarest, so pure salience would pick them first, yet a search for them can only find hop 1's chunk. "the company that acquired X" finds X's page in hop
 1; the acquirer's name, rare and prominent there, then steers hop 2. The hops are fused by RRF.
 
 With Claude, the model reads the chunks found so far (escaped, never obeyed), says whether they
@@ -64,20 +65,23 @@ def run_multi_hop(
 
 
 def bridge_terms(components: Components, question: str, chunk: Candidate, n: int, flt: ChunkFilter) -> tuple[str, ...]:
-    """The `n` words of `chunk` with the highest BM25 weight x IDF that the question does not contain, best first."""
+    """The `n` words of `chunk` with the highest BM25 weight x IDF that the question lacks and another chunk holds, best first."""
     store = components.store
     only = ChunkFilter(ids=(chunk.id,), include_quarantined=flt.include_quarantined or chunk.chunk.quarantined)
     records = store.records(only, with_vectors=True)
     if not records or records[0].sparse is None:
         return ()
     asked = set(components.sparse.encode_query(question).indices)
-    words = components.sparse.query_terms(records[0].chunk.embed_text)
+    # Body words only: the `source > heading` line the encoders also see would offer file names ("md").
+    words = components.sparse.query_terms(records[0].chunk.text)
     salience: dict[int, float] = {}
     for index in records[0].sparse.indices:
         if index in asked or index not in words or words[index].isdigit():
             continue
-        hits = store.search_sparse(SparseVector((index,), (1.0,)), 1, only)
-        if hits and hits[0].score > 0:
+        term = SparseVector((index,), (1.0,))
+        hits = store.search_sparse(term, 1, only)
+        # A word no other chunk holds cannot lead anywhere new: skip it, however rare (salient) it is.
+        if hits and hits[0].score > 0 and len(store.search_sparse(term, 2, flt)) > 1:
             salience[index] = hits[0].score
     best = sorted(salience, key=lambda i: (-salience[i], words[i]))[:n]
     return tuple(words[i] for i in best)
