@@ -29,7 +29,7 @@ from rag.answer.result import Generation, Source
 from rag.components import Components
 from rag.config import RetrievalConfig
 from rag.errors import GenerationError, RagError
-from rag.modes.fusion import rrf_merge
+from rag.modes.fusion import merge
 from rag.modes.llm import Claude, text_of
 from rag.modes.options import ModeOptions
 from rag.modes.result import AgentStep, ModeResult, ToolCall
@@ -159,7 +159,7 @@ class SearchAgent:
 
     def _finish(self, question: str, steps: list[AgentStep], text: str, stop: str, t0: float) -> ModeResult:
         searches = [(f"call {i}", c.result) for i, c in enumerate((c for s in steps for c in s.calls if c.result is not None), 1)]
-        final = rrf_merge(searches) if searches else RetrievalResult(question, self.config, "none: the agent ran no search", ())
+        final = merge(searches, self.options.hop_fusion) if searches else RetrievalResult(question, self.config, "none: the agent ran no search", ())
         sources = tuple(self.shown.values())
         kept = f"; the {len(sources)} sources found until then are kept" if stop else ""
         generation = Generation(text or NOT_IN_SOURCES, self.model, abstain_reason=stop + kept if stop else "")

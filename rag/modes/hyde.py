@@ -18,7 +18,7 @@ from rag.answer.prompt import NOT_IN_SOURCES, escape_source_text
 from rag.components import Components
 from rag.config import RetrievalConfig
 from rag.errors import GenerationError
-from rag.modes.fusion import rrf_merge
+from rag.modes.fusion import merge
 from rag.modes.llm import Claude, refuse_if_cut, text_of
 from rag.modes.result import HydeStage, ModeResult
 from rag.retrieve import RetrievalResult, retrieve
@@ -50,7 +50,7 @@ def run_hyde(components: Components, question: str, config: RetrievalConfig, flt
         return ModeResult("hyde", question, first, backend, tuple(notes), hyde=stage, llm_calls=_calls(claude))
     # The passage's own list is dense only: HyDE's point is the embedding of an answer-shaped text.
     search = retrieve(components, passage, dataclasses.replace(config, fusion="dense", reranker="none"), flt)
-    merged = rrf_merge([("question", first), ("hyde passage", search)])
+    merged = merge([("question", first), ("hyde passage", search)], "rrf")
     stage = HydeStage(first, passage, pseudo, written_by, search)
     return ModeResult("hyde", question, merged, backend, tuple(notes), hyde=stage, llm_calls=_calls(claude))
 

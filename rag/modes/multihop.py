@@ -4,8 +4,10 @@ Offline (no model to judge sufficiency) there are always two hops. Hop 2 is "bri
 question plus the most salient words of hop 1's best chunk that the question lacks, salience being
 the word's BM25 weight in that chunk times the IDF Qdrant applies (the score a one-word query gives
 the chunk, as rag/inspect/explain.py reads it). Words no other chunk contains are skipped: they are
-the rarest, so pure salience would pick them first, yet a search for them can only find hop 1's chunk. "the company that acquired X" finds X's page in hop
-1; the acquirer's name, rare and prominent there, then steers hop 2. The hops are fused by RRF.
+the rarest, so pure salience would pick them first, yet a search for them can only find hop 1's
+chunk. "the company that acquired X" finds X's page in hop 1; the acquirer's name, rare there but
+present elsewhere, then steers hop 2. The hops are fused by RRF or
+interleaved (ModeOptions.hop_fusion; rag/modes/fusion.py says what each favours).
 
 With Claude, the model reads the chunks found so far (escaped, never obeyed), says whether they
 answer the question and, if not, writes the follow-up query, up to `max_hops`.
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from rag.answer.prompt import escape_source_text, wrap_sources
 from rag.components import Components
 from rag.config import RetrievalConfig
-from rag.modes.fusion import rrf_merge
+from rag.modes.fusion import merge
 from rag.modes.llm import Claude, labelled
 from rag.modes.options import ModeOptions
 from rag.modes.result import Hop, ModeResult
@@ -61,7 +63,7 @@ def run_multi_hop(
     query = f"{question} {' '.join(terms)}"
     second = retrieve(components, query, config, flt)
     hops = (Hop(1, question, first, terms, best.id), Hop(2, query, second))
-    return ModeResult("multi_hop", question, rrf_merge([("hop 1", first), ("hop 2", second)]), notes=tuple(notes), hops=hops)
+    return ModeResult("multi_hop", question, merge([("hop 1", first), ("hop 2", second)], options.hop_fusion), notes=tuple(notes), hops=hops)
 
 
 def bridge_terms(components: Components, question: str, chunk: Candidate, n: int, flt: ChunkFilter) -> tuple[str, ...]:
@@ -114,7 +116,7 @@ def _claude_hops(components: Components, question: str, config: RetrievalConfig,
             break
         hops.append(Hop(number, query, result, (follow_up,), sufficient=False, judgement=reason))
         query = follow_up
-    final = hops[0].result if len(hops) == 1 else rrf_merge([(f"hop {h.number}", h.result) for h in hops])
+    final = hops[0].result if len(hops) == 1 else merge([(f"hop {h.number}", h.result) for h in hops], options.hop_fusion)
     return ModeResult("multi_hop", question, final, "claude", tuple(notes), hops=tuple(hops), llm_calls=tuple(claude.calls))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.errors import ConfigError
+from rag.modes.fusion import HOP_FUSIONS
 
 MODES = ("plain", "hyde", "multi_hop", "corrective", "agent")
 
@@ -21,10 +22,13 @@ class ModeOptions:
         cosine, or a cross-encoder's own score) is below it is "not relevant"; None means the answer
         gate's `min_rerank_score`, so corrective retrieval and the gate agree on what is relevant.
     claude_grade_threshold: the same on Claude's 0-3 scale (2 = "answers part of the question").
+    hop_fusion: how multi-hop's hops and the agent's searches make one final list, "rrf" or
+        "interleave" (rag/modes/fusion.py says what each favours). HyDE always uses RRF.
     """
 
     max_hops: int = 3
     bridge_terms: int = 5
+    hop_fusion: str = "rrf"
     grade_threshold: float | None = None
     claude_grade_threshold: int = 2
     wider_candidates: int = 4  # the "more candidates" retry multiplies `candidates` by this
@@ -34,6 +38,8 @@ class ModeOptions:
     def __post_init__(self) -> None:
         if self.max_hops < 1 or self.max_tool_calls < 1:
             raise ConfigError(f"max hops and max tool calls must be at least 1; got {self.max_hops} and {self.max_tool_calls}")
+        if self.hop_fusion not in HOP_FUSIONS:
+            raise ConfigError(f"hop fusion must be one of {', '.join(HOP_FUSIONS)}; got {self.hop_fusion!r}")
         if self.bridge_terms < 1:
             raise ConfigError(f"bridging needs at least 1 term; got {self.bridge_terms}")
         if self.wider_candidates < 2:
