@@ -18,6 +18,8 @@ from rag.errors import ConfigError
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
 CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
+# Retrieval modes (rag/modes): every one but plain adds steps around retrieve(); off (plain) by default.
+MODES = ("plain", "hyde", "multi_hop", "corrective", "agent")
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,12 @@ class RetrievalConfig:
     dense_prf: bool = False
     dense_prf_docs: int = 3
     dense_prf_weight: float = 0.5
+    # How the question is searched (rag/modes.run_mode); retrieve() itself always runs one plain search.
+    mode: str = "plain"
 
     def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}; got {self.mode!r}")
         if self.prf_docs < 1 or self.prf_terms < 1:
             raise ConfigError(f"PRF needs at least 1 feedback document and 1 term; got {self.prf_docs} and {self.prf_terms}")
         if not 0.0 < self.prf_weight <= 1.0:
@@ -204,6 +210,7 @@ class Settings:
                 dense_prf=get("RAGSCOPE_DENSE_PRF", "1" if RetrievalConfig.dense_prf else "0").lower() in ("1", "true", "yes", "on"),
                 dense_prf_docs=num("RAGSCOPE_DENSE_PRF_DOCS", RetrievalConfig.dense_prf_docs),
                 dense_prf_weight=num("RAGSCOPE_DENSE_PRF_WEIGHT", RetrievalConfig.dense_prf_weight, float),
+                mode=get("RAGSCOPE_MODE", RetrievalConfig.mode),
             ),
             answer=AnswerConfig(
                 anthropic_model=get("RAGSCOPE_ANTHROPIC_MODEL", AnswerConfig.anthropic_model),

@@ -9,8 +9,10 @@ import click
 from rag.cli import load_components, main
 from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import config_label, feedback_notes
-from rag.config import FUSION_METHODS
+from rag.components import Components
+from rag.config import FUSION_METHODS, MODES, RetrievalConfig
 from rag.errors import RagError
+from rag.modes import run_mode
 from rag.retrieve import STAGES, Candidate, retrieve
 from rag.types import ChunkFilter
 
@@ -24,6 +26,7 @@ from rag.types import ChunkFilter
 @click.option("--min-score", type=float, default=None, help="Drop final chunks whose last-stage score is below this.")
 @retrieval_options
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
+@click.option("--mode", type=click.Choice(MODES), default=None, help="Retrieval mode (default: RAGSCOPE_MODE or plain); other modes print each of their searches as a stage.")
 @click.option("--collection", default=None, help="Collection name (default: RAGSCOPE_COLLECTION or 'docs').")
 @click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with every candidate's per-stage ranks and scores.")
 def search(question: str, as_json: bool, collection: str | None, filters: tuple[str, ...], **overrides: object) -> None:
@@ -32,6 +35,9 @@ def search(question: str, as_json: bool, collection: str | None, filters: tuple[
     components = load_components(collection)
     try:
         config = with_options(components.settings.retrieval, overrides)
+        if config.mode != "plain":
+            _search_mode(components, question, config, flt, as_json)
+            return
         result = retrieve(components, question, config, flt)
     except RagError as e:
         raise click.ClickException(str(e)) from None
@@ -47,6 +53,25 @@ def search(question: str, as_json: bool, collection: str | None, filters: tuple[
     click.echo(f"reranker: {result.reranker} · {config_label(config)} · " + ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items()), err=True)
     for stage, note in feedback_notes(result).items():
         click.echo(f"{stage} stage: {note}", err=True)
+
+
+def _search_mode(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, as_json: bool) -> None:
+    """A retrieval mode: each of its searches (hop, retry, call) with what the mode added, then the final list."""
+    mr = run_mode(components, question, config=config, flt=flt)
+    if as_json:
+        click.echo(json.dumps(mr.as_json(), ensure_ascii=False, indent=2, default=str))
+        return
+    for label, r in mr.searches():
+        info = {k: v for k, v in mr.stage_info(label, r).items() if v not in ("", [], None)}
+        click.echo(f"== {label}: {r.question}" + "".join(f"\n   {k}: {v}" for k, v in info.items()))
+        for c in r.final:
+            click.echo(_line(c))
+    click.echo(f"== final ({mr.mode}, {mr.backend}): {mr.result.reranker}")
+    for c in mr.result.final:
+        click.echo(_line(c))
+    for note in (*mr.notes, mr.reason):
+        if note:
+            click.echo(f"{mr.mode}: {note}", err=True)
 
 
 def parse_filters(filters: tuple[str, ...]) -> ChunkFilter:

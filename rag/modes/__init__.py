@@ -1,7 +1,7 @@
 """Retrieval that thinks: HyDE, multi-hop, corrective retrieval and a tool-calling search loop.
 
 Public API:
-    run_mode(components, question, mode, config=None, flt=None, options=None, client=None) -> ModeResult
+    run_mode(components, question, mode=None, config=None, flt=None, options=None, client=None) -> ModeResult
     MODES, ModeOptions, ModeResult (and its stage values), mode_unavailable(settings, mode)
 
 Every search a mode makes goes through `rag.retrieve.retrieve()`, so each of its stages can be shown
@@ -75,7 +75,7 @@ def mode_unavailable(settings: Settings, mode: str, client: anthropic.Anthropic 
 def run_mode(
     components: Components,
     question: str,
-    mode: str,
+    mode: str | None = None,
     config: RetrievalConfig | None = None,
     flt: ChunkFilter | None = None,
     options: ModeOptions | None = None,
@@ -86,7 +86,7 @@ def run_mode(
     Args:
         components: store and encoders (their settings supply the key, answer model and budgets).
         question: the question as typed.
-        mode: plain, hyde, multi_hop, corrective or agent.
+        mode: plain, hyde, multi_hop, corrective or agent; None means `config.mode`.
         config: retrieval settings for every search the mode makes; None means the configured ones.
         flt: source/tag restrictions for every search (the agent may narrow them, never widen).
         options: budgets and thresholds; None means the defaults.
@@ -102,10 +102,11 @@ def run_mode(
             found instead; HyDE, multi-hop and corrective raise).
         RagError: retrieval failed.
     """
+    config = config or components.settings.retrieval
+    mode = mode or config.mode
     reason = mode_unavailable(components.settings, mode, client)
     if reason:
         raise ModeUnavailable(reason)
-    config = config or components.settings.retrieval
     flt = flt or ChunkFilter()
     options = options or ModeOptions()
     question = " ".join(question.split())

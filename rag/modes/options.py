@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag.config import MODES
 from rag.errors import ConfigError
 from rag.modes.fusion import HOP_FUSIONS
 
-MODES = ("plain", "hyde", "multi_hop", "corrective", "agent")
+__all__ = ["MODES", "ModeOptions"]
 
 
 @dataclass(frozen=True)
