@@ -16,6 +16,7 @@ from rag.modes import ModeOptions, run_mode
 from rag.modes.agent import AGENT_SYSTEM, SEARCH_TOOL
 from rag.modes.corrective import GRADE_TOOL, parse_grades
 from rag.modes.hyde import HYDE_SYSTEM
+from rag.modes.llm import SOURCES_ARE_DATA
 from rag.modes.multihop import JUDGE_TOOL
 
 CONFIG = RetrievalConfig(final_k=3)
@@ -211,6 +212,7 @@ def test_multi_hop_with_claude_follows_up_until_sufficient(two_hop):
     assert [c.id for c in mr.result.final] == [hop1.result.final[0].id, hop2.result.final[0].id, hop1.result.final[1].id]
     first, second = api.requests
     assert first["tool_choice"] == {"type": "tool", "name": "judge_context"} and first["tools"] == [JUDGE_TOOL]
+    assert SOURCES_ARE_DATA in first["system"]
     # The second judgement sees the chunks of both hops, each once, escaped.
     content = second["messages"][0]["content"]
     assert content.count('<source id="S') == len({c.id for h in mr.hops for c in h.result.final})
@@ -243,6 +245,7 @@ def test_corrective_with_claude_grades_every_chunk_in_one_call(two_hop):
     mr = run_mode(two_hop, TWO_HOP_QUESTION, "corrective", CONFIG, client=api.client())
     (body,) = api.requests
     assert body["tools"] == [GRADE_TOOL] and body["tool_choice"] == {"type": "tool", "name": "grade_sources"}
+    assert SOURCES_ARE_DATA in body["system"]
     assert body["messages"][0]["content"].count('<source id="S') == 3
     (attempt,) = mr.corrective.attempts
     assert attempt.basis == "Claude grade (0-3)" and attempt.threshold == 2
