@@ -9,6 +9,7 @@ from modes_corpus import OFF_TOPIC_QUESTION, TWO_HOP_QUESTION, heading_of, two_h
 
 from rag.answer.checks import relevance_scores
 from rag.config import RetrievalConfig
+from rag.errors import QuestionError
 from rag.modes import ModeOptions, ModeUnavailable, mode_unavailable, run_mode
 from rag.modes.multihop import bridge_terms
 from rag.retrieve import StageScore
@@ -122,6 +123,8 @@ def test_agent_is_unavailable_offline_and_says_why(two_hop):
         run_mode(two_hop, TWO_HOP_QUESTION, "agent")
     with pytest.raises(ModeUnavailable, match="mode must be one of"):
         run_mode(two_hop, TWO_HOP_QUESTION, "telepathy")
+    with pytest.raises(QuestionError, match="type a question"):
+        run_mode(two_hop, "  \n ", "multi_hop")
 
 
 def test_plain_mode_is_plain_retrieval(two_hop):

@@ -15,7 +15,7 @@ import anthropic
 
 from rag.components import Components
 from rag.config import RetrievalConfig, Settings
-from rag.errors import ConfigError
+from rag.errors import ConfigError, QuestionError
 from rag.modes.agent import SearchAgent
 from rag.modes.corrective import run_corrective
 from rag.modes.hyde import run_hyde
@@ -98,6 +98,7 @@ def run_mode(
 
     Raises:
         ModeUnavailable: an unknown mode, or the agent without Claude.
+        QuestionError: the question is empty.
         GenerationError: a Claude call the mode cannot do without failed (the agent keeps what it
             found instead; HyDE, multi-hop and corrective raise).
         RagError: retrieval failed.
@@ -110,6 +111,8 @@ def run_mode(
     flt = flt or ChunkFilter()
     options = options or ModeOptions()
     question = " ".join(question.split())
+    if not question:
+        raise QuestionError("type a question first")
     if mode == "plain":
         return ModeResult("plain", question, retrieve(components, question, config, flt))
     claude = Claude.from_settings(components.settings, client)
