@@ -37,6 +37,8 @@ def validate_collection_name(name: str) -> str:
             "(not first), e.g. 'docs' or 'team-a'"
         )
     return name
+# Retrieval modes (rag/modes): every one but plain adds steps around retrieve(); off (plain) by default.
+MODES = ("plain", "hyde", "multi_hop", "corrective", "agent")
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,11 @@ class RetrievalConfig:
         None, env="RAGSCOPE_MIN_SCORE", cli="--min-score", link="min_score", label="Min score", group="cut", tag="min score {}",
         help="Drop final chunks whose last-stage score is below this",
     )  # fmt: skip
+
+    # How the question is searched (rag/modes.run_mode); retrieve() itself always runs one plain search.
+    # Only `ragscope search --mode` runs the other modes so far, so the setting has no env variable,
+    # form widget or link parameter yet: none of those paths would honour it.
+    mode: str = setting("plain", label="Mode", choices=MODES, help="plain, hyde, multi_hop, corrective or agent")
 
     def __post_init__(self) -> None:
         check_fields(self)

@@ -22,16 +22,35 @@ Reply = str | httpx2.Response | Exception
 
 def message_json(text: str, stop_reason: str | None = "end_turn", model: str = MODEL) -> dict:
     """A non-streamed Messages API response holding one text block (none when `text` is empty)."""
+    return content_json([{"type": "text", "text": text}] if text else [], stop_reason, model)
+
+
+def content_json(content: list[dict], stop_reason: str | None = "end_turn", model: str = MODEL, usage: tuple[int, int] = (812, 31)) -> dict:
+    """A non-streamed Messages API response with these content blocks (text, tool_use)."""
     return {
         "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": text}] if text else [],
+        "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": 812, "output_tokens": 31},
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
     }
+
+
+def tool_use(name: str, arguments: object, call_id: str = "toolu_01A09q90qw90lq917835lq9") -> dict:
+    """A tool_use block as the API returns it (`arguments` is sent as given, to test malformed input too)."""
+    return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+
+
+def blocks(*content: dict, stop_reason: str = "tool_use", usage: tuple[int, int] = (812, 31)) -> httpx2.Response:
+    """A non-streamed response of content blocks, e.g. `blocks(text_block("Let me search."), tool_use(...))`."""
+    return httpx2.Response(200, json=content_json(list(content), stop_reason, usage=usage))
+
+
+def text_block(text: str) -> dict:
+    return {"type": "text", "text": text}
 
 
 def sse(deltas: list[str], stop_reason: str = "end_turn", model: str = MODEL) -> bytes:

@@ -99,29 +99,33 @@ class AnthropicGenerator:
         return Generation(text, model, reason)
 
     def _error(self, e: anthropic.AnthropicError) -> GenerationError:
-        """An SDK exception as a message for the person asking."""
-        import anthropic
+        return api_error(e, self.config.timeout_s, self.model)
 
-        if isinstance(e, anthropic.APITimeoutError):
-            return GenerationError(f"no answer from the Anthropic API within {self.config.timeout_s:g} s; try again or raise RAGSCOPE_LLM_TIMEOUT")
-        if isinstance(e, anthropic.APIConnectionError):
-            return GenerationError(f"could not reach the Anthropic API ({e}); check the network, or unset ANTHROPIC_API_KEY to answer offline")
-        if isinstance(e, anthropic.APIStatusError):
-            detail = e.api_message or e.message
-            status = f"HTTP {e.status_code}" + (f", {e.type}" if e.type else "")
-            if e.type == "overloaded_error" or e.status_code == 529:
-                hint = "Anthropic is overloaded; try again in a minute"
-            elif e.status_code == 401:
-                hint = "the API key was rejected; check ANTHROPIC_API_KEY"
-            elif e.status_code == 403:
-                hint = "the API key may not use this model; check RAGSCOPE_ANTHROPIC_MODEL and the key's permissions"
-            elif e.status_code == 404:
-                hint = f"model {self.model!r} was not found; check RAGSCOPE_ANTHROPIC_MODEL"
-            elif e.status_code == 429:
-                hint = "rate limited; wait a little and try again"
-            elif e.status_code >= 500:
-                hint = "the Anthropic API failed; try again"
-            else:
-                hint = "the Anthropic API refused the request"
-            return GenerationError(f"{hint} ({status}: {detail})")
-        return GenerationError(f"the Anthropic SDK failed: {e}")
+
+def api_error(e: anthropic.AnthropicError, timeout_s: float, model: str) -> GenerationError:
+    """An SDK exception as a message for the person asking (answers and retrieval modes share it)."""
+    import anthropic  # here, not at module level: `import rag.cli` must stay light
+
+    if isinstance(e, anthropic.APITimeoutError):
+        return GenerationError(f"no answer from the Anthropic API within {timeout_s:g} s; try again or raise RAGSCOPE_LLM_TIMEOUT")
+    if isinstance(e, anthropic.APIConnectionError):
+        return GenerationError(f"could not reach the Anthropic API ({e}); check the network, or unset ANTHROPIC_API_KEY to answer offline")
+    if isinstance(e, anthropic.APIStatusError):
+        detail = e.api_message or e.message
+        status = f"HTTP {e.status_code}" + (f", {e.type}" if e.type else "")
+        if e.type == "overloaded_error" or e.status_code == 529:
+            hint = "Anthropic is overloaded; try again in a minute"
+        elif e.status_code == 401:
+            hint = "the API key was rejected; check ANTHROPIC_API_KEY"
+        elif e.status_code == 403:
+            hint = "the API key may not use this model; check RAGSCOPE_ANTHROPIC_MODEL and the key's permissions"
+        elif e.status_code == 404:
+            hint = f"model {model!r} was not found; check RAGSCOPE_ANTHROPIC_MODEL"
+        elif e.status_code == 429:
+            hint = "rate limited; wait a little and try again"
+        elif e.status_code >= 500:
+            hint = "the Anthropic API failed; try again"
+        else:
+            hint = "the Anthropic API refused the request"
+        return GenerationError(f"{hint} ({status}: {detail})")
+    return GenerationError(f"the Anthropic SDK failed: {e}")

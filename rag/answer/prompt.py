@@ -51,11 +51,16 @@ def render_source(source: Source) -> str:
     return f"<source {attrs}>\n{escape_source_text(chunk.chunk.text)}\n</source>"
 
 
+def wrap_sources(sources: Sequence[Source]) -> str:
+    """The `<sources>` wrapper holding each escaped `<source>` (answers and the retrieval modes send the same)."""
+    body = "\n".join(render_source(s) for s in sources)
+    return f"<sources>\n{body}\n</sources>"
+
+
 def build_user_message(question: str, sources: Sequence[Source]) -> str:
     """The user turn: the wrapped sources, then the question (escaped too: it is typed text, not markup)."""
-    body = "\n".join(render_source(s) for s in sources)
     return (
-        f"<sources>\n{body}\n</sources>\n\n"
+        f"{wrap_sources(sources)}\n\n"
         f"<question>{escape_source_text(question)}</question>\n\n"
         f"Answer the question from the sources above, citing source ids in square brackets, "
         f"or reply {NOT_IN_SOURCES}."

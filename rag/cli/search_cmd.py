@@ -10,7 +10,10 @@ from rag.cli import load_components, main
 from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import config_label, feedback_notes
+from rag.components import Components
+from rag.config import MODES, RetrievalConfig
 from rag.errors import RagError
+from rag.modes import run_mode
 from rag.retrieve import STAGES, Candidate, retrieve
 from rag.types import ChunkFilter
 
@@ -19,6 +22,7 @@ from rag.types import ChunkFilter
 @click.argument("question")
 @retrieval_options
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
+@click.option("--mode", type=click.Choice(MODES), default=None, help="Retrieval mode (default plain); other modes print each of their searches as a stage.")
 @collection_option
 @click.option("--all", "show_all", is_flag=True, help="Print every candidate of every stage, not only the final top-k.")
 @click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's (with --all: every candidate's) per-stage ranks and scores.")
@@ -28,6 +32,9 @@ def search(question: str, as_json: bool, show_all: bool, collection: str | None,
     components = load_components(collection)
     try:
         config = with_options(components.settings.retrieval, overrides)
+        if config.mode != "plain":
+            _search_mode(components, question, config, flt, as_json)
+            return
         result = retrieve(components, question, config, flt)
     except RagError as e:
         raise click.ClickException(str(e)) from None
@@ -46,6 +53,25 @@ def search(question: str, as_json: bool, show_all: bool, collection: str | None,
     click.echo(f"reranker: {result.reranker} · {config_label(config)} · " + ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items()), err=True)
     for stage, note in feedback_notes(result).items():
         click.echo(f"{stage} stage: {note}", err=True)
+
+
+def _search_mode(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, as_json: bool) -> None:
+    """A retrieval mode: each of its searches (hop, retry, call) with what the mode added, then the final list."""
+    mr = run_mode(components, question, config=config, flt=flt)
+    if as_json:
+        click.echo(json.dumps(mr.as_json(), ensure_ascii=False, indent=2, default=str))
+        return
+    for label, r in mr.searches():
+        info = {k: v for k, v in mr.stage_info(label, r).items() if v not in ("", [], None)}
+        click.echo(f"== {label}: {r.question}" + "".join(f"\n   {k}: {v}" for k, v in info.items()))
+        for c in r.final:
+            click.echo(_line(c))
+    click.echo(f"== final ({mr.mode}, {mr.backend}): {mr.result.reranker}")
+    for c in mr.result.final:
+        click.echo(_line(c))
+    for note in (*mr.notes, mr.reason):
+        if note:
+            click.echo(f"{mr.mode}: {note}", err=True)
 
 
 def parse_filters(filters: tuple[str, ...]) -> ChunkFilter:
