@@ -151,9 +151,12 @@ class RetrievalConfig:
     )  # fmt: skip
 
     # How the question is searched (rag/modes.run_mode); retrieve() itself always runs one plain search.
-    # Only `ragscope search --mode` runs the other modes so far, so the setting has no env variable,
-    # form widget or link parameter yet: none of those paths would honour it.
-    mode: str = setting("plain", label="Mode", choices=MODES, help="plain, hyde, multi_hop, corrective or agent")
+    # Only `ragscope search` runs the other modes so far (the pages, ask and eval run plain retrieval),
+    # so the setting has no form widget, CLI option of the shared set, or link parameter yet.
+    mode: str = setting(
+        "plain", env="RAGSCOPE_MODE", label="Mode", choices=MODES,
+        help="How `ragscope search` searches: plain, hyde, multi_hop, corrective or agent",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         check_fields(self)

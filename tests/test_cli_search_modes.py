@@ -47,4 +47,4 @@ def test_agent_offline_and_a_bad_mode_are_clean_errors(ingested, monkeypatch):
     assert out.exit_code == 1 and "needs Claude (set ANTHROPIC_API_KEY)" in out.output and "Traceback" not in out.output
     monkeypatch.setenv("RAGSCOPE_MODE", "psychic")
     out = CliRunner().invoke(main, ["search", TWO_HOP_QUESTION])
-    assert out.exit_code != 0 and "mode must be one of plain, hyde, multi_hop, corrective, agent; got 'psychic'" in out.output
+    assert out.exit_code != 0 and "must be one of plain, hyde, multi_hop, corrective, agent; got 'psychic'" in out.output

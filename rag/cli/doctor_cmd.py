@@ -8,7 +8,7 @@ import click
 
 from rag.cli import main
 from rag.config import Settings
-from rag.doctor import check
+from rag.text import plural
 
 
 @main.command()
@@ -16,11 +16,13 @@ from rag.doctor import check
 def doctor(fix: bool) -> None:
     """Check models records, crash journal, locks and collections under the data dir; exits 1 while problems remain."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from rag.doctor import check  # here: it opens the stores, whose engines `--help` never needs
+
     settings = Settings.from_env()
     findings = check(settings, fix)
     for finding in findings:
         click.echo(f"{finding.level}: {finding.message}")
     problems = sum(f.level == "problem" for f in findings)
     if problems:
-        click.echo(f"{problems} problem(s) left" + ("" if fix else "; `ragscope doctor --fix` repairs what it can"), err=True)
+        click.echo(f"{plural(problems, 'problem')} left" + ("" if fix else "; `ragscope doctor --fix` repairs what it can"), err=True)
         raise SystemExit(1)

@@ -13,7 +13,6 @@ from rag.inspect.compare import config_label, feedback_notes
 from rag.components import Components
 from rag.config import MODES, RetrievalConfig
 from rag.errors import RagError
-from rag.modes import run_mode
 from rag.retrieve import STAGES, Candidate, retrieve
 from rag.types import ChunkFilter
 
@@ -22,7 +21,7 @@ from rag.types import ChunkFilter
 @click.argument("question")
 @retrieval_options
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
-@click.option("--mode", type=click.Choice(MODES), default=None, help="Retrieval mode (default plain); other modes print each of their searches as a stage.")
+@click.option("--mode", type=click.Choice(MODES), default=None, help="Retrieval mode (default: RAGSCOPE_MODE or plain); other modes print each of their searches as a stage.")
 @collection_option
 @click.option("--all", "show_all", is_flag=True, help="Print every candidate of every stage, not only the final top-k.")
 @click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's (with --all: every candidate's) per-stage ranks and scores.")
@@ -57,6 +56,8 @@ def search(question: str, as_json: bool, show_all: bool, collection: str | None,
 
 def _search_mode(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, as_json: bool) -> None:
     """A retrieval mode: each of its searches (hop, retry, call) with what the mode added, then the final list."""
+    from rag.modes import run_mode  # here: it loads the answerers' libraries, which plain search never needs
+
     mr = run_mode(components, question, config=config, flt=flt)
     if as_json:
         click.echo(json.dumps(mr.as_json(), ensure_ascii=False, indent=2, default=str))

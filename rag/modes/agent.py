@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any
 
-from rag.answer.answerer import MAX_QUESTION_CHARS, build_answer
+from rag.answer.answerer import build_answer
 from rag.answer.checks import Gate
 from rag.answer.prompt import (
     NOT_IN_SOURCES,
@@ -28,12 +28,12 @@ from rag.answer.prompt import (
 from rag.answer.result import Generation, Source
 from rag.components import Components
 from rag.config import RetrievalConfig
-from rag.errors import GenerationError, RagError
+from rag.errors import GenerationError, QuestionError, RagError
 from rag.modes.fusion import merge
 from rag.modes.llm import Claude, text_of
 from rag.modes.options import ModeOptions
 from rag.modes.result import AgentStep, ModeResult, ToolCall
-from rag.retrieve import RetrievalResult, retrieve
+from rag.retrieve import RetrievalResult, check_question, retrieve
 from rag.types import ChunkFilter
 
 TOOL_NAME = "search_docs"
@@ -185,8 +185,10 @@ def parse_arguments(raw: Any, allowed: ChunkFilter) -> tuple[str, ChunkFilter]: 
     query = raw.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ValueError("'query' must be a non-empty string")
-    if len(query) > MAX_QUESTION_CHARS:
-        raise ValueError(f"'query' is {len(query):,} characters long; keep it under {MAX_QUESTION_CHARS:,}")
+    try:
+        query = check_question(query)  # the same limits as any question searched
+    except QuestionError as e:
+        raise ValueError(f"'query': {e}") from None
     filters = raw.get("filters") or {}
     if not isinstance(filters, dict) or set(filters) - {"sources", "tags"}:
         raise ValueError("'filters' must be an object with optional 'sources' and 'tags' lists")
