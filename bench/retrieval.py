@@ -54,7 +54,7 @@ from rag.eval.beir import BeirData, collection_name, ingest_beir, load_beir  # n
 from rag.eval.metrics import evaluate  # noqa: E402
 from rag.rerank import clear_sentence_cache  # noqa: E402
 from rag.retrieve import QDRANT_FUSIONS, retrieve  # noqa: E402
-from rag.store import ClientStore, CollectionModels, EdgeStore, PointData, Store  # noqa: E402
+from rag.store import ClientStore, CollectionModels, EdgeStore, FusedQuery, PointData, Store  # noqa: E402
 from rag.types import StoredChunk  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -273,7 +273,7 @@ def time_hybrid(store: Store, vectors: list, config: RetrievalConfig) -> tuple[f
     times = []
     for d, s in vectors:
         t0 = time.perf_counter()
-        store.search_fused(d, s, config.candidates, config.candidates, fusion, config.rrf_k, (config.dense_weight, 1 - config.dense_weight), None)
+        store.search_fused(FusedQuery(d, s, config.candidates, config.candidates, fusion, config.rrf_k, (config.dense_weight, 1 - config.dense_weight)))
         times.append(1000 * (time.perf_counter() - t0))
     return percentiles(times)
 

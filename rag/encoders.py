@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from rag.errors import EncoderError
+from rag.lazy import LazyModel
 from rag.types import SparseVector
 
 DEFAULT_DENSE = "all-MiniLM-L6-v2"
@@ -47,7 +47,7 @@ class SparseEncoder(Protocol):
     def query_terms(self, text: str) -> dict[int, str]: ...
 
 
-class SentenceTransformerEncoder:
+class SentenceTransformerEncoder(LazyModel):
     """Dense encoder on sentence-transformers; vectors are L2-normalised so dot == cosine.
 
     Example:
@@ -57,16 +57,11 @@ class SentenceTransformerEncoder:
     """
 
     def __init__(self, name: str = DEFAULT_DENSE) -> None:
+        super().__init__()
         self.name = name
-        self._model = None
-        self._lock = threading.Lock()
 
-    def _load(self):  # noqa: ANN202
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = _load_sentence_transformer(self.name)
-        return self._model
+    def _build(self):  # noqa: ANN202
+        return _load_sentence_transformer(self.name)
 
     @property
     def dim(self) -> int:
@@ -113,7 +108,7 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
 
 
-class FastembedBm25Encoder:
+class FastembedBm25Encoder(LazyModel):
     """BM25 term-frequency vectors (fastembed `Qdrant/bm25`); Qdrant's IDF modifier supplies the IDF.
 
     Example:
@@ -122,18 +117,10 @@ class FastembedBm25Encoder:
     """
 
     def __init__(self, name: str = DEFAULT_SPARSE, cache_dir: Path | None = None, avg_len: float = 256.0) -> None:
+        super().__init__()
         self.name = name
         self.avg_len = avg_len
         self._cache_dir = cache_dir
-        self._model = None
-        self._lock = threading.Lock()
-
-    def _load(self):  # noqa: ANN202
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._build()
-        return self._model
 
     def _build(self):  # noqa: ANN202
         log.info("loading sparse model %s", self.name)

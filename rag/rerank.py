@@ -32,6 +32,7 @@ import numpy as np
 from rag.chunker import split_sentences
 from rag.encoders import DenseEncoder
 from rag.errors import ConfigError, EncoderError
+from rag.lazy import LazyModel
 from rag.sentences import sentence_texts
 from rag.store.base import Store
 from rag.types import ChunkFilter, SparseVector, StoredChunk
@@ -147,7 +148,7 @@ class SentenceMaxSimReranker(_WeightedReranker):
         return [a * sentence + (1.0 - a) * whole for sentence, whole in zip(best, chunk_cos, strict=True)]
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(LazyModel):
     """A sentence-transformers CrossEncoder by hub name or local folder.
 
     Example:
@@ -156,22 +157,17 @@ class CrossEncoderReranker:
     """
 
     def __init__(self, model: str) -> None:
+        super().__init__()
         self.model_name = model
         self.name = f"{CROSS_ENCODER_PREFIX}{model}"
-        self._model = None
-        self._lock = threading.Lock()
 
-    def _load(self):  # noqa: ANN202
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    from sentence_transformers import CrossEncoder
+    def _build(self):  # noqa: ANN202
+        from sentence_transformers import CrossEncoder
 
-                    try:
-                        self._model = CrossEncoder(self.model_name, device="cpu")
-                    except Exception as e:
-                        raise EncoderError(f"could not load cross-encoder {self.model_name!r} ({type(e).__name__}: {e})") from None
-        return self._model
+        try:
+            return CrossEncoder(self.model_name, device="cpu")
+        except Exception as e:
+            raise EncoderError(f"could not load cross-encoder {self.model_name!r} ({type(e).__name__}: {e})") from None
 
     def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
         if not chunks:

@@ -24,7 +24,7 @@ from rag.config import RetrievalConfig
 from rag.errors import QuestionError
 from rag.prf import expand_query, rocchio
 from rag.rerank import RerankContext, get_reranker
-from rag.store.base import Store, stored_chunk
+from rag.store.base import FusedQuery, Store, stored_chunk
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 STAGES = ("dense", "sparse", "fused", "rerank")
@@ -266,7 +266,7 @@ def fused_search(
     n = config.candidates
     if config.fusion in QDRANT_FUSIONS:
         weights = (config.dense_weight, 1.0 - config.dense_weight)
-        return store.search_fused(dense_vec, sparse_vec, n, limit or n, config.fusion, config.rrf_k, weights, flt)
+        return store.search_fused(FusedQuery(dense_vec, sparse_vec, n, limit or n, config.fusion, config.rrf_k, weights), flt)
     dense_hits, sparse_hits = lists or (store.search_dense(dense_vec, n, flt), store.search_sparse(sparse_vec, n, flt))
     if config.fusion == "dense":
         return dense_hits

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
 
 from rag.chunker import chunk_document
 from rag.eval.gold import SectionGold
@@ -13,7 +12,8 @@ from rag.eval.qsets import read_question_set_file
 from rag.loaders import load_document
 
 SET = Path(__file__).parent / "data" / "fastapi_multihop.jsonl"
-DOCS = SHARED / "fastapi_docs" / "docs" / "en" / "docs"
+# ../shared beside the checkout (as the benches read it); `from conftest import` would pick tests/e2e/conftest.py under a full run.
+DOCS = Path(__file__).resolve().parents[2] / "shared" / "data" / "fastapi_docs" / "docs" / "en" / "docs"
 
 
 def test_every_question_needs_two_distinct_sections():

@@ -20,7 +20,7 @@ import rag.store.edge
 from rag.encoders import dense_encoder, sparse_encoder
 from rag.errors import ModelMismatchError, StoreError, StoreLockedError
 from rag.sentences import sentence_texts
-from rag.store import ClientStore, CollectionModels, EdgeStore, PointData, chunk_payload
+from rag.store import ClientStore, CollectionModels, EdgeStore, FusedQuery, PointData, chunk_payload
 from rag.types import Chunk, ChunkFilter
 
 MODELS = CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25")
@@ -191,7 +191,7 @@ def test_quarantined_chunks_are_stored_but_never_retrieved(filled, points):
     assert back.quarantined
     assert refund.id not in _ids(filled.search_dense(refund.dense, 10))
     assert refund.id not in _ids(filled.search_sparse(refund.sparse, 10))
-    assert refund.id not in _ids(filled.search_fused(refund.dense, refund.sparse, 10, 10, "rrf", 60, None))
+    assert refund.id not in _ids(filled.search_fused(FusedQuery(refund.dense, refund.sparse, 10, 10, "rrf")))
     filled.set_payload([refund.id], {"status": "active"})
     assert _ids(filled.search_dense(refund.dense, 1)) == [refund.id]
 
@@ -230,10 +230,10 @@ def test_fused_search_combines_both_lists(filled, points, fusion, weights):
     question = "turn on two-factor authentication"
     dense = dense_encoder(MODELS.dense_model).encode_query(question)
     sparse = sparse_encoder(MODELS.sparse_model).encode_query(question)
-    hits = filled.search_fused(dense, sparse, 10, 3, fusion, 60, weights)
+    hits = filled.search_fused(FusedQuery(dense, sparse, 10, 3, fusion, 60, weights))
     assert hits[0].id == _id_of(points, "Turn on")
     assert len(hits) == 3 and hits[0].score >= hits[-1].score
-    only_api = filled.search_fused(dense, sparse, 10, 3, fusion, 60, weights, ChunkFilter(sources=("api.md",)))
+    only_api = filled.search_fused(FusedQuery(dense, sparse, 10, 3, fusion, 60, weights), ChunkFilter(sources=("api.md",)))
     assert _ids(only_api) == [_id_of(points, "The API")]
 
 
@@ -392,7 +392,7 @@ def _calls(points) -> dict[str, tuple]:
         "sources": (),
         "search_dense": (p.dense, 3),
         "search_sparse": (p.sparse, 3),
-        "search_fused": (p.dense, p.sparse, 10, 3, "rrf", 60, None),
+        "search_fused": (FusedQuery(p.dense, p.sparse, 10, 3, "rrf"),),
         "search_sentences": (p.dense, 3, ChunkFilter(ids=(p.id,))),
         "optimize": (),
         "flush": (),

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rag.config import Settings
-from rag.store.base import CollectionModels, PointData, Store, chunk_payload, document_info
+from rag.store.base import CollectionModels, FusedQuery, PointData, Store, chunk_payload, document_info
 
 if TYPE_CHECKING:
     from rag.store.client import ClientStore
     from rag.store.edge import EdgeStore
 
-__all__ = ["CollectionModels", "PointData", "Store", "chunk_payload", "document_info", "open_store", "list_collections", "ClientStore", "EdgeStore"]
+__all__ = ["CollectionModels", "FusedQuery", "PointData", "Store", "chunk_payload", "document_info", "open_store", "list_collections", "ClientStore", "EdgeStore"]
 
 
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - PEP 562 lazy attributes

@@ -79,6 +79,28 @@ class PointData:
     sentences: Sequence[Sequence[float]] | None = None
 
 
+
+@dataclass(frozen=True)
+class FusedQuery:
+    """One hybrid query: a dense and a sparse prefetch of `prefetch_limit` each, fused by Qdrant into `limit` hits.
+
+    A value rather than seven positional arguments, so the backends share its shape and a caller
+    cannot swap `limit` and `prefetch_limit`.
+    """
+
+    dense: Sequence[float]
+    sparse: SparseVector
+    prefetch_limit: int
+    limit: int
+    fusion: str  # rrf, dbsf or weighted_rrf
+    rrf_k: int = 60
+    weights: tuple[float, float] | None = None  # (dense, sparse), weighted_rrf only
+
+    def rrf_weights(self, lists: int) -> list[float] | None:
+        """Weighted RRF's weights for the lists actually queried (an empty sparse query sends only dense)."""
+        return list(self.weights)[:lists] if self.weights and self.fusion == "weighted_rrf" else None
+
+
 class Store(Protocol):
     """What the rest of ragscope may ask of Qdrant. Implementations are thread-safe."""
 
@@ -98,17 +120,7 @@ class Store(Protocol):
     def sources(self) -> dict[str, int]: ...
     def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]: ...
     def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]: ...
-    def search_fused(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        prefetch_limit: int,
-        limit: int,
-        fusion: str,
-        rrf_k: int,
-        weights: tuple[float, float] | None,
-        flt: ChunkFilter | None = None,
-    ) -> list[Hit]: ...
+    def search_fused(self, query: FusedQuery, flt: ChunkFilter | None = None) -> list[Hit]: ...
     def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
         """MaxSim of the question vector against each point's sentence vectors: its best sentence cosine.
 

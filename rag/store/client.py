@@ -13,19 +13,7 @@ from typing import Any, Sequence
 from qdrant_client import QdrantClient, models
 
 from rag.errors import StoreError
-from rag.store.base import (
-    DENSE,
-    INTEGER_FIELDS,
-    KEYWORD_FIELDS,
-    QUARANTINED,
-    SENTENCES,
-    SPARSE,
-    CollectionModels,
-    PointData,
-    mismatch_error,
-    store_call,
-    stored_chunk,
-)
+from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData, mismatch_error, store_call, stored_chunk
 from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
@@ -170,27 +158,17 @@ class ClientStore:
         return self._query(query=models.SparseVector(indices=list(vector.indices), values=list(vector.values)), using=SPARSE, limit=limit, query_filter=_filter(flt))
 
     @store_call
-    def search_fused(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        prefetch_limit: int,
-        limit: int,
-        fusion: str,
-        rrf_k: int,
-        weights: tuple[float, float] | None,
-        flt: ChunkFilter | None = None,
-    ) -> list[Hit]:
-        qfilter = _filter(flt)
-        prefetch = [models.Prefetch(query=[float(x) for x in dense], using=DENSE, limit=prefetch_limit, filter=qfilter)]
-        if sparse.indices:
-            prefetch.append(models.Prefetch(query=models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)), using=SPARSE, limit=prefetch_limit, filter=qfilter))
-        if fusion == "dbsf":
-            query: Any = models.FusionQuery(fusion=models.Fusion.DBSF)
+    def search_fused(self, query: FusedQuery, flt: ChunkFilter | None = None) -> list[Hit]:
+        q, qfilter = query, _filter(flt)
+        prefetch = [models.Prefetch(query=[float(x) for x in q.dense], using=DENSE, limit=q.prefetch_limit, filter=qfilter)]
+        if q.sparse.indices:
+            sparse = models.SparseVector(indices=list(q.sparse.indices), values=list(q.sparse.values))
+            prefetch.append(models.Prefetch(query=sparse, using=SPARSE, limit=q.prefetch_limit, filter=qfilter))
+        if q.fusion == "dbsf":
+            fusion: Any = models.FusionQuery(fusion=models.Fusion.DBSF)
         else:
-            w = list(weights)[: len(prefetch)] if weights and fusion == "weighted_rrf" else None
-            query = models.RrfQuery(rrf=models.Rrf(k=rrf_k, weights=w))
-        return self._query(prefetch=prefetch, query=query, limit=limit, query_filter=qfilter)
+            fusion = models.RrfQuery(rrf=models.Rrf(k=q.rrf_k, weights=q.rrf_weights(len(prefetch))))
+        return self._query(prefetch=prefetch, query=fusion, limit=q.limit, query_filter=qfilter)
 
     @store_call
     def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:

@@ -18,19 +18,7 @@ from typing import Any, Sequence
 import qdrant_edge as qe
 
 from rag.errors import StoreError, StoreLockedError
-from rag.store.base import (
-    DENSE,
-    INTEGER_FIELDS,
-    KEYWORD_FIELDS,
-    QUARANTINED,
-    SENTENCES,
-    SPARSE,
-    CollectionModels,
-    PointData,
-    mismatch_error,
-    store_call,
-    stored_chunk,
-)
+from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData, mismatch_error, store_call, stored_chunk
 from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
@@ -247,29 +235,14 @@ class EdgeStore:
         return self._query(qe.QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=True))
 
     @store_call
-    def search_fused(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        prefetch_limit: int,
-        limit: int,
-        fusion: str,
-        rrf_k: int,
-        weights: tuple[float, float] | None,
-        flt: ChunkFilter | None = None,
-    ) -> list[Hit]:
-        edge_filter = _filter(flt)
-        prefetches = [qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest([float(x) for x in dense], using=DENSE), filter=edge_filter)]
-        if sparse.indices:
-            prefetches.append(qe.Prefetch(limit=prefetch_limit, query=qe.Query.Nearest(qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE), filter=edge_filter))
-        if fusion == "dbsf":
-            query: Any = qe.Fusion.Dbsf()
-        else:
-            w = list(weights) if weights and fusion == "weighted_rrf" else None
-            if w is not None and len(prefetches) == 1:
-                w = w[:1]
-            query = qe.Fusion.Rrf(k=rrf_k, weights=w)
-        return self._query(qe.QueryRequest(limit=limit, prefetches=prefetches, query=query, filter=edge_filter, with_payload=True))
+    def search_fused(self, query: FusedQuery, flt: ChunkFilter | None = None) -> list[Hit]:
+        q, edge_filter = query, _filter(flt)
+        prefetches = [qe.Prefetch(limit=q.prefetch_limit, query=qe.Query.Nearest([float(x) for x in q.dense], using=DENSE), filter=edge_filter)]
+        if q.sparse.indices:
+            sparse = qe.SparseVector(list(q.sparse.indices), list(q.sparse.values))
+            prefetches.append(qe.Prefetch(limit=q.prefetch_limit, query=qe.Query.Nearest(sparse, using=SPARSE), filter=edge_filter))
+        fusion: Any = qe.Fusion.Dbsf() if q.fusion == "dbsf" else qe.Fusion.Rrf(k=q.rrf_k, weights=q.rrf_weights(len(prefetches)))
+        return self._query(qe.QueryRequest(limit=q.limit, prefetches=prefetches, query=fusion, filter=edge_filter, with_payload=True))
 
     @store_call
     def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
