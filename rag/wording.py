@@ -21,8 +21,3 @@ LOST_AT = {
 def lost_at(code: str) -> str:
     """'Lost at …' in words for a tracking stage code."""
     return f"Lost at {LOST_AT.get(code, code)}"
-
-
-def plural(n: int, singular: str, plural_form: str | None = None) -> str:
-    """'1 loss', '2 losses', '0 questions': the count with the right form of the noun."""
-    return f"{n} {singular if n == 1 else plural_form or singular + 's'}"

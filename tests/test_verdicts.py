@@ -296,13 +296,6 @@ def test_section_gold_matches_the_way_people_write_headings(garden, heading):
     assert result.gold_ranks["final"] == 1 and result.scores["rerank"]["ndcg@10"] == 1.0
 
 
-def test_plural():
-    from rag.wording import plural
-
-    assert [plural(n, "loss", "losses") for n in (0, 1, 2)] == ["0 losses", "1 loss", "2 losses"]
-    assert plural(1, "question") == "1 question" and plural(3, "question") == "3 questions"
-
-
 def test_every_verdict_is_covered_here():
     codes = {c[0] for c in RETRIEVAL_CASES} | {"not_cited", "answered_unanswerable", "abstained_answerable"}
     assert codes == set(VERDICTS)

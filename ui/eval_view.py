@@ -48,7 +48,8 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
-from rag.wording import STAGE_TITLES, plural
+from rag.text import plural
+from rag.wording import STAGE_TITLES
 
 INSPECTOR = "pages/inspector.py"
 INSPECTOR_URL = "inspector"  # the inspector page's URL path, relative to this page

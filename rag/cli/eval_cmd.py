@@ -30,7 +30,8 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import verdict_title
-from rag.wording import STAGE_TITLES, plural
+from rag.text import plural
+from rag.wording import STAGE_TITLES
 
 MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 
