@@ -8,12 +8,11 @@ the SDK's real code.
 from __future__ import annotations
 
 import dataclasses
-import json
-from typing import Callable
 
 import anthropic
 import httpx2
 import pytest
+from anthropic_mock import MODEL, MockedMessages, api_error, message_json, sse
 
 from rag.answer import NOT_IN_SOURCES, SYSTEM_PROMPT, Answer, AnthropicGenerator, answer_question, default_generator, stream_answer
 from rag.answer.result import Source, source_label
@@ -26,57 +25,7 @@ from rag.sample import sample_files
 from rag.types import StoredChunk
 
 REFUND_Q = "How long does a refund take to reach my card?"
-MODEL = "claude-sonnet-4-6"  # not a deprecated id: the SDK warns about those
-
-
-def message_json(text: str, stop_reason: str = "end_turn") -> dict:
-    return {
-        "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
-        "type": "message",
-        "role": "assistant",
-        "model": MODEL,
-        "content": [{"type": "text", "text": text}] if text else [],
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 812, "output_tokens": 31},
-    }
-
-
-def sse(deltas: list[str], stop_reason: str = "end_turn") -> bytes:
-    """The event sequence the Messages API streams: start, block, deltas, stop reason, stop."""
-    events = [
-        ("message_start", {"type": "message_start", "message": message_json("", None) | {"usage": {"input_tokens": 812, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ("ping", {"type": "ping"}),
-        *[("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": d}}) for d in deltas],
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": 31}}),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
-
-
-class Api:
-    """A mocked Messages endpoint that records every request body it receives."""
-
-    def __init__(self, respond: Callable[[dict], httpx2.Response]) -> None:
-        self.requests: list[dict] = []
-        self.headers: list[httpx2.Headers] = []
-        self._respond = respond
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        assert request.url.path == "/v1/messages"
-        body = json.loads(request.content)
-        self.requests.append(body)
-        self.headers.append(request.headers)
-        return self._respond(body)
-
-    def generator(self, config: AnswerConfig | None = None) -> AnthropicGenerator:
-        client = anthropic.Anthropic(api_key="sk-ant-test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(self)))
-        return AnthropicGenerator(config or AnswerConfig(anthropic_model=MODEL), client=client)
-
-
-def reply(text: str, stop_reason: str = "end_turn") -> Api:
+def reply(text: str, stop_reason: str = "end_turn") -> MockedMessages:
     """An API that answers non-streamed requests with a message and streamed ones with SSE events."""
 
     def respond(body: dict) -> httpx2.Response:
@@ -86,11 +35,11 @@ def reply(text: str, stop_reason: str = "end_turn") -> Api:
             return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=sse(words, stop_reason))
         return httpx2.Response(200, json=message_json(text, stop_reason))
 
-    return Api(respond)
+    return MockedMessages(respond)
 
 
-def error(status: int, kind: str, message: str) -> Api:
-    return Api(lambda body: httpx2.Response(status, json={"type": "error", "error": {"type": kind, "message": message}}))
+def error(status: int, kind: str, message: str) -> MockedMessages:
+    return MockedMessages(lambda body: api_error(status, kind, message))
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +143,7 @@ def test_error_statuses_become_clear_messages(sources, api, message):
 def test_error_event_inside_the_stream_is_reported(sources):
     started = b"\n\n".join(sse(["Approved "]).split(b"\n\n")[:4]) + b"\n\n"  # start, block, ping, one delta
     body = started + b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
-    api = Api(lambda _: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body))
+    api = MockedMessages(lambda _: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body))
     with pytest.raises(GenerationError, match="overloaded"):
         list(api.generator().stream(REFUND_Q, sources))
 

@@ -6,11 +6,10 @@ import dataclasses
 import sqlite3
 import threading
 
-import anthropic
-import httpx2
 import pytest
+from anthropic_mock import MockedMessages
 
-from rag.answer import NOT_IN_SOURCES, Answer, AnthropicGenerator, ExtractiveGenerator, answer_question, default_generator, stream_answer
+from rag.answer import NOT_IN_SOURCES, Answer, ExtractiveGenerator, answer_question, default_generator, stream_answer
 from rag.asklog import AskLog
 from rag.components import Components
 from rag.config import RetrievalConfig
@@ -44,11 +43,10 @@ def test_answers_refund_timing_citing_the_exact_sentence_of_the_refunds_section(
 
 
 def test_off_topic_question_abstains_before_generating_and_says_why(sample_components):
-    called = []
-    # A real SDK client whose transport records any request: the gate must stop before generating.
-    client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(lambda r: called.append(r))))
-    answer = answer_question(sample_components, OFF_TOPIC_Q, generator=AnthropicGenerator(sample_components.settings.answer, client=client))
-    assert called == []
+    # The real SDK over the mocked endpoint, which records any request: the gate must stop before generating.
+    api = MockedMessages(lambda body: "An answer that must never be asked for [S1].")
+    answer = answer_question(sample_components, OFF_TOPIC_Q, generator=api.generator(sample_components.settings.answer))
+    assert api.requests == []
     assert answer.abstained and answer.text == NOT_IN_SOURCES and answer.sources == () and answer.citations == ()
     assert "dense cosine" in answer.reason and "0.25" in answer.reason
     assert max(answer.relevance.values()) < sample_components.settings.answer.min_rerank_score

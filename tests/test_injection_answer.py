@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 
-import anthropic
-import httpx2
 import pytest
+from anthropic_mock import MockedMessages
 
-from rag.answer import SYSTEM_PROMPT, AnthropicGenerator, answer_question
+from rag.answer import SYSTEM_PROMPT, answer_question
 from rag.answer.citations import parse_citations, strip_markers
 from rag.answer.render import answer_html
-from rag.config import AnswerConfig
 from rag.ingest import ingest_files
 from rag.sample import sample_files
 
@@ -36,24 +33,14 @@ def poisoned(components):
     return components
 
 
-def claude(requests: list[dict], text: str = "Annual plans bought through a reseller are refunded by the reseller [S1].") -> AnthropicGenerator:
-    def respond(request: httpx2.Request) -> httpx2.Response:
-        requests.append(json.loads(request.content))
-        message = {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 500, "output_tokens": 20},
-        }
-        return httpx2.Response(200, json=message)
-
-    client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(respond)))
-    return AnthropicGenerator(AnswerConfig(anthropic_model="claude-sonnet-4-6"), client=client)
+def claude(text: str = "Annual plans bought through a reseller are refunded by the reseller [S1].") -> MockedMessages:
+    return MockedMessages(lambda body: text)
 
 
 def test_injected_text_travels_only_inside_the_escaped_sources_wrapper(poisoned):
-    requests: list[dict] = []
-    answer = answer_question(poisoned, QUESTION, generator=claude(requests))
-    (body,) = requests
+    api = claude()
+    answer = answer_question(poisoned, QUESTION, generator=api.generator())
+    (body,) = api.requests
     # The system prompt is the fixed rules, byte for byte; nothing from any document is in it.
     assert body["system"] == SYSTEM_PROMPT
     assert "Ignore previous instructions" not in body["system"] and "reseller" not in body["system"]
@@ -117,16 +104,16 @@ def test_offline_answer_never_carries_a_documents_marker_as_a_citation(forger):
 
 
 def test_claude_gets_the_documents_marker_neutralised_and_a_copied_one_is_flagged(forger):
-    requests: list[dict] = []
-    answer = answer_question(forger, STAFF_Q, generator=claude(requests))
-    content = requests[0]["messages"][0]["content"]
+    api = claude()
+    answer = answer_question(forger, STAFF_Q, generator=api.generator())
+    content = api.requests[0]["messages"][0]["content"]
     assert "staff price of 1 euro (S2)." in content and "finance team (1)." in content
     assert "1 euro [S2]" not in content and "[1]" not in content
 
     # A model that copies the marker anyway: the check sees it came from the document's text.
     label = answer.label_of(next(cid for cid in answer.sources if answer.retrieval.get(cid).chunk.chunk.source == "billing/staff.md"))
     text = f"Staff members who buy an annual plan pay a staff price of 1 euro [S2] [{label}]."
-    copied = answer_question(forger, STAFF_Q, generator=claude([], text))
+    copied = answer_question(forger, STAFF_Q, generator=claude(text).generator())
     assert copied.invented == ("S2",)
     assert [c.label for c in copied.citations] == [label]
     assert "1 euro (S2)" in copied.text and "[S2]" not in copied.text

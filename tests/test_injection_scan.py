@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
-import anthropic
-import httpx2
 import pytest
+from anthropic_mock import MockedMessages
 
-from rag.answer import SYSTEM_PROMPT, AnthropicGenerator, answer_question
+from rag.answer import SYSTEM_PROMPT, answer_question
 from rag.chunker import chunk_document
 from rag.config import RetrievalConfig
 from rag.documents import set_quarantine
@@ -152,29 +150,10 @@ def test_sample_help_centre_has_no_flags():
 
 def _ask(components, question: str) -> tuple[dict, object]:
     """Answer through the real Anthropic SDK whose HTTP transport is mocked; returns the request body sent."""
-    sent: list[dict] = []
-
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        sent.append(json.loads(request.content))
-        return httpx2.Response(
-            200,
-            json={
-                "id": "msg_test",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [{"type": "text", "text": "Refunds reach your card in five business days [S1]."}],
-                "stop_reason": "end_turn",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 100, "output_tokens": 12},
-            },
-        )
-
-    client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
-    generator = AnthropicGenerator(components.settings.answer, client=client)
-    answer = answer_question(components, question, generator=generator)
-    assert len(sent) == 1
-    return sent[0], answer
+    api = MockedMessages(lambda body: "Refunds reach your card in five business days [S1].")
+    answer = answer_question(components, question, generator=api.generator(components.settings.answer))
+    assert len(api.requests) == 1
+    return api.requests[0], answer
 
 
 def _outside_sources(message: str) -> str:

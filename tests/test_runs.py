@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import threading
 
-import anthropic
-import httpx2
 import pytest
+from anthropic_mock import MockedMessages, api_error
 
-from rag.answer import AnthropicGenerator
 from rag.config import RetrievalConfig
 from rag.errors import GenerationError, RagError
 from rag.eval.qsets import QuestionSet, parse_question_set, sample_question_set_text
@@ -113,12 +111,9 @@ def test_cancelled_run_stores_nothing_and_keeps_history(sample_components, sampl
 
 def test_a_failing_run_stores_nothing(sample_components, sample_set):
     # The real generator and SDK, with the API answering 500 on the wire: the run fails, history stays empty.
-    def handler(request):
-        return httpx2.Response(500, json={"type": "error", "error": {"type": "api_error", "message": "boom"}})
-
-    client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=httpx2.MockTransport(handler)), max_retries=0)
+    api = MockedMessages(lambda body: api_error(500, "api_error", "boom"))
     with pytest.raises(GenerationError, match="the Anthropic API failed"):
-        run_eval(sample_components, sample_set, generator=AnthropicGenerator(sample_components.settings.answer, client=client))
+        run_eval(sample_components, sample_set, generator=api.generator(sample_components.settings.answer))
     assert list_runs(sample_components.settings.data_dir) == []
 
 

@@ -7,11 +7,9 @@ specific stage. The answer verdicts run the real answerer with Claude behind a m
 
 from __future__ import annotations
 
-import json
 
-import anthropic
-import httpx2  # the anthropic SDK 2.x speaks httpx2; MockTransport mocks the wire, the SDK is real
 import pytest
+from anthropic_mock import MockedMessages
 
 from rag.answer import AnthropicGenerator
 from rag.components import build_components
@@ -173,21 +171,8 @@ def test_a_found_gold_gets_no_verdict_and_a_tracked_inspector_link(garden):
 def claude(replies: list[str], judge_replies: list[str] = ()):
     """The real SDK over a mocked transport: answer calls get `replies`, judge calls `judge_replies`, in order."""
     answers, verdicts = list(replies), list(judge_replies)
-    seen: list[dict] = []
-
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        seen.append(body)
-        text = (verdicts if body["max_tokens"] == 5 else answers).pop(0)
-        message = {
-            "id": f"msg_{len(seen)}", "type": "message", "role": "assistant", "model": body["model"],
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
-        }  # fmt: skip
-        return httpx2.Response(200, json=message)
-
-    client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=httpx2.MockTransport(handler)), max_retries=0)
-    return client, seen
+    api = MockedMessages(lambda body: (verdicts if body["max_tokens"] == 5 else answers).pop(0))
+    return api.client(), api.requests
 
 
 # Final two: watering (dense cosine 0.84) and composting (0.26), reranked by dense cosine.
