@@ -162,12 +162,25 @@ def _quietly(connect):  # noqa: ANN001, ANN202
     return store
 
 
-def _mock_transport(store: ClientStore, seen: list[httpx.Request]) -> None:
+def _mock_transport(monkeypatch, seen: list[httpx.Request]) -> None:
+    """Every qdrant-client built from now on answers through a mocked HTTP transport that records each request.
+
+    Installed as the client is built, before `ClientStore.connect` sends its first request (its probe).
+    """
+    from rag.store import client as client_module
+
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
         return httpx.Response(200, json={"result": {"exists": False}, "status": "ok", "time": 0.0})
 
-    store.client._client.openapi_client.client._client._transport = httpx.MockTransport(handler)
+    real = client_module.QdrantClient
+
+    def built(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        client = real(*args, **kwargs)
+        client._client.openapi_client.client._client._transport = httpx.MockTransport(handler)
+        return client
+
+    monkeypatch.setattr(client_module, "QdrantClient", built)
 
 
 def test_qdrant_api_key_reaches_the_server_in_every_request(monkeypatch):
@@ -176,23 +189,23 @@ def test_qdrant_api_key_reaches_the_server_in_every_request(monkeypatch):
     monkeypatch.setenv("QDRANT_API_KEY", "s3cret-qdrant-key")
     settings = Settings.from_env()
     assert "s3cret" not in repr(settings)
+    seen: list[httpx.Request] = []
+    _mock_transport(monkeypatch, seen)
     store = _quietly(lambda: open_store(settings))
     assert isinstance(store, ClientStore)
-    seen: list[httpx.Request] = []
-    _mock_transport(store, seen)
     assert store.count() == 0  # asks the server whether the collection exists
     store.close()
-    assert seen and all(r.headers.get("api-key") == "s3cret-qdrant-key" for r in seen)
+    assert len(seen) >= 2 and all(r.headers.get("api-key") == "s3cret-qdrant-key" for r in seen)
     assert {r.url.host for r in seen} == {"qdrant.internal"}
 
 
-def test_no_api_key_header_without_a_key():
-    store = _quietly(lambda: ClientStore.connect("http://qdrant.internal:6333", "", "docs"))
+def test_no_api_key_header_without_a_key(monkeypatch):
     seen: list[httpx.Request] = []
-    _mock_transport(store, seen)
+    _mock_transport(monkeypatch, seen)
+    store = _quietly(lambda: ClientStore.connect("http://qdrant.internal:6333", "", "docs"))
     store.count()
     store.close()
-    assert seen and all("api-key" not in r.headers for r in seen)
+    assert len(seen) >= 2 and all("api-key" not in r.headers for r in seen)
 
 
 class _Clock:

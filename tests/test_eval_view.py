@@ -148,4 +148,4 @@ def test_a_link_opens_the_ask_page_on_its_eval_tab(sample_store):
     at = open_page("pages/ask.py", timeout=120, tab="Eval")
     ok(at)
     assert at.session_state["tab"] == "Eval" and "Eval" in at.title[0].value
-    assert any("[Eval: question sets and runs](ask?tab=Eval)" in m.value for m in at.sidebar.markdown)
+    assert any("[Eval: question sets and runs](ask?tab=Eval&collection=docs)" in m.value for m in at.sidebar.markdown)

@@ -1,22 +1,34 @@
-"""Where a page sends a user who cannot go on: an empty collection points to the Documents page."""
+"""Links between pages that keep the session's collection, and where a user who cannot go on is sent.
+
+Plain relative Markdown links to the pages' stable URL paths: `st.page_link` fails when a page runs
+without app.py's navigation (a first visit straight to a page URL), and a followed link starts a new
+session, so the collection travels in the link itself.
+"""
 
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 import streamlit as st
 
 from rag.answer.render import md_escape
 from rag.components import Components
+from rag.errors import RagError
+from rag.inspect.params import collection_param
 
-DOCUMENTS = "pages/documents.py"
+
+def page_url(path: str, components: Components, **params: str) -> str:
+    """A relative URL of the page at `path` (its url_path in app.py) on the components' collection."""
+    return f"{path}?{urlencode(params | collection_param(components.settings.collection))}"
 
 
 def empty_collection_notice(components: Components) -> bool:
     """When the collection holds no chunk, say so and link to the Documents page; True when empty."""
     try:
         empty = components.store.count() == 0
-    except Exception:  # noqa: BLE001 - an unreadable store is reported by the page's own call
+    except RagError:  # an unreadable store is reported by the page's own call
         return False
     if empty:
         st.info(f"The collection **{md_escape(components.settings.collection)}** has no documents yet. Upload some, or press **Load sample docs**, on the Documents page.")
-        st.page_link(DOCUMENTS, label="Go to Documents", icon="📄")
+        st.markdown(f"📄 [Go to Documents]({page_url('documents', components)})")
     return empty

@@ -20,6 +20,7 @@ from rag.components import Components, build_components
 from rag.config import Settings
 from rag.errors import RagError
 from ui import collections as collection_ui
+from ui.links import page_url
 
 APP_ICON = "🔎"
 # Set by the first run of a session (see _leave_pages_folder_mode).
@@ -89,7 +90,6 @@ def _leave_pages_folder_mode() -> None:
             st.rerun()
 
 
-EVAL_URL = "ask?tab=Eval"  # the Ask page's URL path, relative to any page, on its Eval tab
 
 
 def sidebar(components: Components) -> None:
@@ -105,9 +105,8 @@ def sidebar(components: Components) -> None:
         collection_ui.manage(get_settings(), components, get_components)
         st.caption(f"Dense: {s.dense_model} · Sparse: {s.sparse_model}")
         st.caption(f"Answers: {'Anthropic ' + s.answer.anthropic_model if s.anthropic_api_key else 'offline (extractive)'}")
-        # Eval is a tab of the Ask page; this link opens it there (the tabs are bound to ?tab=). A plain
-        # relative link, since st.page_link fails when a page runs without app.py's navigation.
-        st.markdown(f"🧪 [Eval: question sets and runs]({EVAL_URL})")
+        # Eval is a tab of the Ask page; this link opens it there (the tabs are bound to ?tab=).
+        st.markdown(f"🧪 [Eval: question sets and runs]({page_url('ask', components, tab='Eval')})")
         providers = _oidc_providers()
         if providers is not None and st.user.get("is_logged_in"):
             st.caption("Signed in as")
