@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -35,3 +36,15 @@ def readable_time(iso: str, tz: str | None = None, now: datetime | None = None) 
     today = (now or datetime.now(timezone.utc)).astimezone(zone).date()
     day = {0: "today", 1: "yesterday"}.get((today - when.date()).days, f"{when.day} {when:%b %Y}")
     return f"{day} {when:%H:%M}{suffix}"
+
+
+# Every ASCII character Markdown, GFM autolinks, LaTeX or Streamlit directives could give meaning to.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=&\"'^@/])")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every character Markdown or Streamlit could interpret: the text shows as written.
+
+    The one escaper for untrusted text shown through st.markdown (document text, names, model output).
+    """
+    return _MD_SPECIAL.sub(r"\\\1", text)

@@ -57,6 +57,11 @@ class Chunk:
         return " > ".join(self.heading_path)
 
     @property
+    def location(self) -> str:
+        """Where the chunk sits, for people: "source > heading > subheading" (titles that are empty left out)."""
+        return " > ".join(x for x in (self.source, *self.heading_path) if x)
+
+    @property
     def embed_text(self) -> str:
         """What the encoders see: where the chunk sits, then its body (so headings help retrieval)."""
         where = " > ".join((self.source, *self.heading_path))

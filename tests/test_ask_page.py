@@ -120,6 +120,13 @@ def test_eval_tab_is_rendered(sample_store):
     at = _ask_page()
     assert not at.exception
     assert [t.label for t in at.tabs] == ["Ask", "Eval"]
+    # The Eval tab works from here: the sample question set loads and becomes the chosen set.
+    at.button(key="eval_load_sample").click()
+    at.run()
+    assert not at.exception
+    assert not any("No question sets yet" in i.value for i in at.info)
+    chosen = at.selectbox(key="eval_set")
+    assert chosen.options == ["sample"] and chosen.value == "sample"  # stored under its name, and chosen
 
 
 def test_add_asked_question_to_a_question_set(sample_store):

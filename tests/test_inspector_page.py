@@ -142,8 +142,9 @@ def test_applying_a_fix_re_tracks_so_the_panel_matches_the_table(store):
     at.run()
     assert not at.exception
     wanted = dict(re.findall(r"(candidates|final k) >= (\d+)", smallest))
-    if "final k" in wanted:
-        assert at.number_input(key="inspector_k").value == int(wanted["final k"])
+    assert wanted, smallest  # the fix names the settings it changes...
+    for name, value in wanted.items():  # ...and Apply put each into its widget
+        assert at.number_input(key={"final k": "inspector_k", "candidates": "inspector_candidates"}[name]).value == int(value)
     # With the fix applied, the tracked chunk is in the final top-k of the main table...
     table = _table(at).set_index("chunk id")
     final = int(table.loc[store, "final"])
@@ -198,7 +199,16 @@ def test_empty_question_offers_the_health_check(store):
     at = _open()
     assert not at.exception
     assert any("Type a question" in i.value for i in at.info)
-    assert at.button(key="inspector_probe_button")
+    # The health check runs without a question: every chunk probed, the share shown is what its table says.
+    at.number_input(key="inspector_probe_n").set_value(1000)
+    at.button(key="inspector_probe_button").click()
+    at.run()
+    assert not at.exception
+    (metric,) = [m for m in at.metric if m.label == "Own chunk at rank 1"]
+    probed = int(re.search(r"of (\d+) probed", metric.proto.help).group(1))
+    failed = len(_frame_with(at, "lifted sentence", "own rank")) if any(d.key == "inspector_probe_failures" for d in at.dataframe) else 0
+    chunks = int(re.search(r"(\d+) chunks", " ".join(c.value for c in at.sidebar.caption)).group(1))
+    assert probed == chunks and metric.value == f"{(probed - failed) / probed:.0%}"
 
 
 def test_link_parameters_parse_on_top_of_the_defaults():

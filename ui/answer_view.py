@@ -79,7 +79,8 @@ def show_sources(answer: Answer, min_score: float) -> None:
         st.caption("No chunk was retrieved for this question.")
         return
     st.caption(f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} reaches {min_score:g}.")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    ranks = {c: "Int64" for c in ("rerank rank", "fused rank", "dense rank", "sparse rank")}
+    st.dataframe(pd.DataFrame(rows).astype(ranks), hide_index=True, width="stretch", placeholder="–")  # a stage that did not rank it
 
 
 def show_recent(records: list[AskRecord], again: Callable[[AskRecord], None], inspector: str, inspector_params: Callable[[AskRecord], dict]) -> None:

@@ -146,7 +146,7 @@ def _run_form(components: Components, name: str) -> None:
     bar.empty()
     cancel_slot.empty()  # the run is stored: a Cancel button left on screen would claim otherwise
     st.session_state["eval_run_id"] = run.id
-    st.success(f"Run {run.id} stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions.")
+    st.success(f"Run “{md_escape(run.label)}” stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions.")
 
 
 def _runs(data_dir: Path, name: str) -> list[EvalRun]:

@@ -91,7 +91,7 @@ def gate(components: Components, result: RetrievalResult, config: AnswerConfig) 
         reason = "nothing was retrieved: the collection is empty or the filter excludes every chunk"
     else:
         best = max(final, key=lambda c: relevance.get(c.id, float("-inf")))
-        where = " > ".join((best.chunk.chunk.source, *best.chunk.chunk.heading_path))
+        where = best.chunk.chunk.location
         reason = (
             f"only {len(passing)} of the {len(final)} retrieved chunks reach the minimum {basis} of "
             f"{config.min_rerank_score:g} (at least {config.min_sources} needed); the best was "

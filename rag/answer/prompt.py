@@ -41,8 +41,7 @@ def escape_source_text(text: str) -> str:
 def render_source(source: Source) -> str:
     """One `<source>` element: id, where it comes from (`source > heading`), any injection flags, body."""
     chunk = source.candidate.chunk
-    where = " > ".join((chunk.chunk.source, *chunk.chunk.heading_path))
-    attrs = f'id="{source.label}" from="{html.escape(neutralise_markers(where), quote=True)}"'
+    attrs = f'id="{source.label}" from="{html.escape(neutralise_markers(chunk.chunk.location), quote=True)}"'
     if chunk.chunk.page is not None:
         attrs += f' page="{chunk.chunk.page}"'
     if chunk.flags:

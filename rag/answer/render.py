@@ -20,8 +20,8 @@ from typing import Collection, Mapping, Sequence
 
 from rag.answer.citations import parse_citations
 from rag.answer.context import Piece
+from rag.text import escape_markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
 _BOX = "white-space:pre-wrap;line-height:1.6"
 _CODE = re.compile(r"`([^`\n]+)`")
 _CODE_STYLE = "font-family:monospace;font-size:0.92em;background:rgba(128,128,128,0.15);padding:0.05em 0.3em;border-radius:3px"
@@ -30,7 +30,7 @@ ANCHOR = "ask-source"  # the ids of the cited-source panels: ask-source-S1, ...
 
 def md_escape(text: str) -> str:
     """Backslash-escape Markdown (and Streamlit's `:color[...]` directives) so text shows as typed."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    return escape_markdown(" ".join(text.split()))
 
 
 def inline_html(text: str) -> str:

@@ -92,5 +92,4 @@ def _line(c: Candidate) -> str:
         s = c.stage(stage)
         cells.append(f"{s.rank:>3} {s.score:>8.4f}" if s.rank is not None else f"{'–':>3} {'':>8}")
     final = str(c.final_rank) if c.final_rank is not None else "–"
-    where = " > ".join(x for x in (c.chunk.chunk.source, c.chunk.chunk.heading) if x)
-    return f"{final:>5}  {c.id[:8]}  " + "  ".join(cells) + f"  {where}"
+    return f"{final:>5}  {c.id[:8]}  " + "  ".join(cells) + f"  {c.chunk.chunk.location}"

@@ -30,11 +30,10 @@ from rag.components import Components
 from rag.errors import RagError
 from rag.rerank import sentence_scores
 from rag.retrieve import RetrievalResult
+from rag.text import escape_markdown
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
 _WORD = re.compile(r"\w+")
-# Every ASCII character Markdown, GFM autolinks, LaTeX or Streamlit directives could give meaning to.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=&\"'^@/])")
 
 
 @dataclass(frozen=True)
@@ -225,11 +224,6 @@ def _doc_freq(idf: float, total: int) -> int | None:
     e = math.exp(idf)
     n = (total + 1 - 0.5 * e) / e
     return round(n) if abs(n - round(n)) < 0.05 and round(n) >= 1 else None
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape every character Markdown or Streamlit could interpret: the text shows as written."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def _line_breaks(markdown: str) -> str:

@@ -19,7 +19,7 @@ def test_clicking_a_citation_opens_and_scrolls_to_its_source(sample_server, brow
         app = AppPage(context.new_page(), sample_server).open("")
         app.page.get_by_role("button", name="Load sample docs").click()
         app.page.get_by_text("6 documents ingested").wait_for()
-        app.open("ask")
+        app.open("ask?collection=sample")  # the sample docs load into their own collection; a new page load is a new session
         app.page.get_by_label("Question", exact=True).fill("How long does a refund take to reach my card?")
         app.page.get_by_role("button", name="Ask", exact=True).click()
         app.page.get_by_text("Answered by").wait_for()

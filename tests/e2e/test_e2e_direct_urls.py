@@ -13,7 +13,7 @@ import pytest
 from harness import AppPage, start_server
 
 # URL path -> the page's title (st.navigation derives the path from the file name).
-PAGES = {"documents": "Documents", "inspector": "Search inspector", "ask": "Ask"}
+PAGES = {"documents": "Documents", "inspector": "Search inspector", "ask": "Ask · Eval"}
 # What a question on an empty collection should show.
 EMPTY_QUESTION = {"inspector": "No chunk matched", "ask": "Abstained: the sources do not answer"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from harness import AppPage
 
-PAGES = {"": "Documents", "documents": "Documents", "inspector": "Search inspector", "ask": "Ask"}
+PAGES = {"": "Documents", "documents": "Documents", "inspector": "Search inspector", "ask": "Ask · Eval"}
 
 
 @pytest.mark.parametrize("path", list(PAGES))

@@ -1,0 +1,199 @@
+"""The Search inspector's tables and panels: stages, a chunk's explanation, tracking, comparison, probe failures.
+
+Document text reaches the screen only escaped (`escape_markdown` / the explanation's own escaped
+Markdown) or inside dataframes, never as HTML.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from rag.components import Components
+from rag.config import RetrievalConfig
+from rag.errors import RagError
+from rag.inspect.compare import Comparison, config_label, feedback_notes
+from rag.inspect.explain import explain
+from rag.text import escape_markdown
+from rag.inspect.probe import ProbeReport
+from rag.inspect.track import TrackReport
+from rag.retrieve import STAGES, Candidate, RetrievalResult
+from rag.types import ChunkFilter, StoredChunk
+from rag.wording import lost_at
+
+RANK = st.column_config.NumberColumn(format="%d", width="small")
+SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
+ABSENT = "–"  # what a table shows where a stage did not rank a chunk (st.dataframe would print "None")
+
+
+def where(c: Candidate) -> str:
+    return c.chunk.chunk.location
+
+
+def where_labels(chunks: list[StoredChunk]) -> list[str]:
+    """`source > heading` per chunk; where a heading repeats in the list, the chunk's number and first words tell them apart."""
+    base = [c.chunk.location for c in chunks]
+    repeats = Counter(base)
+    return [b if repeats[b] == 1 else f"{b} · chunk {c.chunk.index + 1}: {first_words(c.chunk.text)}" for b, c in zip(base, chunks, strict=True)]
+
+
+def first_words(text: str, n: int = 6) -> str:
+    words = text.split()
+    return " ".join(words[:n]) + ("…" if len(words) > n else "")
+
+
+def ran_with(result: RetrievalResult) -> str:
+    """The settings in words; the reranker that ran is named apart only when it is not the one asked for."""
+    label = config_label(result.config)
+    return label if result.reranker == result.config.reranker else f"{label} (reranker ran: {result.reranker})"
+
+
+def expansion_notes(result: RetrievalResult, where: DeltaGenerator | None = None) -> None:
+    """What PRF and dense feedback changed, by stage; expansion words come from documents, so escaped."""
+    for stage, note in feedback_notes(result).items():
+        (where or st).caption(f"**{stage} stage**: {escape_markdown(note)}")
+
+
+def stage_table(result: RetrievalResult) -> Candidate | None:
+    """The ranked table of every candidate; returns the selected row's candidate (the first by default)."""
+    rows = []
+    for c, label in zip(result.candidates, where_labels([c.chunk for c in result.candidates]), strict=True):
+        r = c.as_row()  # the same record as the CLI's --json
+        row = {"final": r["final_rank"], "chunk id": r["chunk_id"], "source > heading": label}
+        for stage in STAGES:
+            row[f"{stage} #"], row[stage] = r[f"{stage}_rank"], r[f"{stage}_score"]
+        row["movement"] = c.movement
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for col in ["final", *(f"{s} #" for s in STAGES)]:
+        frame[col] = frame[col].astype("Int64")
+    config = {
+        "final": st.column_config.NumberColumn("final", format="%d", width="small", help="Rank in the final top-k"),
+        "chunk id": st.column_config.TextColumn("chunk id", width="small"),
+        "movement": st.column_config.TextColumn("movement", help="D(ense) S(parse) → F(used) → R(erank) ranks; ▲/▼ places gained/lost by reranking"),
+        **{f"{s} #": RANK for s in STAGES},
+        **{s: SCORE for s in STAGES},
+    }
+    event = st.dataframe(frame, key="inspector_table", hide_index=True, column_config=config, on_select="rerun", selection_mode="single-row", placeholder=ABSENT)
+    picked = [i for i in (event.selection.rows if event is not None else []) if i < len(result.candidates)]
+    return result.candidates[picked[0]] if picked else (result.candidates[0] if result.candidates else None)
+
+
+def chunk_detail(components: Components, result: RetrievalResult, candidate: Candidate, expanded: bool) -> None:
+    """The chosen chunk's full text, matched terms in bold and the best sentence highlighted, all escaped.
+
+    `expanded`: query expansion changed a stage's query; the explanation uses the expanded query, as the table does.
+    """
+    st.markdown(f"#### {escape_markdown(where(candidate))}")
+    st.caption(f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · {candidate.movement}")
+    try:
+        ex = explain(components, result.question, candidate.id, result)
+    except RagError as e:
+        st.error(str(e))
+        return
+    st.markdown(ex.markdown())
+    if expanded:
+        st.caption("The scores below are for the expanded query the stages ran (see above), as in the table; words PRF added are marked.")
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Sparse (BM25) score {ex.sparse.score:.4f}** = Σ query weight × IDF (applied by Qdrant) × stored term weight")
+        if ex.sparse.terms:
+            terms = pd.DataFrame(
+                [
+                    {"term": t.term, "query weight": t.query_weight, "stored tf part": t.doc_weight, "idf": t.idf, "contribution": t.contribution, "chunks with term": t.doc_freq, "in body": t.in_text}
+                    for t in ex.sparse.terms
+                ]
+            )
+            st.dataframe(terms, hide_index=True, column_config=TERM_COLUMNS)
+        else:
+            st.caption("No question term occurs in this chunk.")
+        if ex.sparse.missing:
+            st.caption("Not in this chunk: " + escape_markdown(", ".join(ex.sparse.missing)))
+    with right:
+        st.markdown(f"**Dense cosine {ex.dense.score:.4f}** for the whole chunk")
+        if ex.dense.best:
+            st.markdown(f"Best sentence (cosine {ex.dense.best.cosine:.4f}), highlighted above:")
+            st.markdown(f"> {escape_markdown(ex.dense.best.text)}")
+
+
+# Short headers so none is cut; the help says what each means.
+TERM_COLUMNS = {
+    "query weight": st.column_config.NumberColumn("q weight", format="%.4f", width="small", help="The term's weight in the question's BM25 query"),
+    "stored tf part": st.column_config.NumberColumn("tf", format="%.4f", width="small", help="The term's stored weight in this chunk: term frequency, length-normalised"),
+    "idf": st.column_config.NumberColumn("idf", format="%.4f", width="small", help="Inverse document frequency, applied by Qdrant"),
+    "contribution": st.column_config.NumberColumn("adds", format="%.4f", width="small", help="q weight × idf × tf: what this term adds to the sparse score"),
+    "chunks with term": st.column_config.NumberColumn("df", format="%d", width="small", help="How many chunks contain the term"),
+    "in body": st.column_config.CheckboxColumn("in body", width="small", help="Found in the chunk's text (else only in its source or heading)"),
+}
+
+
+def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFilter], None]) -> None:
+    """The tracked chunk in every stage, where it was lost, and the verified fixes (each with an Apply button calling `on_apply`)."""
+    chunk = report.target.chunk.chunk
+    st.markdown(f"Tracking **{escape_markdown(chunk.location)}** (`{chunk.id}`)")
+    if report.target.note:
+        st.caption(report.target.note)
+    rows = [
+        {"stage": s.stage, "rank": s.rank, "would-be rank": s.would_be_rank, "score": s.score, "list size": s.list_size, "note": s.note}
+        for s in report.stages
+    ]
+    frame = pd.DataFrame(rows).astype({"rank": "Int64", "would-be rank": "Int64"})
+    st.dataframe(frame, hide_index=True, key="inspector_track_table", column_config={"rank": RANK, "would-be rank": RANK, "score": SCORE}, placeholder=ABSENT)
+    if report.found:
+        st.success(report.reason)
+        return
+    st.warning(f"**{lost_at(report.dropped_at)}**: {escape_markdown(report.reason)}")
+    if report.no_fix:
+        st.info(f"No small change surfaces it: {escape_markdown(report.no_fix)}.")
+    for i, s in enumerate(report.suggestions):
+        left, right = st.columns([4, 1])
+        label = "Smallest change" if i == 0 else "Also works"
+        left.markdown(f"{label}: `{s.text}`, verified: final rank {s.final_rank}")
+        right.button("Apply", key=f"inspector_apply_{i}", on_click=on_apply, args=(s.config, s.flt))
+
+
+def show_comparison(cmp: Comparison) -> None:
+    st.metric("Overlap of the final lists", f"{cmp.overlap} of {len(cmp.changes)} chunks", help=f"Jaccard {cmp.jaccard:.2f}")
+    left, right = st.columns(2)
+    for col, name, result in ((left, "A", cmp.a), (right, "B", cmp.b)):
+        col.markdown(f"**{name}**: {escape_markdown(ran_with(result))}")
+        expansion_notes(result, col)
+        labels = where_labels([c.chunk for c in result.final])
+        frame = pd.DataFrame([{"rank": c.final_rank, "source > heading": label, "score": c.final_score} for c, label in zip(result.final, labels, strict=True)])
+        col.dataframe(frame, hide_index=True, key=f"inspector_cmp_{name}", column_config={"rank": RANK, "score": SCORE})
+    labels = where_labels([ch.chunk for ch in cmp.changes])
+    changes = pd.DataFrame(
+        [
+            {
+                "source > heading": labels[i],
+                "rank A": ch.rank_a,
+                "rank B": ch.rank_b,
+                "change": "" if ch.delta is None else f"▲{ch.delta}" if ch.delta > 0 else f"▼{-ch.delta}" if ch.delta < 0 else "=",
+                "in": ch.status,
+            }
+            for i, ch in enumerate(cmp.changes)
+        ]
+    ).astype({"rank A": "Int64", "rank B": "Int64"})
+    st.dataframe(changes, hide_index=True, key="inspector_cmp_changes", column_config={"rank A": RANK, "rank B": RANK}, placeholder=ABSENT)
+
+
+def probe_failures(report: ProbeReport) -> None:
+    """The probed chunks that did not come back first for their own words."""
+    if not report.failures:
+        return
+    rows = [
+        {
+            "chunk": f.chunk.chunk.location,
+            "lifted sentence": f.sentence,
+            "own rank": f.rank,
+            "ranked first": f.top.chunk.location if f.top else "",
+            "duplicate text": f.duplicate,
+            "chunk id": f.chunk.chunk.id,
+        }
+        for f in report.failures
+    ]
+    st.dataframe(pd.DataFrame(rows).astype({"own rank": "Int64"}), hide_index=True, key="inspector_probe_failures", column_config={"own rank": RANK}, placeholder=ABSENT)
