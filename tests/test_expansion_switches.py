@@ -159,8 +159,9 @@ def test_an_eval_run_with_prf_is_stored_labeled_and_linked_so(sample_store):
     assert with_prf.config.prf and with_prf.config.prf_terms == 4 and not without.config.prf
     assert dataclasses.replace(with_prf.config, prf=False, prf_terms=without.config.prf_terms) == without.config
     labels = at.selectbox(key="eval_run_id").options
-    assert any(with_prf.id in label and "PRF 3 docs, 4 terms" in label for label in labels)
-    assert any(without.id in label and "PRF" not in label for label in labels)
+    # Runs are listed by name (their settings in words by default): the PRF run says so, the other does not.
+    assert any(label.startswith(with_prf.label) and "PRF 3 docs, 4 terms" in label for label in labels)
+    assert any(label.startswith(without.label) and "PRF" not in label for label in labels)
     assert any("prf False → True" in c and "prf_terms 10 → 4" in c for c in _captions(at))
     # Each question's "open in inspector" link reproduces the run's config exactly.
     stored = load_run(sample_store.data_dir, with_prf.id)
@@ -189,7 +190,7 @@ def test_a_run_stored_before_the_expansion_fields_still_loads(sample_components)
 def test_search_flags_turn_prf_on_and_report_the_words(sample_store):
     expected = _direct(sample_store, PRF)
     runner = CliRunner()
-    out = runner.invoke(main, ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--prf", "--prf-terms", "6", "--json"])
+    out = runner.invoke(main, ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--prf", "--prf-terms", "6", "--json", "--all"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["expansion"] == list(expected.expansion) and data["expansion"]

@@ -141,10 +141,18 @@ def test_applying_a_fix_re_tracks_so_the_panel_matches_the_table(store):
     at.button(key="inspector_apply_0").click()
     at.run()
     assert not at.exception
-    wanted = dict(re.findall(r"(candidates|final k) >= (\d+)", smallest))
-    assert wanted, smallest  # the fix names the settings it changes...
-    for name, value in wanted.items():  # ...and Apply put each into its widget
-        assert at.number_input(key={"final k": "inspector_k", "candidates": "inspector_candidates"}[name]).value == int(value)
+    # The fix names the settings it changes, and Apply put each into its widget.
+    widgets = {"fusion": "inspector_fusion", "candidates": "inspector_candidates", "final k": "inspector_k", "dense weight": "inspector_dense_weight", "rrf k": "inspector_rrf_k"}
+    checked = 0
+    for part in smallest.split(", "):
+        if m := re.fullmatch(r"(candidates|final k|dense weight|rrf k) >= ([\d.]+)", part):
+            value = next(w.value for w in [*at.number_input, *at.slider] if w.key == widgets[m.group(1)])
+            assert float(value) >= float(m.group(2)), (part, value)
+            checked += 1
+        elif m := re.fullmatch(r"fusion (\w+)", part):
+            assert at.selectbox(key="inspector_fusion").value == m.group(1)
+            checked += 1
+    assert checked, smallest
     # With the fix applied, the tracked chunk is in the final top-k of the main table...
     table = _table(at).set_index("chunk id")
     final = int(table.loc[store, "final"])

@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 
 from rag.answer.checks import gate
-from rag.answer.citations import parse_citations
-from rag.answer.extractive import ExtractiveGenerator
-from rag.answer.prompt import NOT_IN_SOURCES, escape_source_text
+from rag.answer.citations import neutralise_markers, parse_citations
+from rag.answer.extractive import ExtractiveGenerator, choose
+from rag.answer.terms import key_terms
+from rag.answer.prompt import escape_source_text
 from rag.components import Components
 from rag.config import RetrievalConfig
 from rag.errors import GenerationError
@@ -56,15 +57,19 @@ def run_hyde(components: Components, question: str, config: RetrievalConfig, flt
 
 
 def extractive_passage(components: Components, question: str, first: RetrievalResult) -> str:
-    """The extractive answer to `question` from `first`, citation markers removed; "" when it abstains."""
+    """The sentences the extractive answerer would quote for `question` from `first`; "" when none is relevant enough.
+
+    The answerer's "the sources never mention X" abstention is left out on purpose: a question that
+    needs a second hop names what the first pass lacks, and the pseudo-document only has to look
+    like an answer to find chunks worded like it.
+    """
     settings = components.settings
     checked = gate(components, first, settings.answer)
     if checked.abstain:
         return ""
-    generation = ExtractiveGenerator(components.dense, settings.answer.min_sentence_score).generate(question, checked.sources, first)
-    if generation.abstain_reason or NOT_IN_SOURCES in generation.text:
-        return ""
-    return strip_markers(generation.text)
+    generator = ExtractiveGenerator(components.dense, settings.answer.min_sentence_score)
+    chosen = choose(generator.score(question, checked.sources, first), generator.min_sentence_score, set(key_terms(question)))
+    return " ".join(neutralise_markers(s.unit.text) for s in chosen)
 
 
 def strip_markers(text: str) -> str:
