@@ -42,7 +42,7 @@ def test_sample_set_run_verdicts_and_inspector_links(sample_store):
     at.button(key="eval_start").click()
     ok(at.run())
     (run,) = list_runs(sample_store.data_dir, "sample")
-    assert any(run.id in s.value for s in at.success)
+    assert any(f"Run “{run.label}” stored" in s.value.replace("\\", "") for s in at.success)  # named, not by id
     stages = table(at, "ndcg@10")
     assert list(stages["stage"]) == ["dense", "sparse", "hybrid (fused)", "reranked"]
     assert stages.set_index("stage").loc["reranked", "ndcg@10"] == pytest.approx(run.per_stage["rerank"]["ndcg@10"])
