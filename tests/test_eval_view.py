@@ -149,3 +149,23 @@ def test_a_link_opens_the_ask_page_on_its_eval_tab(sample_store):
     ok(at)
     assert at.session_state["tab"] == "Eval" and "Eval" in at.title[0].value
     assert any("[Eval: question sets and runs](ask?tab=Eval&collection=docs)" in m.value for m in at.sidebar.markdown)
+
+
+def test_a_set_names_the_collection_of_its_last_run_and_warns_on_another(sample_store):
+    at = eval_tab()
+    at.button(key="eval_load_sample").click()
+    ok(at.run())
+    picker = at.selectbox(key="eval_set")
+    assert picker.format_func("sample") == "sample · never run"
+    at.number_input(key="eval_candidates").set_value(20)
+    at.button(key="eval_start").click()
+    ok(at.run())
+    (run,) = list_runs(sample_store.data_dir, "sample")
+    assert at.selectbox(key="eval_set").format_func("sample").startswith(f"sample · last run on {sample_store.collection}, today ")
+    assert not any("last ran on collection" in i.value for i in at.info)
+    # The same set opened on another collection: its last run's numbers are not about this one.
+    other = open_page("pages/ask.py", timeout=120, collection="other")
+    ok(other)
+    assert other.selectbox(key="eval_set").value == "sample"
+    notes = [i.value for i in other.info if "last ran on collection" in i.value]
+    assert len(notes) == 1 and f"“{sample_store.collection}”" in notes[0] and "“other”" in notes[0] and run.label in notes[0].replace("\\", "")

@@ -42,13 +42,14 @@ from rag.eval.runs import (
     QuestionResult,
     baseline_of,
     compare_runs,
+    last_runs,
     list_runs,
     load_run,
     rename_run,
     set_baseline,
 )
 from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
-from rag.text import plural
+from rag.text import plural, readable_time
 from rag.wording import STAGE_TITLES
 
 INSPECTOR = "pages/inspector.py"
@@ -62,7 +63,7 @@ def render(components: Components) -> None:
     """Draw the whole Eval tab."""
     data_dir = components.settings.data_dir
     st.subheader("Question sets")
-    name = _question_sets(data_dir)
+    name = _question_sets(data_dir, components.settings.collection)
     if name is None:
         return
     st.subheader(f"Run {md_escape(name)}")
@@ -83,7 +84,7 @@ def render(components: Components) -> None:
     _history(data_dir, runs, run)
 
 
-def _question_sets(data_dir: Path) -> str | None:
+def _question_sets(data_dir: Path, collection: str) -> str | None:
     """Upload, load the sample, list, view and delete sets; returns the selected set's name."""
     cols = st.columns([3, 1])
     upload = cols[0].file_uploader("Upload a question set (JSONL)", type=["jsonl"], key="eval_upload")
@@ -103,7 +104,9 @@ def _question_sets(data_dir: Path) -> str | None:
         return None
     if st.session_state.get("eval_set") not in names:
         st.session_state["eval_set"] = names[0]
-    name = st.selectbox("Question set", names, key="eval_set")
+    last = _last_runs(data_dir)
+    name = st.selectbox("Question set", names, key="eval_set", format_func=lambda n: _set_label(n, last.get(n)))
+    _last_run_note(last.get(name), collection)
     try:
         qset = load_question_set(data_dir, name)
     except RagError as e:
@@ -119,6 +122,30 @@ def _question_sets(data_dir: Path) -> str | None:
     return name
 
 
+def _last_runs(data_dir: Path) -> dict[str, EvalRun]:
+    try:
+        return last_runs(data_dir)
+    except RagError as e:
+        st.error(str(e))
+        return {}
+
+
+def _set_label(name: str, run: EvalRun | None) -> str:
+    """A set as the picker lists it: where and when it last ran, so a set run on another collection shows."""
+    if run is None:
+        return f"{name} · never run"
+    return f"{name} · last run on {run.collection}, {readable_time(run.created_at, st.context.timezone)}"
+
+
+def _last_run_note(run: EvalRun | None, collection: str) -> None:
+    """Say when the set's last run scored another collection: its numbers are not comparable with a run here."""
+    if run is not None and run.collection != collection:
+        st.info(
+            f"This set last ran on collection “{md_escape(run.collection)}” (run “{md_escape(run.label)}”); "
+            f"a run now scores “{md_escape(collection)}”, the collection picked in the sidebar."
+        )
+
+
 def _run_form(components: Components, name: str) -> None:
     """Settings for a run, the run button, and the progress bar with its cancel button."""
     base = components.settings.retrieval
@@ -129,6 +156,8 @@ def _run_form(components: Components, name: str) -> None:
     judge = st.checkbox("Judge faithfulness per sentence with Claude", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")
     if config is not None and config.candidates < MIN_CANDIDATES:
         st.caption(f"With {config.candidates} candidates the @20 metrics can only count {config.candidates} chunks.")
+    if notice := st.session_state.pop("eval_stored", None):
+        st.success(notice)
     if st.session_state.get("eval_cancel"):
         st.info("Run cancelled; nothing was stored.")
     if not st.button("Run eval", key="eval_start", type="primary", disabled=config is None):
@@ -146,7 +175,9 @@ def _run_form(components: Components, name: str) -> None:
     bar.empty()
     cancel_slot.empty()  # the run is stored: a Cancel button left on screen would claim otherwise
     st.session_state["eval_run_id"] = run.id
-    st.success(f"Run “{md_escape(run.label)}” stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions.")
+    # Rerun so everything drawn above the form (the set picker's last run) shows the new run; the notice survives it.
+    st.session_state["eval_stored"] = f"Run “{md_escape(run.label)}” stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions."
+    st.rerun()
 
 
 def _runs(data_dir: Path, name: str) -> list[EvalRun]:
@@ -159,7 +190,7 @@ def _runs(data_dir: Path, name: str) -> list[EvalRun]:
 
 def _run_label(run: EvalRun) -> str:
     mark = " · baseline" if run.baseline else ""
-    return f"{run.label} · {run.collection} · {run.created_at.replace('T', ' ')[:16]}{mark}"
+    return f"{run.label} · {run.collection} · {readable_time(run.created_at, st.context.timezone)}{mark}"
 
 
 def _rename(data_dir: Path, run: EvalRun) -> None:
