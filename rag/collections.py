@@ -109,3 +109,4 @@ def delete_collection(components: Components, typed_name: str) -> None:
         raise RagError(f"type the collection's name ({name}) to delete it")
     components.store.drop_collection()
     shutil.rmtree(components.settings.journal_dir, ignore_errors=True)
+    shutil.rmtree(components.settings.originals_dir, ignore_errors=True)

@@ -217,6 +217,11 @@ class Settings:
         return self.data_dir / "journal" / self.collection
 
     @property
+    def originals_dir(self) -> Path:
+        """Copies of the collection's original files (rag.originals), for telling parse loss from wording."""
+        return self.data_dir / "originals" / self.collection
+
+    @property
     def answer_mode(self) -> str:
         return "anthropic" if self.anthropic_api_key else "extractive"
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from rag.components import Components
+from rag.originals import Originals
 from rag.store import document_info
 from rag.store.base import QUARANTINED
 from rag.types import ChunkFilter, DocumentInfo, StoredChunk
@@ -48,6 +49,7 @@ def delete_document(components: Components, source: str) -> int:
     """Delete every chunk of `source`; returns how many were removed."""
     n = components.store.delete_source(source)
     components.store.flush()
+    Originals(components.settings.originals_dir).delete(source)
     return n
 
 

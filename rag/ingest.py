@@ -6,6 +6,7 @@ lock (in-process readers wait) and behind a journal (a crash is rolled back or f
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,11 +21,14 @@ from rag.config import ChunkConfig
 from rag.encoders import DenseEncoder
 from rag.errors import LoaderError, RagError, StoreError
 from rag.loaders import load_document, safe_source
+from rag.originals import Originals
 from rag.scan import scan_text
 from rag.sentences import sentence_texts
 from rag.documents import clean_tags, sentence_vectors_stored
 from rag.store import PointData, chunk_payload
 from rag.types import Chunk, ChunkFilter, Document, StoredChunk
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[float, str], None]
 EncodeProgress = Callable[[str, int, int], None]  # (what: "chunks" | "sentences", done, total)
@@ -285,7 +289,9 @@ def _save(
     """Apply the plan; when another session replaced the document meanwhile, diff against its version and retry."""
     for _ in range(_SAVE_ATTEMPTS):
         try:
-            return _apply(components, plan, points, durable)
+            result = _apply(components, plan, points, durable)
+            keep_original(components, plan.doc)
+            return result
         except _StalePlan:
             plan = _plan(components, plan.doc, plan.chunks, tags)
             if plan.unchanged:
@@ -354,6 +360,16 @@ def _roll_back(components: Components, apply: JournalEntry) -> None:
     except RagError:
         return
     components.journal.clear(apply.source)
+
+
+def keep_original(components: Components, doc: Document) -> None:
+    """Keep the file a stored document came from, so eval can tell parse loss from wording (rag.originals)."""
+    originals = Originals(components.settings.originals_dir)
+    try:
+        if doc.original and not originals.holds(doc.source, doc.original):
+            originals.save(doc.source, doc.original)
+    except OSError as e:  # the chunks are stored; only the parse-loss check loses this document
+        log.warning("could not keep the original of %s: %s", doc.source, e)
 
 
 def _make_durable(components: Components, sources: Sequence[str]) -> None:
@@ -470,6 +486,7 @@ def ingest_files(
             finish(i, FileResult(name, "error", error=str(e)))
             continue
         if plan.unchanged:
+            keep_original(components, doc)  # the file may differ where its chunks do not (an HTML page's navigation)
             finish(i, plan.result("unchanged"))
             continue
         pending.append((i, plan))

@@ -89,7 +89,7 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
     if not text.strip():
         hint = " (a scanned PDF has no text layer; run OCR first)" if kind == "pdf" else ""
         raise LoaderError(f"{source}: no text found{hint}")
-    return Document(source=source, text=text, kind=kind, size_bytes=len(data), pages=pages, title=title)
+    return Document(source=source, text=text, kind=kind, size_bytes=len(data), pages=pages, title=title, original=data)
 
 
 def decode_text(data: bytes, source: str) -> str:

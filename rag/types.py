@@ -23,6 +23,7 @@ class Document:
     size_bytes: int
     pages: tuple[int, ...] = ()  # char offset where each page starts; empty when the format has no pages
     title: str = ""
+    original: bytes = field(default=b"", repr=False, compare=False)  # the file as given, kept by ingest (rag.originals)
 
     @property
     def sha256(self) -> str:

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from rag.collections import SAMPLE_COLLECTION, for_collection
 from rag.components import build_components
 from rag.ingest import ingest_files
+from rag.originals import Originals
 from rag.retrieve import retrieve
 from rag.sample import sample_files
 from ui import setup as ui_setup
@@ -88,12 +89,15 @@ def test_create_then_delete_only_once_the_name_is_typed():
     assert _picker(at).value == "notes" and "notes" in _picker(at).options
     assert any("Created collection notes" in s.value for s in at.sidebar.success)
     assert _engine("notes").store.collection_models() is not None  # created, with its models
+    notes = _engine("notes")
+    assert not ingest_files(notes, [("memo.md", b"# Memo\n\nThe memo.")]).errors
+    assert Originals(notes.settings.originals_dir).has("memo.md")
 
     at.sidebar.toggle(key="ui_collection_details").set_value(True)
     _run(at)
     (table,) = [d.value for d in at.sidebar.dataframe if d.proto.alt == "Collections"]
     row = table.set_index("collection").loc["notes"]
-    assert (row["chunks"], row["dense"], bool(row["sentence vectors"])) == (0, "all-MiniLM-L6-v2", True)
+    assert (row["chunks"], row["dense"], bool(row["sentence vectors"])) == (1, "all-MiniLM-L6-v2", True)
 
     delete = at.sidebar.button(key="ui_collection_delete")
     assert delete.disabled
@@ -107,3 +111,4 @@ def test_create_then_delete_only_once_the_name_is_typed():
     assert _picker(at).value == "docs" and "notes" not in _picker(at).options
     assert any("Deleted collection notes" in s.value for s in at.sidebar.success)
     assert _engine("notes").store.collection_models() is None
+    assert not notes.settings.originals_dir.exists()  # its kept source files go with it

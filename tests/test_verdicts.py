@@ -19,7 +19,9 @@ from rag.eval.judge import FaithfulnessJudge
 from rag.eval.qsets import Question, QuestionSet
 from rag.eval.runner import run_eval
 from rag.eval.verdicts import VERDICTS
+from rag.documents import delete_document
 from rag.ingest import ingest_files
+from rag.originals import Originals, loose_text
 from rag.types import ChunkFilter
 
 GARDEN = """# Garden guide
@@ -66,6 +68,9 @@ Knead bread dough for ten minutes, then let it rise for an hour in a warm place.
 
 Sharpen kitchen knives on a whetstone held at a 15 degree angle.
 """
+# The loader keeps an HTML page's main content: the opening hours in its navigation bar reach no chunk.
+SHED = b"""<html><body><nav>Opening hours: the tool shed opens at seven every morning.</nav>
+<main><h1>Tool shed</h1><p>Spades, rakes and the wheelbarrow live in the tool shed.</p></main></body></html>"""
 WATER = "How often should I water tomato plants?"
 # Small chunks (160 chars) so the composting section is cut into two chunks at its paragraph break.
 CHUNKS = ChunkConfig("heading", 160, 0)
@@ -80,7 +85,7 @@ def garden(tmp_path_factory):
     # A relevance gate of 0.2 lets the two garden chunks through to the (mocked) generator as S1 and S2.
     settings = Settings(data_dir=tmp_path_factory.mktemp("verdicts"), answer=AnswerConfig(min_rerank_score=0.2))
     components = build_components(settings)
-    files = [("garden.md", GARDEN.encode()), ("travel.md", TRAVEL.encode()), ("kitchen.md", KITCHEN.encode())]
+    files = [("garden.md", GARDEN.encode()), ("travel.md", TRAVEL.encode()), ("kitchen.md", KITCHEN.encode()), ("shed.html", SHED)]
     summary = ingest_files(components, files, CHUNKS)
     assert not summary.errors
     yield components
@@ -100,7 +105,7 @@ def chunk_id(components, heading: str, index: int = 0) -> str:
 
 RETRIEVAL_CASES = [
     # (verdict, gold, config)
-    ("parse_loss", TextGold("tomatoes need a trellis of bamboo canes"), RetrievalConfig()),
+    ("parse_loss", TextGold("the tool shed opens at seven"), RetrievalConfig()),
     ("boundary_split", TextGold("Turn it every two weeks. Finished compost is dark"), RetrievalConfig()),
     # Only 3 candidates per list: dense keeps the garden chunks, sparse the tomato chunks; knives is in neither.
     ("missed_by_retrievers", section("kitchen.md", "Kitchen > Knives"), RetrievalConfig(candidates=3)),
@@ -120,8 +125,8 @@ def test_retrieval_verdicts(garden, code, gold, config):
     assert result.gold_ranks["final"] is None  # every retrieval verdict is a miss at the final k
     evidence = result.verdict.evidence
     if code == "parse_loss":
-        assert evidence["gold"] and "no chunk of the collection holds" in result.verdict.detail
-        assert "parsing lost it" in result.verdict.detail and result.invalid is None
+        assert evidence["files"] == ["shed.html"] and "is in the file of shed.html but in no chunk" in result.verdict.detail
+        assert result.invalid is None
     elif code == "boundary_split":
         first, second = evidence["chunks"]
         assert (first, second) == (chunk_id(garden, "Garden guide > Composting", 0), chunk_id(garden, "Garden guide > Composting", 1))
@@ -241,15 +246,45 @@ INVALID_CASES = [
     (section("gardn.md", "Slugs"), "did you mean 'garden.md'"),
     (section("garden.md", "Watering tomatos"), "garden.md has no heading 'Watering tomatos'; nearest: 'Garden guide > Watering tomatoes'"),
     (ChunkIdGold(("0000-not-a-chunk",)), "chunk id 0000-not-a-chunk is not in the collection"),
+    (TextGold("tomatoes need a trellis of bamboo canes"), "is in no document of the collection, neither in a chunk nor in any source file"),
 ]
 
 
-@pytest.mark.parametrize(("gold", "reason"), INVALID_CASES, ids=["no-document", "misspelt-document", "no-heading", "no-chunk-id"])
+@pytest.mark.parametrize(("gold", "reason"), INVALID_CASES, ids=["no-document", "misspelt-document", "no-heading", "no-chunk-id", "text-nowhere"])
 def test_gold_the_collection_lacks_is_invalid_not_a_failure(garden, gold, reason):
     result = one(garden, gold, RetrievalConfig())
     assert result.verdict is None and not result.failed and not result.scored
     assert reason in result.invalid
     assert result.scores == {}
+
+
+def test_without_a_kept_original_a_lost_text_is_not_called_parse_loss_or_a_set_mistake(garden):
+    originals = Originals(garden.settings.originals_dir)
+    kept = originals.path("kitchen.md")
+    hidden = kept.with_name("aside")
+    kept.rename(hidden)  # as if kitchen.md had been ingested before originals were kept
+    try:
+        result = one(garden, TextGold("tomatoes need a trellis of bamboo canes"), RetrievalConfig())
+    finally:
+        hidden.rename(kept)
+    assert result.invalid is None and result.verdict.code == "text_not_found"
+    assert "re-ingest them to find out" in result.verdict.detail
+
+
+def test_originals_follow_their_documents(tmp_path):
+    components = build_components(Settings(data_dir=tmp_path))
+    try:
+        assert not ingest_files(components, [("shed.html", SHED)]).errors
+        originals = Originals(components.settings.originals_dir)
+        assert originals.path("shed.html").read_bytes() == SHED
+        edited = SHED.replace(b"seven", b"eight")
+        assert not ingest_files(components, [("shed.html", edited)]).errors
+        assert originals.path("shed.html").read_bytes() == edited  # a re-ingest replaces the copy
+        assert originals.texts(["shed.html"]) == {"shed.html": " ".join(loose_text("shed.html", edited).casefold().split())}
+        delete_document(components, "shed.html")
+        assert not originals.has("shed.html")
+    finally:
+        components.close()
 
 
 def test_invalid_questions_are_left_out_of_the_metrics_and_listed(garden):
@@ -282,5 +317,5 @@ def test_section_gold_matches_the_way_people_write_headings(garden, heading):
 
 
 def test_every_verdict_is_covered_here():
-    codes = {c[0] for c in RETRIEVAL_CASES} | {"not_cited", "answered_unanswerable", "abstained_answerable"}
+    codes = {c[0] for c in RETRIEVAL_CASES} | {"text_not_found", "not_cited", "answered_unanswerable", "abstained_answerable"}
     assert codes == set(VERDICTS)

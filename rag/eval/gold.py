@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag.components import Components
+from rag.originals import Originals
 from rag.types import Chunk, ChunkFilter
 
 _WORD = re.compile(r"\w+")
@@ -121,8 +122,10 @@ class CollectionIndex:
         resolution.chunk_ids
     """
 
-    def __init__(self, chunks: Iterable[Chunk], models: Sequence[str] = ()) -> None:
+    def __init__(self, chunks: Iterable[Chunk], models: Sequence[str] = (), originals: Originals | None = None) -> None:
         self.by_id: dict[str, Chunk] = {c.id: c for c in chunks}
+        self.originals = originals
+        self._files: dict[str, str] | None = None  # source -> folded text of its original, read on first need
         self.by_source: dict[str, list[Chunk]] = {}
         for c in sorted(self.by_id.values(), key=lambda c: (c.source, c.index)):
             self.by_source.setdefault(c.source, []).append(c)
@@ -133,7 +136,7 @@ class CollectionIndex:
     def from_components(cls, components: Components) -> CollectionIndex:
         """Read the chunks retrieval can return (quarantined ones are never returned, so never gold)."""
         s = components.settings
-        return cls((r.chunk for r in components.store.records(ChunkFilter())), (s.collection, s.dense_model, s.sparse_model))
+        return cls((r.chunk for r in components.store.records(ChunkFilter())), (s.collection, s.dense_model, s.sparse_model), Originals(s.originals_dir))
 
     def resolve(self, gold: Gold | None) -> Resolution:
         """Turn a gold spec into gold units; text that no chunk holds is checked for a boundary split."""
@@ -178,7 +181,22 @@ class CollectionIndex:
             for first, second in itertools.pairwise(chunks):
                 if wanted in normalize(_joined(first, second)):
                     return Resolution((GoldUnit("text", label, 1, ()),), split=(first.id, second.id))
-        return Resolution((GoldUnit("text", label, 1, ()),), nearest=self._nearest(wanted))
+        nearest = self._nearest(wanted)
+        files = self._file_texts()
+        if files is None:  # some document has no kept original: absence from the files proves nothing
+            return Resolution((GoldUnit("text", label, 1, ()),), nearest=nearest)
+        lost_in = tuple(source for source, text in files.items() if wanted in text)
+        if lost_in:
+            return Resolution((GoldUnit("text", label, 1, ()),), nearest=nearest, lost_in=lost_in)
+        hint = f"; the chunk sharing most of its words is {nearest}" if nearest else ""
+        problem = f"the answer text {label} is in no document of the collection, neither in a chunk nor in any source file: write it as the documents do{hint}"
+        return Resolution((GoldUnit("text", label, 1, (), problem),), nearest=nearest)
+
+    def _file_texts(self) -> dict[str, str] | None:
+        """Each document's original as folded text, or None when the originals cannot settle the question."""
+        if self._files is None and self.originals is not None:
+            self._files = self.originals.texts(self.by_source)
+        return self._files
 
     def _nearest(self, wanted: str) -> str | None:
         """The chunk sharing most words with a text no chunk holds: where to start looking."""
@@ -237,6 +255,7 @@ class Resolution:
     units: tuple[GoldUnit, ...]
     split: tuple[str, str] | None = None  # answer text found only across these two neighbouring chunks
     nearest: str | None = None  # chunk most like an answer text found nowhere
+    lost_in: tuple[str, ...] = ()  # sources whose original file holds an answer text no chunk holds (parse loss)
 
     @property
     def chunk_ids(self) -> frozenset[str]:

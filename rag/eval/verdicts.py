@@ -23,7 +23,8 @@ from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult
 
 # Code -> title, in pipeline order (the order the checks run in).
 VERDICTS: dict[str, str] = {
-    "parse_loss": "Answer text in no chunk (lost in parsing, or worded differently in the documents)",
+    "parse_loss": "Answer text in the source file but in no chunk (lost in parsing)",
+    "text_not_found": "Answer text in no chunk (source files not kept: parse loss or other wording)",
     "boundary_split": "Answer split across a chunk boundary",
     "missed_by_retrievers": "Missed by dense and sparse",
     "fused_out": "Recalled by a stage but fused below the candidate cut",
@@ -117,8 +118,12 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
         if gold.split:
             return Verdict("boundary_split", f"the answer text starts in one chunk and ends in the next: {_short(gold.split)}", {"chunks": list(gold.split), "gold": missing}, gold.split[0])
         nearest = f"; the chunk sharing most of its words is {gold.nearest[:8]}" if gold.nearest else "; no chunk shares its words"
-        why = "If the source file holds this text, parsing lost it; otherwise reword the gold as the documents say it"
-        return Verdict("parse_loss", f"no chunk of the collection holds {', '.join(missing)}{nearest}. {why}", {"gold": missing, "nearest": gold.nearest}, gold.nearest)
+        facts = {"gold": missing, "nearest": gold.nearest, "files": list(gold.lost_in)}
+        if gold.lost_in:
+            where = ", ".join(gold.lost_in[:3])
+            return Verdict("parse_loss", f"{', '.join(missing)} is in the file of {where} but in no chunk{nearest}: the loader or chunker dropped it (e.g. HTML navigation or hidden text, a PDF header)", facts, gold.nearest)
+        why = "Its documents were ingested before ragscope kept source files, so parse loss and other wording cannot be told apart; re-ingest them to find out"
+        return Verdict("text_not_found", f"no chunk of the collection holds {', '.join(missing)}{nearest}. {why}", facts, gold.nearest)
     seen = [c for c in result.candidates if c.id in gold.chunk_ids]
     recalled = [c for c in seen if c.dense.rank or c.sparse.rank]
     if not recalled:
