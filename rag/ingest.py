@@ -26,6 +26,7 @@ from rag.scan import scan_text
 from rag.sentences import sentence_texts
 from rag.documents import clean_tags, sentence_vectors_stored
 from rag.store import PointData, chunk_payload
+from rag.text import plural
 from rag.types import Chunk, ChunkFilter, Document, StoredChunk
 
 log = logging.getLogger(__name__)
@@ -435,7 +436,7 @@ def ingest_files(
     def encoding(what: str, done: int, total: int) -> None:
         if progress:
             finished = sum(r is not None for r in results)
-            progress(finished / len(files), f"embedding {what} {done}/{total} ({len(pending)} files)")
+            progress(finished / len(files), f"embedding {what} {done}/{total} ({plural(len(pending), 'file')})")
 
     def flush() -> None:
         if not pending:

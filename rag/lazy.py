@@ -21,6 +21,14 @@ class LazyModel:
     def _build(self) -> Any:  # noqa: ANN401 - the model's own type
         raise NotImplementedError
 
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load now (so the caller can time loading apart from the first use)."""
+        self._load()
+
     def _load(self) -> Any:  # noqa: ANN401
         if self._model is None:
             with self._lock:

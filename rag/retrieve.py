@@ -22,6 +22,7 @@ import numpy as np
 from rag.components import Components
 from rag.config import RetrievalConfig
 from rag.errors import QuestionError
+from rag.lazy import LazyModel
 from rag.prf import expand_query, rocchio
 from rag.rerank import RerankContext, get_reranker
 from rag.store.base import FusedQuery, Store, stored_chunk
@@ -174,6 +175,12 @@ def retrieve(
     components.check_models()
     reranker = get_reranker(config.reranker)
     timings: dict[str, float] = {}
+    cold = [m for m in (components.dense, components.sparse) if isinstance(m, LazyModel) and not m.loaded]
+    if encoded is None and cold:  # a first query loads the models: timed apart, or "encode" would read 20 s
+        t0 = time.perf_counter()
+        for model in cold:
+            model.load()
+        timings["load models"] = _ms(t0)
     t0 = time.perf_counter()
     if encoded is None:
         own_dense, own_sparse = components.dense.encode_query(question), components.sparse.encode_query(question)

@@ -73,13 +73,13 @@ def test_progress_without_a_terminal_prints_a_line_at_most_every_few_seconds(cap
     from rag.cli import LineProgress, progress_bar
 
     monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
-    assert isinstance(progress_bar(3, "eval", unit="q"), LineProgress)
-    with LineProgress(3, "eval", "q", every_s=3600) as bar:
+    assert isinstance(progress_bar(3, "eval", unit="question"), LineProgress)
+    with LineProgress(3, "eval", "question", every_s=3600) as bar:
         bar.update(1)
         bar.set_postfix_str("embedding 10/20")
         bar.update(2)
-    assert capsys.readouterr().err.splitlines() == ["eval: 3/3 q after 0 s (embedding 10/20)"]  # only the closing line within the hour
+    assert capsys.readouterr().err.splitlines() == ["eval: 3/3 questions after 0 s (embedding 10/20)"]  # only the closing line within the hour
     with LineProgress(2, "ingest", "file", every_s=0) as bar:
         bar.update(1)
         bar.update(1)
-    assert [line.split(" after")[0] for line in capsys.readouterr().err.splitlines()] == ["ingest: 1/2 file", "ingest: 2/2 file", "ingest: 2/2 file"]
+    assert [line.split(" after")[0] for line in capsys.readouterr().err.splitlines()] == ["ingest: 1/2 files", "ingest: 2/2 files", "ingest: 2/2 files"]

@@ -105,7 +105,7 @@ def test_changing_only_tags_rewrites_no_vectors(counted):
 def test_new_chunks_store_their_sentence_vectors(counted):
     seen: list[str] = []
     ingest_files(counted, [("guide.md", GUIDE.encode())], progress=lambda f, m: seen.append(m))
-    assert "embedding sentences 9/9 (1 files)" in seen  # sentence encoding reports progress too
+    assert "embedding sentences 9/9 (1 file)" in seen  # sentence encoding reports progress too
     assert counted.store.collection_models().sentence_vectors
     records = counted.store.records(ChunkFilter(sources=("guide.md",)))
     query = counted.dense.encode_query("when does the first boat go")

@@ -13,6 +13,7 @@ from rag.collections import for_collection
 from rag.components import Components, build_components
 from rag.config import Settings
 from rag.errors import RagError
+from rag.text import plural
 
 
 def settings_from_env(collection: str | None = None) -> Settings:
@@ -69,7 +70,7 @@ class LineProgress:
         if force or now - self._last >= self.every_s:
             self._last = now
             extra = f" ({self.postfix})" if self.postfix else ""
-            click.echo(f"{self.label}: {self.n}/{self.total} {self.unit} after {now - self._start:.0f} s{extra}", err=True)
+            click.echo(f"{self.label}: {self.n:,}/{plural(self.total, self.unit)} after {now - self._start:.0f} s{extra}", err=True)
 
     def __enter__(self) -> "LineProgress":
         return self

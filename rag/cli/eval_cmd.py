@@ -107,7 +107,7 @@ def eval_command(
 
 
 def _bar(total: int, label: str):  # noqa: ANN202
-    return progress_bar(total, label, unit="q" if label == "eval" else "doc")
+    return progress_bar(total, label, unit="question" if label == "eval" else "document")
 
 
 def _print_run(run: EvalRun) -> None:
