@@ -20,6 +20,8 @@ from rag.settings_spec import check_fields, from_env, setting
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
 CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
+# What the answerer is handed for each final hit: the chunk itself, or the whole section around it.
+ANSWER_CONTEXTS = ("chunk", "section")
 # A collection name becomes a file and folder name under the data dir (edge store, journal): no path
 # separators, no leading dot (so never `.` / `..`), and short enough for any file system.
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
@@ -148,6 +150,16 @@ class RetrievalConfig:
     min_score: float | None = setting(
         None, env="RAGSCOPE_MIN_SCORE", cli="--min-score", link="min_score", label="Min score", group="cut", tag="min score {}",
         help="Drop final chunks whose last-stage score is below this",
+    )  # fmt: skip
+
+    # Section-level results (issue 16; measured in bench/quality.py, README "Documentation answers").
+    collapse: bool = setting(
+        False, env="RAGSCOPE_COLLAPSE", cli="--collapse", link="collapse", label="One hit per section", group="cut", tag="per section",
+        help="Keep only the best chunk of each section in the final top k, so one long section cannot fill it",
+    )  # fmt: skip
+    context: str = setting(
+        "chunk", env="RAGSCOPE_CONTEXT", cli="--context", link="context", label="Answer context", choices=ANSWER_CONTEXTS, group="cut",
+        tag="{} context", help="What the answerer gets for each final chunk: the chunk, or its whole section (small-to-big)",
     )  # fmt: skip
 
     # How the question is searched (rag/modes.run_mode); retrieve() itself always runs one plain search.
