@@ -280,6 +280,8 @@ def open_sized(data_dir: Path, files: list[tuple[str, bytes]], size: int, cache:
     components = build_components(Settings(data_dir=data_dir, sentence_vectors=False, chunk=config))
     components = dataclasses.replace(components, dense=CachedDense(components.dense, cache))
     ingest_files(components, files, config)
+    for r in components.store.records(with_vectors=True):  # an earlier run's vectors count as encoded too
+        cache.setdefault(r.chunk.embed_text, np.asarray(r.dense, dtype=np.float32))
     return components
 
 
@@ -314,11 +316,13 @@ def sections_main(args: argparse.Namespace) -> int:
         raise SystemExit("--starlette-docs DIR (or RAGSCOPE_STARLETTE_DOCS) must name the Starlette 1.10.0 docs folder: see tests/data/README.md")
     cache_root = args.docs_cache or Path(tempfile.mkdtemp(prefix="ragscope-sections-"))
     dense_cache: dict[str, np.ndarray] = {}
-    docs = {
-        "fastapi": ([(n, p.read_bytes()) for n, p in collect_paths([args.fastapi_docs]).files], read_question_set_file(FASTAPI_QA)),
-        "starlette": ([(n, p.read_bytes()) for n, p in collect_paths([Path(args.starlette_docs)]).files], read_question_set_file(STARLETTE_QA)),
-        "sample": (sample_files(), read_question_set_file(SAMPLE_QA)),
+    wanted = args.sets.split(",")
+    sources = {
+        "fastapi": lambda: ([(n, p.read_bytes()) for n, p in collect_paths([args.fastapi_docs]).files], read_question_set_file(FASTAPI_QA)),
+        "starlette": lambda: ([(n, p.read_bytes()) for n, p in collect_paths([Path(args.starlette_docs)]).files], read_question_set_file(STARLETTE_QA)),
+        "sample": lambda: (sample_files(), read_question_set_file(SAMPLE_QA)),
     }
+    docs = {key: sources[key]() for key in wanted if key in sources}
     # (row label, collection variant per set, RetrievalConfig); variant "" on SciFact is its one collection.
     rows: list[tuple[str, str, RetrievalConfig]] = []
     for size in SIZES:
@@ -337,21 +341,23 @@ def sections_main(args: argparse.Namespace) -> int:
         for size in SIZES:
             collections[(key, f"size{size}")] = open_sized(cache_root / f"{key}-{size}", files, size, dense_cache)
         base = collections[(key, "size800")]
-        collections[(key, "h0")] = copy_heading_weighted(base, cache_root / f"{key}-h0", 0, True, dense_cache)
         collections[(key, "h3sparse")] = copy_heading_weighted(base, cache_root / f"{key}-h3sparse", 3, False, dense_cache)
-        collections[(key, "h3")] = copy_heading_weighted(base, cache_root / f"{key}-h3", 3, True, dense_cache)
+        if key != "fastapi":  # re-encoding FastAPI's 2,858 chunks twice more is ~20 min on this loaded machine
+            collections[(key, "h0")] = copy_heading_weighted(base, cache_root / f"{key}-h0", 0, True, dense_cache)
+            collections[(key, "h3")] = copy_heading_weighted(base, cache_root / f"{key}-h3", 3, True, dense_cache)
         print(f"# {key}: collections ready ({time.perf_counter() - t0:.0f} s so far, {len(dense_cache)} texts encoded)", file=sys.stderr, flush=True)
-    data = load_beir(args.scifact, "train")
-    sci = build_components(Settings(data_dir=args.data_dir or cache_root / "scifact", collection=collection_name(args.scifact), sentence_vectors=False))
-    if sci.store.count() < len(data.corpus):
-        ingest_beir(sci, data)
-    sci_set = beir_question_set(data, args.limit)
-    # SciFact: one chunk per abstract at any size (ingest_beir sizes chunks to the longest entry), so the
-    # size and collapse rows are its one collection by construction; heading x3 in BM25 is re-encoded
-    # (BM25 only: re-encoding 5,183 abstracts' dense vectors is ~10 minutes here per variant).
-    collections[("scifact", "")] = sci
-    collections[("scifact", "h3sparse")] = copy_heading_weighted(sci, cache_root / "scifact-h3sparse", 3, False, dense_cache)
-    sets = {"scifact": sci_set, **{k: q for k, (_, q) in docs.items()}}
+    sets = {k: q for k, (_, q) in docs.items()}
+    if "scifact" in wanted:
+        data = load_beir(args.scifact, "train")
+        sci = build_components(Settings(data_dir=args.data_dir or cache_root / "scifact", collection=collection_name(args.scifact), sentence_vectors=False))
+        if sci.store.count() < len(data.corpus):
+            ingest_beir(sci, data)
+        sets["scifact"] = beir_question_set(data, args.limit)
+        # SciFact: one chunk per abstract at any size (ingest_beir sizes chunks to the longest entry), so the
+        # size and collapse rows are its one collection by construction; heading x3 in BM25 is re-encoded
+        # (BM25 only: re-encoding 5,183 abstracts' dense vectors is ~10 minutes here per variant).
+        collections[("scifact", "")] = sci
+        collections[("scifact", "h3sparse")] = copy_heading_weighted(sci, cache_root / "scifact-h3sparse", 3, False, dense_cache)
     sci_variant = {"h3sparse": "h3sparse"}
 
     results: dict[str, dict[str, Measured]] = {}
@@ -363,8 +369,10 @@ def sections_main(args: argparse.Namespace) -> int:
                 if variant not in ("size800", *sci_variant) or config.context == "section":
                     continue  # the same ranking as "chunks 800 (today)" by construction (see above)
                 comp = collections[("scifact", sci_variant.get(variant, ""))]
-            else:
+            elif (key, variant) in collections:
                 comp = collections[(key, variant)]
+            else:
+                continue
             comp = with_query_vectors(comp, qset)
             results[label][key] = measure(comp, qset, config, f"{key}: {label}")
             if key in ("fastapi", "starlette") and variant == "size800" and not config.collapse:
@@ -372,14 +380,17 @@ def sections_main(args: argparse.Namespace) -> int:
         print(f"done: {label}", file=sys.stderr, flush=True)
 
     base = results[DOCS_BASELINE]
-    print(f"Issue 16 rows; ranking: {config_label_text(DOCS_BASE)} unless named; gains vs '{DOCS_BASELINE}', paired bootstrap 95% intervals ({args.resamples} resamples), * excludes 0.")
-    print(f"Sets: fastapi {len(base['fastapi'].per_query)}, starlette {len(base['starlette'].per_query)}, sample {len(base['sample'].per_query)} answerable questions; SciFact train {len(base['scifact'].per_query)} queries.")
+    print(f"Issue 16 rows, sets {args.sets}; ranking: {config_label_text(DOCS_BASE)} unless named; gains vs '{DOCS_BASELINE}', paired bootstrap 95% intervals ({args.resamples} resamples), * excludes 0.")
+    print("Questions scored: " + ", ".join(f"{key} {len(m.per_query)}" for key, m in base.items()))
     header = f"{'row':<38} | {'fastapi MRR@10':>14} {'R@5':>5} {'gain MRR [95% CI]':>26} | {'starlette MRR@10':>16} {'R@5':>5} {'gain MRR [95% CI]':>26} {'gain R@5 [95% CI]':>26} | {'sample h@5':>10} | {'SciFact nDCG@10':>15} {'gain [95% CI]':>26} | {'ctx chars fa/st':>15}"
     print(header)
     print("-" * len(header))
     for label, r in results.items():
         cells = [f"{label:<38}"]
         for key in ("fastapi", "starlette"):
+            if key not in r:
+                cells.append(f"{'not run':>14} {'':>5} {'':>26}")
+                continue
             m = r[key]
             ids = sorted(base[key].per_query)
             g = "(baseline)" if label == DOCS_BASELINE else interval(*gain_interval(m.values("mrr@10", ids), base[key].values("mrr@10", ids), args.resamples))
@@ -388,16 +399,18 @@ def sections_main(args: argparse.Namespace) -> int:
                 gr = "" if label == DOCS_BASELINE else interval(*gain_interval(m.values("recall@5", ids), base[key].values("recall@5", ids), args.resamples))
                 cell += f" {gr:>26}"
             cells.append(cell)
-        cells.append(f"{r['sample'].mean('hit@5'):>10.3f}")
+        cells.append(f"{r['sample'].mean('hit@5'):>10.3f}" if "sample" in r else f"{'not run':>10}")
         if "scifact" in r:
             ids = sorted(base["scifact"].per_query)
             sf = r["scifact"]
             g = "(baseline)" if label == DOCS_BASELINE else interval(*gain_interval(sf.values("ndcg@10", ids), base["scifact"].values("ndcg@10", ids), args.resamples))
             cells.append(f"{sf.mean('ndcg@10'):>15.3f} {g:>26}")
-        else:
+        elif "scifact" in base:
             cells.append(f"{'= today':>15} {'(same ranking)':>26}")
+        else:
+            cells.append(f"{'not run':>15} {'':>26}")
         c = ctx.get(label, {})
-        cells.append(f"{c['fastapi']:>7.0f}/{c['starlette']:<7.0f}" if c else f"{'':>15}")
+        cells.append("/".join(f"{c[k]:.0f}" if k in c else "-" for k in ("fastapi", "starlette")) if c else "")
         print(" | ".join(cells))
     return 0
 
@@ -419,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fastapi-docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
     parser.add_argument("--sections", action="store_true", help="issue 16's rows instead: chunk sizes, collapsing, small-to-big, heading weight")
     parser.add_argument("--starlette-docs", type=Path, default=os.environ.get("RAGSCOPE_STARLETTE_DOCS"), help="the Starlette 1.10.0 docs folder (tests/data/README.md)")
+    parser.add_argument("--sets", default="starlette,sample,fastapi,scifact", help="--sections: which sets, in this order")
     parser.add_argument("--docs-cache", type=Path, default=None, help="folder caching the docs collections of --sections")
     args = parser.parse_args(argv)
     if args.sections:
