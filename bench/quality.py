@@ -268,12 +268,6 @@ class CachedDense:
         return getattr(self._dense, item)
 
 
-def heading_text(chunk: object, weight: int) -> str:
-    """The encoders' text with the heading path written `weight` times (1 is `Chunk.embed_text`)."""
-    where = " > ".join((chunk.source, *chunk.heading_path))
-    return "\n".join([where] * weight + [chunk.text])
-
-
 def open_sized(data_dir: Path, files: list[tuple[str, bytes]], size: int, cache: dict[str, np.ndarray]) -> Components:
     """A collection of `files` chunked by headings at `size` characters (cached in data_dir)."""
     config = ChunkConfig("heading", size, 0)
@@ -290,7 +284,7 @@ def copy_heading_weighted(source: Components, data_dir: Path, weight: int, dense
     target = build_components(dataclasses.replace(source.settings, data_dir=data_dir))
     if target.store.count() == 0:
         records = source.store.records(with_vectors=True)
-        texts = [heading_text(r.chunk, weight) for r in records]
+        texts = [dataclasses.replace(r.chunk, heading_weight=weight).embed_text for r in records]
         sparse = target.sparse.encode_documents(texts)
         dense = CachedDense(target.dense, cache).encode_documents(texts) if dense_too else [r.dense for r in records]
         target.ensure_collection()
@@ -335,6 +329,13 @@ def sections_main(args: argparse.Namespace) -> int:
         ("chunks 800, heading x3 in BM25", "h3sparse", DOCS_BASE),
         ("chunks 800, heading x3 (BM25+dense)", "h3", DOCS_BASE),
     ]
+    if args.with_default:
+        # The product's default ranking needs each chunk's sentence vectors (an "sv" copy of chunks 800).
+        default = RetrievalConfig()
+        rows += [
+            ("default (sv, maxsim-fusion:0.6), chunks 800", "sv800", default),
+            ("default + collapse", "sv800", dataclasses.replace(default, collapse=True)),
+        ]
     t0 = time.perf_counter()
     collections: dict[tuple[str, str], Components] = {}
     for key, (files, _) in docs.items():
@@ -345,6 +346,8 @@ def sections_main(args: argparse.Namespace) -> int:
         if key != "fastapi":  # re-encoding FastAPI's 2,858 chunks twice more is ~20 min on this loaded machine
             collections[(key, "h0")] = copy_heading_weighted(base, cache_root / f"{key}-h0", 0, True, dense_cache)
             collections[(key, "h3")] = copy_heading_weighted(base, cache_root / f"{key}-h3", 3, True, dense_cache)
+        if args.with_default:
+            collections[(key, "sv800")] = copy_variant(base, cache_root / f"{key}-sv800-{time.time_ns()}", SENTENCES)[0]
         print(f"# {key}: collections ready ({time.perf_counter() - t0:.0f} s so far, {len(dense_cache)} texts encoded)", file=sys.stderr, flush=True)
     sets = {k: q for k, (_, q) in docs.items()}
     if "scifact" in wanted:
@@ -433,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sections", action="store_true", help="issue 16's rows instead: chunk sizes, collapsing, small-to-big, heading weight")
     parser.add_argument("--starlette-docs", type=Path, default=os.environ.get("RAGSCOPE_STARLETTE_DOCS"), help="the Starlette 1.10.0 docs folder (tests/data/README.md)")
     parser.add_argument("--sets", default="starlette,sample,fastapi,scifact", help="--sections: which sets, in this order")
+    parser.add_argument("--with-default", action="store_true", help="--sections: also the default ranking (encodes every chunk's sentences: slow)")
     parser.add_argument("--docs-cache", type=Path, default=None, help="folder caching the docs collections of --sections")
     args = parser.parse_args(argv)
     if args.sections:

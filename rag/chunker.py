@@ -69,7 +69,7 @@ def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chu
         spans = _fixed(doc.text, config.size, config.overlap)
     else:
         spans = [span for s in sections for span in _recursive(doc.text, s.start, s.end, config.size, config.overlap)]
-    return _make_chunks(doc, sections, spans)
+    return _make_chunks(doc, sections, spans, config.heading_weight)
 
 
 def parse_sections(text: str) -> list[Section]:
@@ -316,7 +316,7 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (start, end) if end > start else None
 
 
-def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, int]]) -> list[Chunk]:
+def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, int]], heading_weight: int = 1) -> list[Chunk]:
     seen: dict[tuple[tuple[str, ...], str], int] = {}
     chunks = []
     for index, (start, end) in enumerate(spans):
@@ -326,7 +326,7 @@ def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, 
         seen[(path, body)] = occurrence + 1
         chunks.append(
             Chunk(
-                id=Chunk.make_id(doc.source, path, body, occurrence),
+                id=Chunk.make_id(doc.source, path, body, occurrence, heading_weight),
                 source=doc.source,
                 heading_path=path,
                 start=start,
@@ -334,6 +334,7 @@ def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, 
                 text=body,
                 index=index,
                 page=doc.page_at(start),
+                heading_weight=heading_weight,
             )
         )
     return chunks

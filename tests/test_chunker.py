@@ -245,3 +245,19 @@ def test_a_section_that_fits_is_one_chunk_and_a_long_one_is_cut_evenly_with_its_
     assert max(lengths) <= 500 and min(lengths) > 0.6 * max(lengths), lengths  # even parts, no one-line tail
     assert all(c.heading_path == ("Deploy guide", "Long section") for c in parts)
     assert all(c.embed_text.startswith("deploy.md > Deploy guide > Long section\n") for c in parts)
+
+
+def test_heading_weight_repeats_the_heading_path_for_the_encoders_and_survives_the_store(sectioned):
+    from rag.store.base import chunk_payload, stored_chunk
+
+    plain = chunk_document(sectioned, ChunkConfig("heading", 500, 0))
+    heavy = chunk_document(sectioned, ChunkConfig("heading", 500, 0, heading_weight=3))
+    assert [c.text for c in plain] == [c.text for c in heavy]
+    where = "deploy.md > Deploy guide > Install"
+    assert plain[0].embed_text == f"{where}\n{plain[0].text}"
+    assert heavy[0].embed_text == f"{where}\n{where}\n{where}\n{heavy[0].text}"
+    assert chunk_document(sectioned, ChunkConfig("heading", 500, 0, heading_weight=0))[0].embed_text == plain[0].text
+    # other vectors, so other ids: changing the weight re-embeds on the next ingest
+    assert not {c.id for c in plain} & {c.id for c in heavy}
+    back = stored_chunk(heavy[0].id, chunk_payload(heavy[0], {}))
+    assert back.chunk == heavy[0] and back.chunk.embed_text == heavy[0].embed_text
