@@ -9,6 +9,10 @@ Fusion (`RetrievalConfig.fusion`), each list holding `candidates` chunks:
   weights 0.5/0.5 are not plain RRF. DBSF normalises each list by its mean +- 3 standard deviations.
 - union: every chunk either list found, in RRF order, all handed to the reranker ("let it decide").
 - dense, sparse: that list alone (the baselines the inspector compares against).
+
+Section-level results: `collapse` keeps each section's best chunk (the others are marked with the
+chunk that stands for them), and `context="section"` hands the answerer the section around each final
+chunk (small-to-big, rag/answer/context.py); ranking and metrics still see the chunk itself.
 """
 
 from __future__ import annotations
