@@ -65,7 +65,7 @@ FASTAPI_QA = REPO / "tests" / "data" / "fastapi_qa.jsonl"
 STARLETTE_QA = REPO / "tests" / "data" / "starlette_qa.jsonl"  # docs: see tests/data/README.md
 STAGE = "rerank"  # the last stage: what answers are built from
 
-BASE = RetrievalConfig(candidates=30, final_k=10, fusion="rrf", rrf_k=60, reranker="none")
+BASE = RetrievalConfig(candidates=30, final_k=10, fusion="rrf", rrf_k=60, reranker="none", collapse=False)
 BASELINE = "hybrid RRF k=60"
 OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a new default must beat it too
 
@@ -331,7 +331,7 @@ def sections_main(args: argparse.Namespace) -> int:
     ]
     if args.with_default:
         # The product's default ranking needs each chunk's sentence vectors (an "sv" copy of chunks 800).
-        default = RetrievalConfig()
+        default = dataclasses.replace(RetrievalConfig(), collapse=False)
         rows += [
             ("default (sv, maxsim-fusion:0.6), chunks 800", "sv800", default),
             ("default + collapse", "sv800", dataclasses.replace(default, collapse=True)),
