@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from rag.components import Components, build_components  # noqa: E402
-from rag.config import RetrievalConfig, Settings  # noqa: E402
+from rag.config import ChunkConfig, RetrievalConfig, Settings  # noqa: E402
 from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len  # noqa: E402
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
@@ -62,9 +62,10 @@ SCIFACT = REPO.parent / "shared" / "data" / "scifact"
 FASTAPI_DOCS = REPO.parent / "shared" / "data" / "fastapi_docs" / "docs" / "en" / "docs"
 SAMPLE_QA = REPO / "rag" / "resources" / "sample_qa.jsonl"
 FASTAPI_QA = REPO / "tests" / "data" / "fastapi_qa.jsonl"
+STARLETTE_QA = REPO / "tests" / "data" / "starlette_qa.jsonl"  # docs: see tests/data/README.md
 STAGE = "rerank"  # the last stage: what answers are built from
 
-BASE = RetrievalConfig(candidates=30, final_k=10, fusion="rrf", rrf_k=60, reranker="none")
+BASE = RetrievalConfig(candidates=30, final_k=10, fusion="rrf", rrf_k=60, reranker="none", collapse=False)
 BASELINE = "hybrid RRF k=60"
 OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a new default must beat it too
 
@@ -229,6 +230,200 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     return target, extra, note
 
 
+# --- Issue 16: documentation answers (chunk sizes, section collapsing, small-to-big, heading weight) ------
+WHOLE = 100_000  # a chunk size no documentation section reaches: one chunk per section
+SIZES = (800, 1500, 3000, WHOLE)
+# The issue-16 rows rank with the pre-sentence-vector default (DBSF over 50, score-fusion), which reads
+# only what ingest stores without sentence vectors; encoding every sentence of every size variant would
+# take hours on 2 cores. A row differs from "800 (today)" in one thing, named in its label.
+DOCS_BASE = dataclasses.replace(BASE, fusion="dbsf", candidates=50, reranker="score-fusion")
+DOCS_BASELINE = "chunks 800 (today)"
+
+
+def size_label(size: int) -> str:
+    return "whole sections" if size == WHOLE else f"chunks {size}"
+
+
+class CachedDense:
+    """The real dense encoder behind a text -> vector cache shared by every collection variant of a run.
+
+    Sections that fit 800 characters are the same chunk at every size, so each distinct text is encoded
+    once however many variants hold it (the cache only skips repeated work; vectors are the model's).
+    """
+
+    def __init__(self, dense: DenseEncoder, cache: dict[str, np.ndarray]) -> None:
+        self._dense, self._cache = dense, cache
+        self.name, self.dim = dense.name, dense.dim
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        missing = sorted({t for t in texts if t not in self._cache})
+        if missing:
+            self._cache.update(zip(missing, self._dense.encode_documents(missing, batch_size), strict=True))
+        return np.array([self._cache[t] for t in texts])
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self._dense.encode_query(text)
+
+    def __getattr__(self, item: str) -> object:
+        return getattr(self._dense, item)
+
+
+def open_sized(data_dir: Path, files: list[tuple[str, bytes]], size: int, cache: dict[str, np.ndarray]) -> Components:
+    """A collection of `files` chunked by headings at `size` characters (cached in data_dir)."""
+    config = ChunkConfig("heading", size, 0)
+    components = build_components(Settings(data_dir=data_dir, sentence_vectors=False, chunk=config))
+    components = dataclasses.replace(components, dense=CachedDense(components.dense, cache))
+    ingest_files(components, files, config)
+    for r in components.store.records(with_vectors=True):  # an earlier run's vectors count as encoded too
+        cache.setdefault(r.chunk.embed_text, np.asarray(r.dense, dtype=np.float32))
+    return components
+
+
+def copy_heading_weighted(source: Components, data_dir: Path, weight: int, dense_too: bool, cache: dict[str, np.ndarray]) -> Components:
+    """A copy of `source`'s collection whose BM25 vectors (and dense ones if `dense_too`) see the heading `weight` times."""
+    target = build_components(dataclasses.replace(source.settings, data_dir=data_dir))
+    if target.store.count() == 0:
+        records = source.store.records(with_vectors=True)
+        texts = [dataclasses.replace(r.chunk, heading_weight=weight).embed_text for r in records]
+        sparse = target.sparse.encode_documents(texts)
+        dense = CachedDense(target.dense, cache).encode_documents(texts) if dense_too else [r.dense for r in records]
+        target.ensure_collection()
+        points = [PointData(r.chunk.id, d, sv, r.payload) for r, d, sv in zip(records, dense, sparse, strict=True)]
+        for i in range(0, len(points), 512):
+            target.store.upsert(points[i : i + 512])
+        target.store.flush()
+    return target
+
+
+def context_chars(components: Components, qset: QuestionSet, config: RetrievalConfig) -> float:
+    """Mean characters handed to the answerer per question (the final chunks, or their sections under small-to-big)."""
+    from rag.retrieve import retrieve
+
+    sizes = [sum(len(c.answer_chunk.text) for c in retrieve(components, q.question, config).final) for q in qset.questions if q.answerable]
+    return statistics.fmean(sizes)
+
+
+def sections_main(args: argparse.Namespace) -> int:
+    """Issue 16's rows: every chunk size, collapsing, small-to-big and heading weight on both docs sets,
+    SciFact train and the sample set, each against "chunks 800 (today)" with paired 95% intervals."""
+    if not args.starlette_docs or not Path(args.starlette_docs).is_dir():
+        raise SystemExit("--starlette-docs DIR (or RAGSCOPE_STARLETTE_DOCS) must name the Starlette 1.10.0 docs folder: see tests/data/README.md")
+    cache_root = args.docs_cache or Path(tempfile.mkdtemp(prefix="ragscope-sections-"))
+    dense_cache: dict[str, np.ndarray] = {}
+    wanted = args.sets.split(",")
+    sources = {
+        "fastapi": lambda: ([(n, p.read_bytes()) for n, p in collect_paths([args.fastapi_docs]).files], read_question_set_file(FASTAPI_QA)),
+        "starlette": lambda: ([(n, p.read_bytes()) for n, p in collect_paths([Path(args.starlette_docs)]).files], read_question_set_file(STARLETTE_QA)),
+        "sample": lambda: (sample_files(), read_question_set_file(SAMPLE_QA)),
+    }
+    docs = {key: sources[key]() for key in wanted if key in sources}
+    # (row label, collection variant per set, RetrievalConfig); variant "" on SciFact is its one collection.
+    rows: list[tuple[str, str, RetrievalConfig]] = []
+    for size in SIZES:
+        rows.append((DOCS_BASELINE if size == 800 else size_label(size), f"size{size}", DOCS_BASE))
+        rows.append((f"{size_label(size)} + collapse", f"size{size}", dataclasses.replace(DOCS_BASE, collapse=True)))
+    rows += [
+        ("chunks 800 + small-to-big", "size800", dataclasses.replace(DOCS_BASE, context="section")),
+        ("chunks 800 + collapse + small-to-big", "size800", dataclasses.replace(DOCS_BASE, collapse=True, context="section")),
+        ("chunks 800, heading x0 (BM25+dense)", "h0", DOCS_BASE),
+        ("chunks 800, heading x3 in BM25", "h3sparse", DOCS_BASE),
+        ("chunks 800, heading x3 (BM25+dense)", "h3", DOCS_BASE),
+    ]
+    if args.with_default:
+        # The product's default ranking needs each chunk's sentence vectors (an "sv" copy of chunks 800).
+        default = dataclasses.replace(RetrievalConfig(), collapse=False)
+        rows += [
+            ("default (sv, maxsim-fusion:0.6), chunks 800", "sv800", default),
+            ("default + collapse", "sv800", dataclasses.replace(default, collapse=True)),
+        ]
+    t0 = time.perf_counter()
+    collections: dict[tuple[str, str], Components] = {}
+    for key, (files, _) in docs.items():
+        for size in SIZES:
+            collections[(key, f"size{size}")] = open_sized(cache_root / f"{key}-{size}", files, size, dense_cache)
+        base = collections[(key, "size800")]
+        collections[(key, "h3sparse")] = copy_heading_weighted(base, cache_root / f"{key}-h3sparse", 3, False, dense_cache)
+        if key != "fastapi":  # re-encoding FastAPI's 2,858 chunks twice more is ~20 min on this loaded machine
+            collections[(key, "h0")] = copy_heading_weighted(base, cache_root / f"{key}-h0", 0, True, dense_cache)
+            collections[(key, "h3")] = copy_heading_weighted(base, cache_root / f"{key}-h3", 3, True, dense_cache)
+        if args.with_default:
+            collections[(key, "sv800")] = copy_variant(base, cache_root / f"{key}-sv800-{time.time_ns()}", SENTENCES)[0]
+        print(f"# {key}: collections ready ({time.perf_counter() - t0:.0f} s so far, {len(dense_cache)} texts encoded)", file=sys.stderr, flush=True)
+    sets = {k: q for k, (_, q) in docs.items()}
+    if "scifact" in wanted:
+        data = load_beir(args.scifact, "train")
+        sci = build_components(Settings(data_dir=args.data_dir or cache_root / "scifact", collection=collection_name(args.scifact), sentence_vectors=False))
+        if sci.store.count() < len(data.corpus):
+            ingest_beir(sci, data)
+        sets["scifact"] = beir_question_set(data, args.limit)
+        # SciFact: one chunk per abstract at any size (ingest_beir sizes chunks to the longest entry), so the
+        # size and collapse rows are its one collection by construction; heading x3 in BM25 is re-encoded
+        # (BM25 only: re-encoding 5,183 abstracts' dense vectors is ~10 minutes here per variant).
+        collections[("scifact", "")] = sci
+        collections[("scifact", "h3sparse")] = copy_heading_weighted(sci, cache_root / "scifact-h3sparse", 3, False, dense_cache)
+    sci_variant = {"h3sparse": "h3sparse"}
+
+    results: dict[str, dict[str, Measured]] = {}
+    ctx: dict[str, dict[str, float]] = {}
+    for label, variant, config in rows:
+        results[label], ctx[label] = {}, {}
+        for key, qset in sets.items():
+            if key == "scifact":
+                if variant not in ("size800", *sci_variant) or config.context == "section":
+                    continue  # the same ranking as "chunks 800 (today)" by construction (see above)
+                comp = collections[("scifact", sci_variant.get(variant, ""))]
+            elif (key, variant) in collections:
+                comp = collections[(key, variant)]
+            else:
+                continue
+            comp = with_query_vectors(comp, qset)
+            results[label][key] = measure(comp, qset, config, f"{key}: {label}")
+            if key in ("fastapi", "starlette") and variant == "size800" and not config.collapse:
+                ctx[label][key] = context_chars(comp, qset, config)
+        print(f"done: {label}", file=sys.stderr, flush=True)
+
+    base = results[DOCS_BASELINE]
+    print(f"Issue 16 rows, sets {args.sets}; ranking: {config_label_text(DOCS_BASE)} unless named; gains vs '{DOCS_BASELINE}', paired bootstrap 95% intervals ({args.resamples} resamples), * excludes 0.")
+    print("Questions scored: " + ", ".join(f"{key} {len(m.per_query)}" for key, m in base.items()))
+    header = f"{'row':<38} | {'fastapi MRR@10':>14} {'R@5':>5} {'gain MRR [95% CI]':>26} | {'starlette MRR@10':>16} {'R@5':>5} {'gain MRR [95% CI]':>26} {'gain R@5 [95% CI]':>26} | {'sample h@5':>10} | {'SciFact nDCG@10':>15} {'gain [95% CI]':>26} | {'ctx chars fa/st':>15}"
+    print(header)
+    print("-" * len(header))
+    for label, r in results.items():
+        cells = [f"{label:<38}"]
+        for key in ("fastapi", "starlette"):
+            if key not in r:
+                cells.append(f"{'not run':>14} {'':>5} {'':>26}")
+                continue
+            m = r[key]
+            ids = sorted(base[key].per_query)
+            g = "(baseline)" if label == DOCS_BASELINE else interval(*gain_interval(m.values("mrr@10", ids), base[key].values("mrr@10", ids), args.resamples))
+            cell = f"{m.mean('mrr@10'):>{14 if key == 'fastapi' else 16}.3f} {m.mean('recall@5'):>5.3f} {g:>26}"
+            if key == "starlette":
+                gr = "" if label == DOCS_BASELINE else interval(*gain_interval(m.values("recall@5", ids), base[key].values("recall@5", ids), args.resamples))
+                cell += f" {gr:>26}"
+            cells.append(cell)
+        cells.append(f"{r['sample'].mean('hit@5'):>10.3f}" if "sample" in r else f"{'not run':>10}")
+        if "scifact" in r:
+            ids = sorted(base["scifact"].per_query)
+            sf = r["scifact"]
+            g = "(baseline)" if label == DOCS_BASELINE else interval(*gain_interval(sf.values("ndcg@10", ids), base["scifact"].values("ndcg@10", ids), args.resamples))
+            cells.append(f"{sf.mean('ndcg@10'):>15.3f} {g:>26}")
+        elif "scifact" in base:
+            cells.append(f"{'= today':>15} {'(same ranking)':>26}")
+        else:
+            cells.append(f"{'not run':>15} {'':>26}")
+        c = ctx.get(label, {})
+        cells.append("/".join(f"{c[k]:.0f}" if k in c else "-" for k in ("fastapi", "starlette")) if c else "")
+        print(" | ".join(cells))
+    return 0
+
+
+def config_label_text(config: RetrievalConfig) -> str:
+    from rag.inspect.compare import config_label
+
+    return config_label(config)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scifact", type=Path, default=SCIFACT, help="BEIR SciFact folder")
@@ -237,7 +432,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N SciFact queries")
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--only", default="", help="comma-separated configuration names (default: all)")
+    parser.add_argument("--fastapi-docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
+    parser.add_argument("--sections", action="store_true", help="issue 16's rows instead: chunk sizes, collapsing, small-to-big, heading weight")
+    parser.add_argument("--starlette-docs", type=Path, default=os.environ.get("RAGSCOPE_STARLETTE_DOCS"), help="the Starlette 1.10.0 docs folder (tests/data/README.md)")
+    parser.add_argument("--sets", default="starlette,sample,fastapi,scifact", help="--sections: which sets, in this order")
+    parser.add_argument("--with-default", action="store_true", help="--sections: also the default ranking (encodes every chunk's sentences: slow)")
+    parser.add_argument("--docs-cache", type=Path, default=None, help="folder caching the docs collections of --sections")
     args = parser.parse_args(argv)
+    if args.sections:
+        return sections_main(args)
 
     tmp = tempfile.TemporaryDirectory(prefix="ragscope-quality-")
     root = Path(tmp.name)

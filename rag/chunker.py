@@ -1,7 +1,9 @@
 """Document in, chunks out. Every chunk is an exact span of the document's text.
 
-The default strategy follows the document's own structure: a chunk never crosses a heading, tables
-and code fences stay whole units, and paragraphs are packed up to the size limit. "sentence" packs
+The default strategy follows the document's own structure: a chunk never crosses a heading, a section
+that fits the size limit is one chunk, tables and code blocks (fenced, indented, or fenced inside an
+indented list item or admonition) stay whole units, and a longer section is cut on paragraphs into parts
+of even length, each keeping the section's heading path. "sentence" packs
 sentences the same way, "recursive" runs langchain's splitter inside each section, and "fixed" cuts
 plain windows with overlap across headings (snapped to sentence ends or spaces). Sentence splitting
 knows CJK full stops, so Chinese text is never cut mid-sentence.
@@ -10,6 +12,7 @@ knows CJK full stops, so Chinese text is never cut mid-sentence.
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from dataclasses import dataclass
 
@@ -17,7 +20,10 @@ from rag.config import ChunkConfig
 from rag.types import Chunk, Document
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+# A fence may be indented: MkDocs admonitions and list items indent theirs by four spaces or more.
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+# An indented code block line (CommonMark: four spaces or a tab). Its "# comment" lines are never headings.
+_INDENTED = re.compile(r"^(?: {4}|\t)")
 _TABLE_LINE = re.compile(r"^[ \t]*\|")
 # MkDocs/Pandoc attribute lists after a heading: "## Caveat { #caveat }" is titled "Caveat".
 _HEADING_ATTRS = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
@@ -63,7 +69,7 @@ def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chu
         spans = _fixed(doc.text, config.size, config.overlap)
     else:
         spans = [span for s in sections for span in _recursive(doc.text, s.start, s.end, config.size, config.overlap)]
-    return _make_chunks(doc, sections, spans)
+    return _make_chunks(doc, sections, spans, config.heading_weight)
 
 
 def parse_sections(text: str) -> list[Section]:
@@ -119,7 +125,11 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[t
 
 
 def _blocks(text: str, start: int, end: int) -> list[_Block]:
-    """Paragraphs, code fences and tables inside one section body."""
+    """Paragraphs, code blocks (fenced or indented) and tables inside one section body.
+
+    An indented block after a blank line is code and stays one unit across its own blank lines (an
+    indented line right after a paragraph line only continues that paragraph, as in Markdown).
+    """
     blocks: list[_Block] = []
     pos = start
     cur_start: int | None = None
@@ -141,24 +151,28 @@ def _blocks(text: str, start: int, end: int) -> list[_Block]:
             if fence_match and fence_match.group(1).startswith(fence):
                 fence = None
                 close(line_end)
+        elif cur_kind == "indented" and cur_start is not None and (not line.strip() or _INDENTED.match(line)):
+            pass  # still inside the indented block (its trailing blank lines are trimmed on close)
         elif fence_match:
             close(pos)
             fence, cur_start, cur_kind = fence_match.group(1)[0] * 3, pos, "code"
         elif not line.strip():
             close(pos)
+        elif _INDENTED.match(line) and cur_start is None:
+            cur_start, cur_kind = pos, "indented"
         elif _TABLE_LINE.match(line):
             if cur_kind != "table":
                 close(pos)
             if cur_start is None:
                 cur_start, cur_kind = pos, "table"
         else:
-            if cur_kind == "table":
+            if cur_kind in ("table", "indented"):
                 close(pos)
             if cur_start is None:
                 cur_start, cur_kind = pos, "para"
         pos = line_end + 1
     close(min(pos, end))
-    return blocks
+    return [_Block(b.start, b.end, "code") if b.kind == "indented" else b for b in blocks]
 
 
 def _sentence_blocks(text: str, start: int, end: int) -> list[_Block]:
@@ -172,7 +186,7 @@ def _sentence_blocks(text: str, start: int, end: int) -> list[_Block]:
 
 
 def _pack(text: str, blocks: list[_Block], size: int) -> list[tuple[int, int]]:
-    """Greedily pack blocks into spans of at most `size` chars; oversize blocks are split by kind."""
+    """Pack blocks into spans of at most `size` chars and about even length; oversize blocks are split by kind."""
     units: list[_Block] = []
     for block in blocks:
         length = block.end - block.start
@@ -185,10 +199,13 @@ def _pack(text: str, blocks: list[_Block], size: int) -> list[tuple[int, int]]:
         else:
             for a, b in split_sentences(text, block.start, block.end):
                 units += [_Block(x, y, "para") for x, y in _hard_split(text, a, b, size)]
+    # A section that does not fit is cut into parts of even length (target), not greedily into full parts
+    # and a short tail: a tail of one sentence is a poor chunk on its own.
+    target = (units[-1].end - units[0].start) / math.ceil((units[-1].end - units[0].start) / size) if units else size
     spans: list[tuple[int, int]] = []
     cur: tuple[int, int] | None = None
     for unit in units:
-        if cur and unit.end - cur[0] <= size:
+        if cur and unit.end - cur[0] <= size and cur[1] - cur[0] < target:
             cur = (cur[0], unit.end)
         else:
             if cur:
@@ -299,7 +316,7 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (start, end) if end > start else None
 
 
-def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, int]]) -> list[Chunk]:
+def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, int]], heading_weight: int = 1) -> list[Chunk]:
     seen: dict[tuple[tuple[str, ...], str], int] = {}
     chunks = []
     for index, (start, end) in enumerate(spans):
@@ -309,7 +326,7 @@ def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, 
         seen[(path, body)] = occurrence + 1
         chunks.append(
             Chunk(
-                id=Chunk.make_id(doc.source, path, body, occurrence),
+                id=Chunk.make_id(doc.source, path, body, occurrence, heading_weight),
                 source=doc.source,
                 heading_path=path,
                 start=start,
@@ -317,6 +334,7 @@ def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, 
                 text=body,
                 index=index,
                 page=doc.page_at(start),
+                heading_weight=heading_weight,
             )
         )
     return chunks

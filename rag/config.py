@@ -20,6 +20,8 @@ from rag.settings_spec import check_fields, from_env, setting
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
 CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
+# What the answerer is handed for each final hit: the chunk itself, or the whole section around it.
+ANSWER_CONTEXTS = ("chunk", "section")
 # A collection name becomes a file and folder name under the data dir (edge store, journal): no path
 # separators, no leading dot (so never `.` / `..`), and short enough for any file system.
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
@@ -61,6 +63,11 @@ class ChunkConfig:
     strategy: str = setting("heading", env="RAGSCOPE_CHUNK_STRATEGY", label="chunk strategy", choices=CHUNK_STRATEGIES)
     size: int = setting(800, env="RAGSCOPE_CHUNK_SIZE", label="chunk size", help="characters per chunk", lo=50, hi=100_000)
     overlap: int = setting(100, env="RAGSCOPE_CHUNK_OVERLAP", label="chunk overlap", help="characters shared by neighbouring chunks", lo=0, hi=100_000)
+    # Measured on both documentation sets in bench/quality.py --sections: x3 within noise, x0 lower (README).
+    heading_weight: int = setting(
+        1, env="RAGSCOPE_HEADING_WEIGHT", label="heading weight", lo=0, hi=10,
+        help="How many times a chunk's heading path is written into the text its dense and BM25 vectors are made from",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -148,6 +155,18 @@ class RetrievalConfig:
     min_score: float | None = setting(
         None, env="RAGSCOPE_MIN_SCORE", cli="--min-score", link="min_score", label="Min score", group="cut", tag="min score {}",
         help="Drop final chunks whose last-stage score is below this",
+    )  # fmt: skip
+
+    # Section-level results (issue 16; bench/quality.py --sections, README "Documentation answers"). Collapse is on:
+    # MRR@10 +0.003 [+0.000, +0.005] on the Starlette set and +0.004 [+0.000, +0.011] on FastAPI (recall@5
+    # +0.03 there), never lower on any set; SciFact is one chunk per abstract, so its ranking is unchanged.
+    collapse: bool = setting(
+        True, env="RAGSCOPE_COLLAPSE", cli="--collapse", link="collapse", label="One hit per section", group="cut", tag="per section",
+        help="Keep only the best chunk of each section in the final top k, so one long section cannot fill it",
+    )  # fmt: skip
+    context: str = setting(
+        "chunk", env="RAGSCOPE_CONTEXT", cli="--context", link="context", label="Answer context", choices=ANSWER_CONTEXTS, group="cut",
+        tag="{} context", help="What the answerer gets for each final chunk: the chunk, or its whole section (small-to-big)",
     )  # fmt: skip
 
     # How the question is searched (rag/modes.run_mode); retrieve() itself always runs one plain search.

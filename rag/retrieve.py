@@ -9,6 +9,10 @@ Fusion (`RetrievalConfig.fusion`), each list holding `candidates` chunks:
   weights 0.5/0.5 are not plain RRF. DBSF normalises each list by its mean +- 3 standard deviations.
 - union: every chunk either list found, in RRF order, all handed to the reranker ("let it decide").
 - dense, sparse: that list alone (the baselines the inspector compares against).
+
+Section-level results: `collapse` keeps each section's best chunk (the others are marked with the
+chunk that stands for them), and `context="section"` hands the answerer the section around each final
+chunk (small-to-big, rag/answer/context.py); ranking and metrics still see the chunk itself.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from rag.lazy import LazyModel
 from rag.prf import expand_query, rocchio
 from rag.rerank import RerankContext, get_reranker
 from rag.store.base import FusedQuery, Store, stored_chunk
-from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
+from rag.types import Chunk, ChunkFilter, Hit, SparseVector, StoredChunk
 
 STAGES = ("dense", "sparse", "fused", "rerank")
 MAX_QUESTION_CHARS = 2000
@@ -50,6 +54,10 @@ class Candidate:
     fused: StageScore = StageScore()
     rerank: StageScore = StageScore()
     final_rank: int | None = None
+    # With config.collapse: the id of the better-ranked chunk of the same section, which stands for both.
+    collapsed_into: str | None = None
+    # With config.context == "section": the whole section around the chunk, which answers are built from.
+    context: Chunk | None = None
 
     @property
     def id(self) -> str:
@@ -57,6 +65,11 @@ class Candidate:
 
     def stage(self, name: str) -> StageScore:
         return getattr(self, name)
+
+    @property
+    def answer_chunk(self) -> Chunk:
+        """What an answer is built from: the section around the chunk (small-to-big) or the chunk itself."""
+        return self.context or self.chunk.chunk
 
     @property
     def final_score(self) -> float | None:
@@ -71,6 +84,8 @@ class Candidate:
             return "–" if rank is None else str(rank)
 
         path = f"D{r('dense')} S{r('sparse')} → F{r('fused')} → R{r('rerank')}"
+        if self.collapsed_into:
+            path += f" (collapsed: its section ranks as {self.collapsed_into[:8]})"
         if self.fused.rank is None or self.rerank.rank is None:
             return path
         delta = self.fused.rank - self.rerank.rank
@@ -85,6 +100,7 @@ class Candidate:
             row[f"{stage}_rank"] = s.rank
             row[f"{stage}_score"] = s.score
         row["final_rank"] = self.final_rank
+        row["collapsed_into"] = self.collapsed_into
         return row
 
 
@@ -123,8 +139,10 @@ class RetrievalResult:
         return sorted((c for c in self.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
 
     def ranked(self, stage: str) -> list[Candidate]:
-        """Candidates in one stage's order (only those the stage returned)."""
-        return sorted((c for c in self.candidates if c.stage(stage).rank is not None), key=lambda c: c.stage(stage).rank)
+        """Candidates in one stage's order (only those the stage returned); with collapsing on, the last
+        stage lists each section once (its best chunk), as the final top k does, so metrics count that."""
+        kept = (c for c in self.candidates if c.stage(stage).rank is not None and not (stage == "rerank" and c.collapsed_into))
+        return sorted(kept, key=lambda c: c.stage(stage).rank)
 
     def get(self, chunk_id: str) -> Candidate | None:
         return next((c for c in self.candidates if c.id == chunk_id), None)
@@ -229,14 +247,20 @@ def retrieve(
     stages["rerank"] = {pool[i].chunk.id: StageScore(r, scores[i]) for r, i in enumerate(order, 1)}
     timings["rerank"] = _ms(t0)
 
+    collapsed = _collapse([pool[i].chunk for i in order]) if config.collapse else {}
     final_ids: list[str] = []
     for i in order:
-        if config.min_score is not None and scores[i] < config.min_score:
+        if pool[i].chunk.id in collapsed or (config.min_score is not None and scores[i] < config.min_score):
             continue
         final_ids.append(pool[i].chunk.id)
         if len(final_ids) == config.final_k:
             break
     final_rank = {cid: r for r, cid in enumerate(final_ids, 1)}
+    contexts: dict[str, Chunk] = {}
+    if config.context == "section" and final_ids:
+        from rag.answer.context import section_contexts  # rag.answer imports this module
+
+        contexts = section_contexts(components, [stored_chunk(cid, payloads[cid].payload).chunk for cid in final_ids])
 
     candidates = tuple(
         Candidate(
@@ -246,6 +270,8 @@ def retrieve(
             fused=stages["fused"].get(cid, StageScore()),
             rerank=stages["rerank"].get(cid, StageScore()),
             final_rank=final_rank.get(cid),
+            collapsed_into=collapsed.get(cid),
+            context=contexts.get(cid),
         )
         for cid, hit in payloads.items()
     )
@@ -280,6 +306,21 @@ def fused_search(
     if config.fusion == "sparse":
         return sparse_hits
     return _union(dense_hits, sparse_hits, config.rrf_k)
+
+
+def _collapse(ranked: Sequence[Chunk]) -> dict[str, str]:
+    """{chunk id: the id of the better-ranked chunk of the same section} for every chunk but each section's best.
+
+    A section is a document's heading path: in documentation several chunks of one long section often
+    outrank every other section, and an answer needs the other sections more than a second look at one.
+    """
+    best: dict[tuple[str, tuple[str, ...]], str] = {}
+    folded: dict[str, str] = {}
+    for chunk in ranked:
+        first = best.setdefault((chunk.source, chunk.heading_path), chunk.id)
+        if first != chunk.id:
+            folded[chunk.id] = first
+    return folded
 
 
 def _display_order(c: Candidate) -> tuple:

@@ -52,6 +52,8 @@ class Chunk:
     text: str
     index: int
     page: int | None = None
+    # How many times the heading path is written into what the encoders see (ChunkConfig.heading_weight).
+    heading_weight: int = 1
 
     @property
     def heading(self) -> str:
@@ -64,12 +66,13 @@ class Chunk:
 
     @property
     def embed_text(self) -> str:
-        """What the encoders see: where the chunk sits, then its body (so headings help retrieval)."""
+        """What the encoders see: where the chunk sits (`heading_weight` times), then its body, so headings
+        help retrieval; in documentation the heading often names the answer better than the body does."""
         where = " > ".join((self.source, *self.heading_path))
-        return f"{where}\n{self.text}"
+        return "\n".join([where] * self.heading_weight + [self.text])
 
     @staticmethod
-    def make_id(source: str, heading_path: tuple[str, ...], text: str, occurrence: int) -> str:
+    def make_id(source: str, heading_path: tuple[str, ...], text: str, occurrence: int, heading_weight: int = 1) -> str:
         """Content-addressed id: unchanged text under the same heading keeps its id across re-ingests.
 
         The key must tell every (source, path, text, occurrence) apart: a plain " > " join once gave
@@ -77,10 +80,11 @@ class Chunk:
         escaped so that no separator (NUL between fields, " > " between titles) occurs inside them and
         an empty title is not an empty path; the text needs none, as the only fields after it are
         digits. A source and path without `\\`, `>`, NUL or an empty title key exactly as before,
-        so ids already stored stay valid.
+        so ids already stored stay valid. A heading weight other than 1 is part of the key (its vectors
+        differ), so changing RAGSCOPE_HEADING_WEIGHT re-embeds on the next ingest; weight 1 keys as before.
         """
         path = " > ".join(_escape(title) or "\\e" for title in heading_path)
-        key = "\x00".join((_escape(source), path, text, str(occurrence)))
+        key = "\x00".join((_escape(source), path, text, str(occurrence), *((f"w{heading_weight}",) if heading_weight != 1 else ())))
         return str(uuid.uuid5(CHUNK_NAMESPACE, key))
 
 

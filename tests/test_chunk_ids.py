@@ -48,7 +48,7 @@ def test_ids_stored_before_stay_valid_for_ordinary_paths():
 
 
 def test_repeated_ids_are_refused_before_anything_is_written(components, monkeypatch):
-    monkeypatch.setattr(Chunk, "make_id", staticmethod(lambda source, path, text, occurrence: str(uuid.uuid5(CHUNK_NAMESPACE, text))))
+    monkeypatch.setattr(Chunk, "make_id", staticmethod(lambda source, path, text, occurrence, heading_weight=1: str(uuid.uuid5(CHUNK_NAMESPACE, text))))
     same_twice = b"# One\n\nThe ferry leaves at seven.\n\n# Two\n\nThe ferry leaves at seven.\n"
     summary = ingest_files(components, [("twice.md", same_twice)])
     assert "chunk ids repeat" in summary.files[0].error and "twice.md chunk 1 (One)" in summary.files[0].error

@@ -185,3 +185,79 @@ def test_ordinary_table_stays_whole_but_a_giant_table_is_cut_at_rows():
     for c in chunks:
         assert doc.text[c.start : c.end] == c.text and len(c.text) <= 200
         assert all(line.startswith("|") and line.endswith("|") for line in c.text.split("\n"))  # whole rows only
+
+
+SECTIONED = """# Deploy guide
+
+## Install
+
+Run the installer from the release page. It asks for a folder and a port.
+
+    # this indented line is a shell comment, not a heading
+    ./install --port 8080
+
+    # a second comment after a blank line in the same block
+    ./install --check
+
+Then open the dashboard.
+
+## Admonition
+
+!!! note
+    Fences inside admonitions are indented.
+
+    ```bash
+    # not a heading either
+    systemctl restart app
+    ```
+
+## Long section
+
+""" + "\n\n".join(f"Paragraph {i} explains one more step of the rollout in plain words." for i in range(12)) + "\n"
+
+
+@pytest.fixture(scope="module")
+def sectioned():
+    return load_document("deploy.md", SECTIONED.encode())
+
+
+def test_heading_like_lines_in_indented_or_indented_fenced_code_are_not_headings(sectioned):
+    paths = {s.path for s in parse_sections(sectioned.text)}
+    assert paths == {("Deploy guide", "Install"), ("Deploy guide", "Admonition"), ("Deploy guide", "Long section")}
+
+
+def test_indented_and_admonition_code_blocks_stay_whole_units(sectioned):
+    chunks = chunk_document(sectioned, ChunkConfig("heading", 200, 0))
+    install = [c.text for c in chunks if c.heading_path[-1] == "Install"]
+    block = "    # this indented line is a shell comment, not a heading\n    ./install --port 8080\n\n    # a second comment after a blank line in the same block\n    ./install --check"
+    assert any(block.strip() in t for t in install), install  # one chunk holds the whole block, its blank line too
+    fenced = [c.text for c in chunks if c.heading_path[-1] == "Admonition"]
+    assert any("```bash\n    # not a heading either\n    systemctl restart app\n    ```" in t for t in fenced), fenced
+
+
+def test_a_section_that_fits_is_one_chunk_and_a_long_one_is_cut_evenly_with_its_heading(sectioned):
+    whole = chunk_document(sectioned, ChunkConfig("heading", 5000, 0))
+    assert [c.heading_path[-1] for c in whole] == ["Install", "Admonition", "Long section"]
+    long_body = next(c for c in whole if c.heading_path[-1] == "Long section").text
+    parts = [c for c in chunk_document(sectioned, ChunkConfig("heading", 500, 0)) if c.heading_path[-1] == "Long section"]
+    assert len(parts) == -(-len(long_body) // 500)  # as few parts as the limit allows
+    lengths = [len(c.text) for c in parts]
+    assert max(lengths) <= 500 and min(lengths) > 0.6 * max(lengths), lengths  # even parts, no one-line tail
+    assert all(c.heading_path == ("Deploy guide", "Long section") for c in parts)
+    assert all(c.embed_text.startswith("deploy.md > Deploy guide > Long section\n") for c in parts)
+
+
+def test_heading_weight_repeats_the_heading_path_for_the_encoders_and_survives_the_store(sectioned):
+    from rag.store.base import chunk_payload, stored_chunk
+
+    plain = chunk_document(sectioned, ChunkConfig("heading", 500, 0))
+    heavy = chunk_document(sectioned, ChunkConfig("heading", 500, 0, heading_weight=3))
+    assert [c.text for c in plain] == [c.text for c in heavy]
+    where = "deploy.md > Deploy guide > Install"
+    assert plain[0].embed_text == f"{where}\n{plain[0].text}"
+    assert heavy[0].embed_text == f"{where}\n{where}\n{where}\n{heavy[0].text}"
+    assert chunk_document(sectioned, ChunkConfig("heading", 500, 0, heading_weight=0))[0].embed_text == plain[0].text
+    # other vectors, so other ids: changing the weight re-embeds on the next ingest
+    assert not {c.id for c in plain} & {c.id for c in heavy}
+    back = stored_chunk(heavy[0].id, chunk_payload(heavy[0], {}))
+    assert back.chunk == heavy[0] and back.chunk.embed_text == heavy[0].embed_text

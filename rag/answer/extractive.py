@@ -185,7 +185,7 @@ def background(sources: Sequence[Source], retrieval: RetrievalResult | None) -> 
 
 def quotable_units(source: Source) -> list[Unit]:
     """Sentences of a chunk's prose and rows of its tables (code blocks are skipped), with document spans."""
-    chunk = source.candidate.chunk.chunk
+    chunk = source.candidate.answer_chunk
     text = chunk.text
     units: list[Unit] = []
     para_start: int | None = None

@@ -41,13 +41,14 @@ def escape_source_text(text: str) -> str:
 def render_source(source: Source) -> str:
     """One `<source>` element: id, where it comes from (`source > heading`), any injection flags, body."""
     chunk = source.candidate.chunk
-    attrs = f'id="{source.label}" from="{html.escape(neutralise_markers(chunk.chunk.location), quote=True)}"'
-    if chunk.chunk.page is not None:
-        attrs += f' page="{chunk.chunk.page}"'
+    body = source.candidate.answer_chunk  # the section around the chunk under small-to-big context
+    attrs = f'id="{source.label}" from="{html.escape(neutralise_markers(body.location), quote=True)}"'
+    if body.page is not None:
+        attrs += f' page="{body.page}"'
     if chunk.flags:
         # Tell the model what the ingest scan saw; the text itself is still only data.
         attrs += f' flagged="{html.escape(",".join(chunk.flags), quote=True)}"'
-    return f"<source {attrs}>\n{escape_source_text(chunk.chunk.text)}\n</source>"
+    return f"<source {attrs}>\n{escape_source_text(body.text)}\n</source>"
 
 
 def wrap_sources(sources: Sequence[Source]) -> str:

@@ -44,7 +44,7 @@ def ingest(
     components = load_components(collection)
     base = components.settings.chunk
     try:
-        config = ChunkConfig(strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap)
+        config = ChunkConfig(strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap, base.heading_weight)
     except RagError as e:
         components.close()
         raise click.ClickException(str(e)) from None

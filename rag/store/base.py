@@ -192,6 +192,7 @@ def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any]) -> dict[str, Any]:
         "text": chunk.text,
         "index": chunk.index,
         "page": chunk.page,
+        "heading_weight": chunk.heading_weight,
         **doc_meta,
     }
 
@@ -206,6 +207,7 @@ def stored_chunk(point_id: Any, payload: dict[str, Any], dense: Any = None, spar
         text=payload.get("text", ""),
         index=int(payload.get("index", 0)),
         page=payload.get("page"),
+        heading_weight=int(payload.get("heading_weight", 1)),
     )
     return StoredChunk(
         chunk=chunk,
