@@ -25,7 +25,7 @@ log = AskLog.for_settings(settings)
 def settings_form() -> RetrievalConfig | None:
     """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid."""
     with st.expander("Retrieval settings"):
-        return forms.retrieval_form("ask", settings.retrieval)
+        return forms.retrieval_form("ask", settings.retrieval, claude=bool(settings.anthropic_api_key))
 
 
 def run_ask(question: str, config: RetrievalConfig) -> None:

@@ -6,7 +6,8 @@ Query parameters, so other pages can link "Open in inspector" (parsed by rag.ins
     ?q=QUESTION&fusion=rrf|dbsf|weighted_rrf|union|dense|sparse&candidates=N&k=N
     &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|maxsim-fusion[:w]|cross-encoder:<name or path>
     &dense_weight=W&rrf_k=N&min_score=S&prf=1&prf_docs=N&prf_terms=N&prf_weight=W
-    &dense_prf=1&dense_prf_docs=N&dense_prf_weight=W&source=NAME&tag=NAME&track=<chunk id>
+    &dense_prf=1&dense_prf_docs=N&dense_prf_weight=W&mode=plain|hyde|multi_hop|corrective|agent
+    &source=NAME&tag=NAME&track=<chunk id>
 `source` and `tag` may repeat. A link is applied once when it arrives; later edits are the user's.
 Session-state keys start with `inspector_`. Document text is only ever shown escaped (st.markdown of
 `escape_markdown` / `highlight_markdown` output) or in dataframes, never rendered as HTML.
@@ -33,6 +34,7 @@ from rag.types import ChunkFilter
 
 components = page("Search inspector")
 base = components.settings.retrieval
+CLAUDE = bool(components.settings.anthropic_api_key)
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
 
 
@@ -68,7 +70,7 @@ def settings_sidebar() -> RetrievalConfig | None:
     """The stage settings; None (after saying why) when they do not make a valid config."""
     with st.sidebar:
         st.subheader("Stage settings")
-        config = forms.retrieval_form("inspector", base)
+        config = forms.retrieval_form("inspector", base, claude=CLAUDE)
         if config is not None and "maxsim" in config.reranker and (stored := sentence_vectors_stored(components)) is False:
             st.caption(sentence_vectors_note(stored))
     return config
@@ -125,7 +127,7 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> N
 def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> None:
     st.caption(f"A = the settings in the sidebar: {config_label(config)}")
     with st.expander("B: the settings to compare with", expanded=True):
-        config_b = forms.retrieval_form("inspector_cmp", dataclasses.replace(config, fusion="dense", reranker="none"), base)
+        config_b = forms.retrieval_form("inspector_cmp", dataclasses.replace(config, fusion="dense", reranker="none", mode="plain"), base, claude=CLAUDE)
     if st.button("Compare", key="inspector_cmp_button") and config_b is not None:
         try:
             with st.spinner("Running both configs…"):
