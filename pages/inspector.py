@@ -17,7 +17,7 @@ import dataclasses
 
 import streamlit as st
 
-from ui import forms, inspector_view
+from ui import forms, inspector_view, mode_view
 from ui.links import empty_collection_notice
 from ui.setup import page
 from rag.inspect.compare import Comparison, compare, config_label, feedback_notes
@@ -27,7 +27,7 @@ from rag.text import escape_markdown
 from rag.documents import document_chunks, list_documents, sentence_vectors_stored
 from rag.inspect.params import parse_inspector_params
 from rag.inspect.probe import ProbeReport, probe
-from rag.retrieve import retrieve
+from rag.modes import run_mode
 from rag.sentences import sentence_vectors_note
 from rag.inspect.track import TrackReport, TrackTarget, find_target, track
 from rag.types import ChunkFilter
@@ -90,7 +90,7 @@ def filter_inputs() -> ChunkFilter:
 def run_track(question: str, target: TrackTarget, config: RetrievalConfig, flt: ChunkFilter) -> TrackReport | None:
     try:
         with st.spinner("Scoring the chunk in every stage and re-running retrieval with candidate fixes…"):
-            report = track(components, question, target, config, flt)
+            report = track(components, question, target, config, flt, mode=st.session_state.get("inspector_mode_result"))
     except RagError as e:
         st.error(str(e))
         report = None
@@ -164,15 +164,19 @@ question = st.text_input("Question", key="inspector_q", placeholder="Type the qu
 
 if config is not None and question.strip():
     try:
-        with st.spinner("Retrieving: dense, sparse, fusion, rerank…"):
-            result = retrieve(components, question, config, flt)
+        with st.spinner("Retrieving: dense, sparse, fusion, rerank…" if config.mode == "plain" else f"Running the {config.mode} mode…"):
+            mr = st.session_state["inspector_mode_result"] = run_mode(components, question, config=config, flt=flt)
     except RagError as e:
         st.error(str(e))
-        result = None
+        mr = st.session_state["inspector_mode_result"] = None
+    result = mr.result if mr is not None else None
     if result is not None:
         timings = " · ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
         st.caption(f"{escape_markdown(inspector_view.ran_with(result))} · {timings}")
         inspector_view.expansion_notes(result)
+        if mr.mode != "plain":
+            with st.expander(f"Mode stages: each search the {mr.mode} mode ran (the table below is its final list)", expanded=True):
+                mode_view.show_mode(mr, "inspector")
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
         chosen = inspector_view.stage_table(result) if result.candidates else None  # an empty table has no columns to format
