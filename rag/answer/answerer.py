@@ -15,6 +15,8 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING, Iterator
 
+import anthropic
+
 from rag.answer.anthropic_gen import AnthropicGenerator
 from rag.answer.checks import Gate, check_answer, gate
 from rag.answer.citations import inert_markers
@@ -45,15 +47,19 @@ def answer_question(
     config: RetrievalConfig | None = None,
     flt: ChunkFilter | None = None,
     generator: Generator | None = None,
+    client: anthropic.Anthropic | None = None,
 ) -> Answer:
     """Answer `question` from the collection, with citations checked against what was sent.
 
     Args:
         components: store and encoders.
         question: the question as typed.
-        config: retrieval settings; None means the configured defaults.
+        config: retrieval settings, the mode included; None means the configured defaults.
         flt: source/tag restrictions for retrieval.
-        generator: who writes the text; None means `default_generator(components)`.
+        generator: who writes the text; None means `default_generator(components)` (the agent
+            mode writes its own).
+        client: the Anthropic client for the mode's Claude steps; None means one from
+            ANTHROPIC_API_KEY when set, else the mode runs offline (tests pass a mocked one).
 
     Returns:
         The Answer; `abstained` with a `reason` when too few chunks were relevant enough or the
@@ -65,7 +71,7 @@ def answer_question(
         RagError: retrieval failed (store, models, settings).
     """
     t0 = time.perf_counter()
-    question, generator, mr, checked = _prepare(components, question, config, flt, generator)
+    question, generator, mr, checked = _prepare(components, question, config, flt, generator, client)
     if mr.answer is not None:  # the agent wrote and checked its own
         return dataclasses.replace(mr.answer, mode_result=mr)
     result = mr.result
@@ -80,6 +86,7 @@ def stream_answer(
     config: RetrievalConfig | None = None,
     flt: ChunkFilter | None = None,
     generator: Generator | None = None,
+    client: anthropic.Anthropic | None = None,
 ) -> Iterator[str | Answer]:
     """Like `answer_question`, but yields the text deltas as they are written, then the Answer.
 
@@ -91,7 +98,7 @@ def stream_answer(
                 print(item, end="")
     """
     t0 = time.perf_counter()
-    question, generator, mr, checked = _prepare(components, question, config, flt, generator)
+    question, generator, mr, checked = _prepare(components, question, config, flt, generator, client)
     if mr.answer is not None:  # the agent's loop does not stream: its checked text comes whole
         yield mr.answer.text
         yield dataclasses.replace(mr.answer, mode_result=mr)
@@ -105,13 +112,13 @@ def stream_answer(
 
 
 def _prepare(
-    components: Components, question: str, config: RetrievalConfig | None, flt: ChunkFilter | None, generator: Generator | None
+    components: Components, question: str, config: RetrievalConfig | None, flt: ChunkFilter | None, generator: Generator | None, client: anthropic.Anthropic | None
 ) -> tuple[str, Generator, ModeResult, Gate]:
     from rag.modes import run_mode  # rag.modes builds on this package (the agent's answer, HyDE's pseudo-document)
 
     question = check_question(question)
     generator = generator or default_generator(components)
-    mr = run_mode(components, question, config=config, flt=flt)
+    mr = run_mode(components, question, config=config, flt=flt, client=client)
     checked = gate(components, mr.result, components.settings.answer)
     if mr.abstained and mr.answer is None:  # corrective retrieval graded nothing relevant: say why, send nothing
         checked = Gate((), checked.relevance, checked.basis, f"{mr.mode} retrieval abstained: {mr.reason}")
