@@ -15,6 +15,7 @@ from modes_corpus import FILES, TWO_HOP_QUESTION
 from rag.asklog import AskLog
 from rag.components import build_components
 from rag.config import Settings
+from rag.eval.runs import list_runs
 from rag.ingest import ingest_files
 from rag.types import ChunkFilter
 
@@ -106,3 +107,19 @@ def pd_isna(value) -> bool:  # noqa: ANN001
     import pandas as pd
 
     return bool(pd.isna(value))
+
+
+def test_eval_tab_runs_a_mode_and_compares_it_with_plain(sample_store):
+    at = open_page("pages/ask.py", timeout=180)
+    at.button(key="eval_load_sample").click()
+    at.run()
+    at.button(key="eval_start").click()
+    at.run()
+    at.selectbox(key="eval_mode").set_value("multi_hop").run()
+    at.button(key="eval_start").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    plain_run, mode_run = sorted(list_runs(sample_store.data_dir, "sample"), key=lambda r: r.created_at + r.id)
+    assert (plain_run.config.mode, mode_run.config.mode) == ("plain", "multi_hop") and "multi-hop mode" in mode_run.name
+    assert at.selectbox(key="eval_run_id").value == mode_run.id
+    assert any("mode plain → multi_hop" in c.value.replace("\\", "") for c in at.caption)
