@@ -119,8 +119,10 @@ def _prepare(
     question = check_question(question)
     generator = generator or default_generator(components)
     mr = run_mode(components, question, config=config, flt=flt, client=client)
+    if mr.answer is not None:  # the agent gated (only what it was shown) and checked its own answer
+        return question, generator, mr, Gate((), {}, "shown to the agent")
     checked = gate(components, mr.result, components.settings.answer)
-    if mr.abstained and mr.answer is None:  # corrective retrieval graded nothing relevant: say why, send nothing
+    if mr.abstained:  # corrective retrieval graded nothing relevant: say why, send nothing
         checked = Gate((), checked.relevance, checked.basis, f"{mr.mode} retrieval abstained: {mr.reason}")
     return question, generator, mr, checked
 
