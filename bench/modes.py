@@ -17,7 +17,8 @@ sentence vectors). Claude modes cannot be measured here (no key); see the README
 
 Usage:
     python bench/modes.py [--data-dir DIR] [--docs DIR] [--scifact DIR] [--scifact-limit N]
-                          [--sets multi-hop,sample,fastapi,scifact] [--out FILE.json] [--resamples 2000]
+                          [--sets multi-hop,sample,fastapi,scifact] [--modes plain,multi_hop,...] [--out FILE.json]
+                          [--resamples 2000]
 """
 
 from __future__ import annotations
@@ -116,15 +117,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scifact-limit", type=int, default=None, help="only the first N SciFact train queries")
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, run in this order (default: {','.join(SETS)})")
     parser.add_argument("--out", type=Path, default=None, help="also write every question's scores as JSON (rewritten after each set and mode)")
+    parser.add_argument("--modes", default="", help="comma-separated modes to run (plain always runs; default: every row)")
     parser.add_argument("--resamples", type=int, default=2000)
     args = parser.parse_args(argv)
     wanted = [n for n in args.sets.split(",") if n]
+    chosen = {"plain", *(m for m in args.modes.split(",") if m)}
+    rows = {label: row for label, row in MODES.items() if not args.modes or row[0] in chosen}
     if unknown := set(wanted) - set(SETS):
         parser.error(f"unknown sets: {', '.join(sorted(unknown))}; choose from {', '.join(SETS)}")
     sets = open_sets(args, wanted)
-    results: dict[str, dict[str, tuple[dict, float]]] = {label: {} for label in MODES}
+    results: dict[str, dict[str, tuple[dict, float]]] = {label: {} for label in rows}
     for name, (components, qset) in sets.items():  # set by set: the first sets' numbers are in even if a later one is cut short
-        for label, (mode, options) in MODES.items():
+        for label, (mode, options) in rows.items():
             results[label][name] = score(components, qset, mode, options)
             per_q = results[label][name][0]
             means = {m: statistics.fmean(q[m] for q in per_q.values()) for m in ("all-gold@10", "recall@10", "hit@5", "ndcg@10")}
