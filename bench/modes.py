@@ -1,26 +1,30 @@
-"""Offline retrieval modes against plain retrieval, on questions that need two sections of the FastAPI docs.
+"""Offline retrieval modes against plain retrieval: a multi-hop set, SciFact train and the two hit@5 sets.
 
-For each question of tests/data/fastapi_multihop.jsonl (34 questions, two gold sections each) and of
-tests/data/fastapi_qa.jsonl, every mode runs through `rag.modes.run_mode` (which calls `retrieve()`
-for each of its searches) and its final top 10 is scored against the gold sections:
-- all-gold recall@10: 1 when every gold section has a chunk in the top 10 (the multi-hop measure);
-- recall@10: the share of gold sections with a chunk in the top 10;
-- hit@5: some gold section in the top 5 (the measure the single-hop FastAPI set is held to).
+Every mode runs through `rag.modes.run_mode` (which calls `retrieve()` for each of its searches) and
+its final top 10 is scored against the gold:
+- tests/data/fastapi_multihop.jsonl over the FastAPI docs (34 questions, two gold sections each):
+  all-gold recall@10 (1 when every gold section has a chunk in the top 10) and recall@10;
+- SciFact (BEIR) train: nDCG@10 (rag.eval.metrics on the gold-collapsed ranking, as `run_eval` does);
+- hit@5 on the sample help centre questions (rag/resources/sample_qa.jsonl) and on
+  tests/data/fastapi_qa.jsonl: a mode must not lower these.
 Gains over plain come with paired-bootstrap 95% intervals (bench/quality.py's), so an interval
 around 0 is noise. Corrective mode may abstain (an empty list): that scores 0, as an abstention
 retrieves nothing to answer from.
 
-The collection is built without sentence vectors, so every mode uses the retrieval settings that
+The collections are built without sentence vectors, so every mode uses the retrieval settings that
 need none: DBSF over 50 candidates + score-fusion rescoring, final k 10 (the default before
 sentence vectors). Claude modes cannot be measured here (no key); see the README.
 
 Usage:
-    python bench/modes.py [--data-dir DIR] [--docs DIR] [--resamples 2000] [--multi-hop-only]
+    python bench/modes.py [--data-dir DIR] [--docs DIR] [--scifact DIR] [--scifact-limit N]
+                          [--sets multi-hop,sample,fastapi,scifact] [--modes plain,multi_hop,...] [--out FILE.json]
+                          [--resamples 2000]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -31,14 +35,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
-from quality import FASTAPI_DOCS, FASTAPI_QA, REPO, gain_interval, interval, open_docs  # noqa: E402
+from quality import FASTAPI_DOCS, FASTAPI_QA, REPO, SAMPLE_QA, SCIFACT, gain_interval, interval, open_docs  # noqa: E402
 
-from rag.components import Components  # noqa: E402
-from rag.config import RetrievalConfig  # noqa: E402
+from rag.components import Components, build_components  # noqa: E402
+from rag.config import RetrievalConfig, Settings  # noqa: E402
+from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.gold import CollectionIndex  # noqa: E402
+from rag.eval.metrics import ndcg_at_k  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.ingest import collect_paths  # noqa: E402
 from rag.modes import ModeOptions, run_mode  # noqa: E402
+from rag.sample import sample_files  # noqa: E402
 
 MULTIHOP = REPO / "tests" / "data" / "fastapi_multihop.jsonl"
 CONFIG = RetrievalConfig(candidates=50, final_k=10, fusion="dbsf", reranker="score-fusion")
@@ -52,7 +59,7 @@ MODES = {
 
 
 def score(components: Components, qset: QuestionSet, mode: str, options: ModeOptions) -> tuple[dict[str, dict[str, float]], float]:
-    """Per question: all-gold recall@10, recall@10, hit@5; and the median seconds per question."""
+    """Per question: all-gold recall@10, recall@10, hit@5, nDCG@10; and the median seconds per question."""
     index = CollectionIndex.from_components(components)
     out: dict[str, dict[str, float]] = {}
     seconds: list[float] = []
@@ -63,51 +70,86 @@ def score(components: Components, qset: QuestionSet, mode: str, options: ModeOpt
         result = run_mode(components, q.question, mode, CONFIG, options=options).result
         seconds.append(time.perf_counter() - t0)
         gold = index.resolve(q.gold)
-        ranks = {key: round(1 / v) for key, v in gold.collapse([c.id for c in result.final]).items()}
+        run = gold.collapse([c.id for c in result.final])
+        ranks = {key: round(1 / v) for key, v in run.items()}
         found = [u for u in gold.units if u.key in ranks]
         out[q.id] = {
             "all-gold@10": float(len(found) == len(gold.units)),
             "recall@10": len(found) / len(gold.units),
             "hit@5": float(any(ranks[u.key] <= 5 for u in found)),
+            "ndcg@10": ndcg_at_k({q.id: run}, {q.id: gold.qrels()}).per_query[q.id],
         }
     return out, statistics.median(seconds)
 
 
+COLUMNS = (("multi-hop", "all-gold@10"), ("multi-hop", "recall@10"), ("scifact", "ndcg@10"), ("sample", "hit@5"), ("fastapi", "hit@5"))
+
+
+SETS = ("multi-hop", "sample", "fastapi", "scifact")
+
+
+def open_sets(args: argparse.Namespace, wanted: list[str]) -> dict[str, tuple[Components, QuestionSet]]:
+    """The wanted question sets with their collections (each built, or its cache checked, under --data-dir)."""
+    sets: dict[str, tuple[Components, QuestionSet]] = {}
+    if {"multi-hop", "fastapi"} & set(wanted):
+        files = [(n, p.read_bytes()) for n, p in collect_paths([args.docs]).files]
+        fastapi, ingest_s = open_docs(args.data_dir / "fastapi", files)
+        print(f"# FastAPI docs: {len(files)} files, {fastapi.store.count()} chunks (ingest or cache check {ingest_s:.0f} s)", file=sys.stderr, flush=True)
+        sets |= {"multi-hop": (fastapi, read_question_set_file(MULTIHOP)), "fastapi": (fastapi, read_question_set_file(FASTAPI_QA))}
+    if "sample" in wanted:
+        sets["sample"] = (open_docs(args.data_dir / "sample", sample_files())[0], read_question_set_file(SAMPLE_QA))
+    if "scifact" in wanted:
+        data = load_beir(args.scifact, "train")
+        sci = build_components(Settings(data_dir=args.data_dir / "scifact", collection=collection_name(args.scifact), sentence_vectors=False))
+        t0 = time.perf_counter()
+        if sci.store.count() < len(data.corpus):
+            ingest_beir(sci, data)
+        print(f"# SciFact: {sci.store.count()} chunks (ingest or cache check {time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+        sets["scifact"] = (sci, beir_question_set(data, args.scifact_limit))
+    return {name: sets[name] for name in wanted}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path("/tmp/ragscope-bench-modes"), help="caches the FastAPI docs collection")
+    parser.add_argument("--data-dir", type=Path, default=Path("/tmp/ragscope-bench-modes"), help="caches the collections (one folder each)")
     parser.add_argument("--docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
+    parser.add_argument("--scifact", type=Path, default=SCIFACT, help="BEIR SciFact folder")
+    parser.add_argument("--scifact-limit", type=int, default=None, help="only the first N SciFact train queries")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, run in this order (default: {','.join(SETS)})")
+    parser.add_argument("--out", type=Path, default=None, help="also write every question's scores as JSON (rewritten after each set and mode)")
+    parser.add_argument("--modes", default="", help="comma-separated modes to run (plain always runs; default: every row)")
     parser.add_argument("--resamples", type=int, default=2000)
-    parser.add_argument("--multi-hop-only", action="store_true", help="skip the single-hop set (quicker: about a third of the questions)")
     args = parser.parse_args(argv)
-    files = [(n, p.read_bytes()) for n, p in collect_paths([args.docs])]
-    components, ingest_s = open_docs(args.data_dir, files)
-    print(f"# FastAPI docs: {len(files)} files, {components.store.count()} chunks (ingest or cache check {ingest_s:.0f} s)", file=sys.stderr)
-    sets = {"multi-hop": read_question_set_file(MULTIHOP)}
-    if not args.multi_hop_only:
-        sets["single-hop"] = read_question_set_file(FASTAPI_QA)
-    results: dict[str, dict[str, tuple[dict, float]]] = {}
-    for label, (mode, options) in MODES.items():
-        results[label] = {name: score(components, qset, mode, options) for name, qset in sets.items()}
-        print(f"# {label} done", file=sys.stderr)
-    components.close()
-    print(f"retrieval: {CONFIG}")
-    print(f"{'mode':<32} {'multi-hop all-gold@10':>22} {'gain vs plain [95% CI]':>26} {'recall@10':>9} {'gain [95% CI]':>26} {'single-hop hit@5':>16} {'gain [95% CI]':>26} {'s/question':>10}")
-    plain = results["plain"]
+    wanted = [n for n in args.sets.split(",") if n]
+    chosen = {"plain", *(m for m in args.modes.split(",") if m)}
+    rows = {label: row for label, row in MODES.items() if not args.modes or row[0] in chosen}
+    if unknown := set(wanted) - set(SETS):
+        parser.error(f"unknown sets: {', '.join(sorted(unknown))}; choose from {', '.join(SETS)}")
+    sets = open_sets(args, wanted)
+    results: dict[str, dict[str, tuple[dict, float]]] = {label: {} for label in rows}
+    for name, (components, qset) in sets.items():  # set by set: the first sets' numbers are in even if a later one is cut short
+        for label, (mode, options) in rows.items():
+            results[label][name] = score(components, qset, mode, options)
+            per_q = results[label][name][0]
+            means = {m: statistics.fmean(q[m] for q in per_q.values()) for m in ("all-gold@10", "recall@10", "hit@5", "ndcg@10")}
+            print(f"# {name} / {label}: {len(per_q)} questions, " + ", ".join(f"{m} {v:.3f}" for m, v in means.items()), file=sys.stderr, flush=True)
+            if args.out:
+                args.out.write_text(json.dumps({lab: {n: r[0] for n, r in by.items()} for lab, by in results.items()}, indent=1))
+    for components in {id(c): c for c, _ in sets.values()}.values():
+        components.close()
+    counts = ", ".join(f"{name} {len(results['plain'][name][0])}" for name in sets)
+    print(f"retrieval: {CONFIG}; questions: {counts}; paired bootstrap 95% intervals ({args.resamples} resamples), * excludes 0")
+    columns = [(name, metric) for name, metric in COLUMNS if name in sets]
+    print(f"{'mode':<32}" + "".join(f" {f'{name} {metric}':>22} {'gain vs plain [95% CI]':>26}" for name, metric in columns) + f" {'s/question (' + wanted[0] + ')':>24}")
     for label, by_set in results.items():
         cells = []
-        for name, metric in (("multi-hop", "all-gold@10"), ("multi-hop", "recall@10"), ("single-hop", "hit@5")):
-            if name not in by_set:
-                cells += ["not run", ""]
-                continue
-            per_q, base = by_set[name][0], plain[name][0]
+        for name, metric in columns:
+            per_q, base = by_set[name][0], results["plain"][name][0]
             qids = sorted(per_q)
             a = np.array([per_q[q][metric] for q in qids])
             b = np.array([base[q][metric] for q in qids])
-            cells.append(f"{a.mean():.3f}")
-            cells.append(interval(*gain_interval(a, b, args.resamples)) if label != "plain" else "")
-        secs = by_set["multi-hop"][1]
-        print(f"{label:<32} {cells[0]:>22} {cells[1]:>26} {cells[2]:>9} {cells[3]:>26} {cells[4]:>16} {cells[5]:>26} {secs:>10.2f}")
+            cells += [f"{a.mean():.3f}", interval(*gain_interval(a, b, args.resamples)) if label != "plain" else ""]
+        print(f"{label:<32}" + "".join(f" {cells[i]:>22} {cells[i + 1]:>26}" for i in range(0, len(cells), 2)) + f" {by_set[wanted[0]][1]:>24.2f}")
     return 0
 
 

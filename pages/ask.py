@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from ui import answer_view, forms
+from ui import answer_view, forms, mode_view
 from ui.links import empty_collection_notice
 from ui.setup import page
 from rag.answer import Answer, stream_answer
@@ -25,7 +25,7 @@ log = AskLog.for_settings(settings)
 def settings_form() -> RetrievalConfig | None:
     """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid."""
     with st.expander("Retrieval settings"):
-        return forms.retrieval_form("ask", settings.retrieval)
+        return forms.retrieval_form("ask", settings.retrieval, claude=bool(settings.anthropic_api_key))
 
 
 def run_ask(question: str, config: RetrievalConfig) -> None:
@@ -52,6 +52,9 @@ def show_answer(answer: Answer, demo: bool) -> None:
     answer_view.show_answer(components, answer, demo)
     if demo:
         return
+    if answer.mode_result is not None:
+        with st.expander(f"How the {answer.retrieval_mode} mode searched (the sources below are its final list)"):
+            mode_view.show_mode(answer.mode_result, "ask")
     answer_view.show_sources(answer, settings.answer.min_rerank_score)
     add_to_question_set(answer)
     st.page_link(INSPECTOR, label="Open in inspector", icon="🔬", query_params=inspector_params(answer.question, answer.retrieval.config, settings.retrieval) | collection_param(settings.collection))

@@ -6,7 +6,8 @@ Query parameters, so other pages can link "Open in inspector" (parsed by rag.ins
     ?q=QUESTION&fusion=rrf|dbsf|weighted_rrf|union|dense|sparse&candidates=N&k=N
     &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|maxsim-fusion[:w]|cross-encoder:<name or path>
     &dense_weight=W&rrf_k=N&min_score=S&prf=1&prf_docs=N&prf_terms=N&prf_weight=W
-    &dense_prf=1&dense_prf_docs=N&dense_prf_weight=W&source=NAME&tag=NAME&track=<chunk id>
+    &dense_prf=1&dense_prf_docs=N&dense_prf_weight=W&mode=plain|hyde|multi_hop|corrective|agent
+    &source=NAME&tag=NAME&track=<chunk id>
 `source` and `tag` may repeat. A link is applied once when it arrives; later edits are the user's.
 Session-state keys start with `inspector_`. Document text is only ever shown escaped (st.markdown of
 `escape_markdown` / `highlight_markdown` output) or in dataframes, never rendered as HTML.
@@ -16,7 +17,7 @@ import dataclasses
 
 import streamlit as st
 
-from ui import forms, inspector_view
+from ui import forms, inspector_view, mode_view
 from ui.links import empty_collection_notice
 from ui.setup import page
 from rag.inspect.compare import Comparison, compare, config_label, feedback_notes
@@ -26,13 +27,14 @@ from rag.text import escape_markdown
 from rag.documents import document_chunks, list_documents, sentence_vectors_stored
 from rag.inspect.params import parse_inspector_params
 from rag.inspect.probe import ProbeReport, probe
-from rag.retrieve import retrieve
+from rag.modes import run_mode
 from rag.sentences import sentence_vectors_note
 from rag.inspect.track import TrackReport, TrackTarget, find_target, track
 from rag.types import ChunkFilter
 
 components = page("Search inspector")
 base = components.settings.retrieval
+CLAUDE = bool(components.settings.anthropic_api_key)
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
 
 
@@ -68,7 +70,7 @@ def settings_sidebar() -> RetrievalConfig | None:
     """The stage settings; None (after saying why) when they do not make a valid config."""
     with st.sidebar:
         st.subheader("Stage settings")
-        config = forms.retrieval_form("inspector", base)
+        config = forms.retrieval_form("inspector", base, claude=CLAUDE)
         if config is not None and "maxsim" in config.reranker and (stored := sentence_vectors_stored(components)) is False:
             st.caption(sentence_vectors_note(stored))
     return config
@@ -88,7 +90,7 @@ def filter_inputs() -> ChunkFilter:
 def run_track(question: str, target: TrackTarget, config: RetrievalConfig, flt: ChunkFilter) -> TrackReport | None:
     try:
         with st.spinner("Scoring the chunk in every stage and re-running retrieval with candidate fixes…"):
-            report = track(components, question, target, config, flt)
+            report = track(components, question, target, config, flt, mode=st.session_state.get("inspector_mode_result"))
     except RagError as e:
         st.error(str(e))
         report = None
@@ -125,7 +127,7 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> N
 def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> None:
     st.caption(f"A = the settings in the sidebar: {config_label(config)}")
     with st.expander("B: the settings to compare with", expanded=True):
-        config_b = forms.retrieval_form("inspector_cmp", dataclasses.replace(config, fusion="dense", reranker="none"), base)
+        config_b = forms.retrieval_form("inspector_cmp", dataclasses.replace(config, fusion="dense", reranker="none", mode="plain"), base, claude=CLAUDE)
     if st.button("Compare", key="inspector_cmp_button") and config_b is not None:
         try:
             with st.spinner("Running both configs…"):
@@ -162,15 +164,19 @@ question = st.text_input("Question", key="inspector_q", placeholder="Type the qu
 
 if config is not None and question.strip():
     try:
-        with st.spinner("Retrieving: dense, sparse, fusion, rerank…"):
-            result = retrieve(components, question, config, flt)
+        with st.spinner("Retrieving: dense, sparse, fusion, rerank…" if config.mode == "plain" else f"Running the {config.mode} mode…"):
+            mr = st.session_state["inspector_mode_result"] = run_mode(components, question, config=config, flt=flt)
     except RagError as e:
         st.error(str(e))
-        result = None
+        mr = st.session_state["inspector_mode_result"] = None
+    result = mr.result if mr is not None else None
     if result is not None:
         timings = " · ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
         st.caption(f"{escape_markdown(inspector_view.ran_with(result))} · {timings}")
         inspector_view.expansion_notes(result)
+        if mr.mode != "plain":
+            with st.expander(f"Mode stages: each search the {mr.mode} mode ran (the table below is its final list)", expanded=True):
+                mode_view.show_mode(mr, "inspector")
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
         chosen = inspector_view.stage_table(result) if result.candidates else None  # an empty table has no columns to format

@@ -169,12 +169,14 @@ class RetrievalConfig:
         tag="{} context", help="What the answerer gets for each final chunk: the chunk, or its whole section (small-to-big)",
     )  # fmt: skip
 
-    # How the question is searched (rag/modes.run_mode); retrieve() itself always runs one plain search.
-    # Only `ragscope search` runs the other modes so far (the pages, ask and eval run plain retrieval),
-    # so the setting has no form widget, CLI option of the shared set, or link parameter yet.
+    # How the question is searched (rag.modes.run_mode): plain is one retrieve(); the others add steps
+    # around it (each step is itself a retrieve(), shown as a stage). The inspector, Ask, Eval and every
+    # CLI command run it. Off (plain) by default: no offline mode has won on bench/modes.py yet.
     mode: str = setting(
-        "plain", env="RAGSCOPE_MODE", label="Mode", choices=MODES,
-        help="How `ragscope search` searches: plain, hyde, multi_hop, corrective or agent",
+        "plain", env="RAGSCOPE_MODE", cli="--mode", link="mode", label="Mode", choices=MODES, group="mode", widget="mode",
+        tag="{} mode", off="plain",
+        names=(("hyde", "HyDE"), ("multi_hop", "multi-hop")),
+        help="How the question is searched: plain, hyde, multi_hop, corrective or agent (agent needs ANTHROPIC_API_KEY)",
     )  # fmt: skip
 
     def __post_init__(self) -> None:

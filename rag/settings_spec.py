@@ -45,6 +45,7 @@ class Spec:
         pinned: always written into links, even at its default.
         step: the form's step for numbers.
         names: display names of some choices (("dense", "dense only"),).
+        off: the value that means "not used" (like False for a switch): `config_label` leaves it out.
     """
 
     env: str = ""
@@ -64,6 +65,7 @@ class Spec:
     pinned: bool = False
     step: float | None = None
     names: tuple[tuple[str, str], ...] = ()
+    off: Any = None
 
 
 def setting(default: Any, **spec: Any) -> Any:  # noqa: ANN401 - a dataclass field

@@ -25,7 +25,8 @@ def show_answer(components: Components, answer: Answer, demo: bool = False) -> N
     titles = {label: f"{c.source} > {c.heading}" for label, c in cited.items()}
     sent = {answer.label_of(i) for i in answer.sources} | set(answer.sources)
     if not demo:
-        st.caption(f"Answered by **{answer.mode}** ({md_escape(answer.model)}) in {answer.latency_ms:,.0f} ms")
+        searched = "" if answer.retrieval_mode == "plain" else f" after **{answer.retrieval_mode}** retrieval"
+        st.caption(f"Answered by **{answer.mode}** ({md_escape(answer.model)}) in {answer.latency_ms:,.0f} ms{searched}")
     if answer.abstained:
         st.warning("Abstained: the sources do not answer this question.")
         st.text(answer.reason)
@@ -92,7 +93,8 @@ def show_recent(records: list[AskRecord], again: Callable[[AskRecord], None], in
     for r in records:
         flag = " · abstained" if r.abstained else ""
         with st.expander(f"{md_escape(r.question)} — {readable_time(r.asked_at, tz)}{flag}"):
-            st.caption(f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, k {r.config.final_k}, reranker {md_escape(r.config.reranker)}")
+            searched = "" if r.config.mode == "plain" else f" · {r.config.mode} mode"
+            st.caption(f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, k {r.config.final_k}, reranker {md_escape(r.config.reranker)}{searched}")
             if r.abstained:
                 st.text(f"Abstained: {r.reason}")
             else:

@@ -149,9 +149,9 @@ def _last_run_note(run: EvalRun | None, collection: str) -> None:
 def _run_form(components: Components, name: str) -> None:
     """Settings for a run, the run button, and the progress bar with its cancel button."""
     base = components.settings.retrieval
-    with st.expander("Retrieval settings"):
-        config = forms.retrieval_form("eval", dataclasses.replace(base, candidates=max(base.candidates, MIN_CANDIDATES)), base)
     has_key = bool(components.settings.anthropic_api_key)
+    with st.expander("Retrieval settings"):
+        config = forms.retrieval_form("eval", dataclasses.replace(base, candidates=max(base.candidates, MIN_CANDIDATES)), base, claude=has_key)
     answers = st.checkbox("Also answer each question and score the answers", key="eval_answers", help="Claude with a key, else the offline extractive answerer.")
     judge = st.checkbox("Judge faithfulness per sentence with Claude", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")
     if config is not None and config.candidates < MIN_CANDIDATES:

@@ -4,6 +4,9 @@ Every widget is derived from RetrievalConfig's field descriptions (rag/settings_
 label, help, range and the fusions it applies to. A setting that does nothing under the chosen fusion
 (RRF k under dbsf, the dense weight outside weighted_rrf) or with its switch off (PRF numbers) is
 disabled, and the form says why. Widget keys are `<prefix>_<link name>` (e.g. `inspector_k`).
+The mode picker names what each mode does with the backend at hand (offline or Claude); a mode that
+cannot run (the agent without a key) is marked unavailable, and choosing it makes the form invalid
+with the reason.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import streamlit as st
 
 from rag.config import RetrievalConfig
 from rag.errors import RagError
+from rag.modes.options import AGENT_OFFLINE, describe_mode
 from rag.rerank import RERANKERS, offered_reranker
 from rag.settings_spec import Knob, knobs
 
 CUSTOM = "other…"  # the reranker picker's entry for a name typed by hand
-GROUPS = ("core", "fusion", "cut", "expansion")
+GROUPS = ("mode", "core", "fusion", "cut", "expansion")
 
 
 def reranker_choices(base: RetrievalConfig) -> list[str]:
@@ -59,13 +63,14 @@ def set_form_state(prefix: str, config: RetrievalConfig, configured: RetrievalCo
             st.session_state[key] = value
 
 
-def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConfig | None = None) -> RetrievalConfig | None:
+def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConfig | None = None, *, claude: bool = False) -> RetrievalConfig | None:
     """Draw every retrieval setting, defaulting to `base`; the config they make, or None after saying why it is invalid.
 
     Args:
         prefix: the page's session-state prefix ("inspector", "ask", "eval").
         base: the values the widgets start with (and the settings the form cannot change).
         configured: the deployment's settings (default `base`): its reranker is offered by name.
+        claude: an Anthropic key is configured, so the modes use Claude (and the agent can run).
     """
     configured = configured or base
     set_form_state(prefix, base, configured, only_missing=True)
@@ -81,17 +86,28 @@ def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConf
             unused = []
             for knob in members:
                 why = knob.applies(values)
-                values[knob.name] = _widget(prefix, knob, configured, why)
+                values[knob.name] = _mode_picker(prefix, knob, claude) if knob.widget == "mode" else _widget(prefix, knob, configured, why)
                 if why and knob.fusions:
                     unused.append(knob.label)
             if unused:
                 st.caption(f"Not used with fusion {values.get('fusion')}: {', '.join(unused)}.")
+    if values.get("mode") == "agent" and not claude:
+        st.error(f"Mode agent is unavailable: {AGENT_OFFLINE}.")
+        return None
     try:
         offered_reranker(values["reranker"], configured.reranker)  # typed names, as link values: no arbitrary model
         return dataclasses.replace(base, **values)
     except RagError as e:
         st.error(str(e))
         return None
+
+
+def _mode_picker(prefix: str, knob: Knob, claude: bool) -> str:
+    """The mode selectbox, each mode named with what it does here; the chosen one's description below it."""
+    picked = st.selectbox(knob.label, knob.choices, format_func=lambda m: describe_mode(m, claude), key=widget_key(prefix, knob), help=f"{knob.help}.")
+    if picked != "plain":
+        st.caption(f"{'With Claude' if claude else 'Offline'}: {describe_mode(picked, claude)}. Each extra search is shown as a stage.")
+    return picked
 
 
 def _widget(prefix: str, knob: Knob, configured: RetrievalConfig, why: str) -> Any:  # noqa: ANN401

@@ -24,6 +24,7 @@ from rag.inspect.track import TrackReport
 from rag.retrieve import STAGES, Candidate, RetrievalResult
 from rag.types import ChunkFilter, StoredChunk
 from rag.wording import lost_at
+from ui import mode_view
 
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
@@ -137,6 +138,9 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
     st.markdown(f"Tracking **{escape_markdown(chunk.location)}** (`{chunk.id}`)")
     if report.target.note:
         st.caption(report.target.note)
+    if report.mode is not None:
+        mode_view.show_trail(report.mode)
+        st.caption("Below: the question's own search, stage by stage, and the setting changes that surface the chunk there.")
     rows = [
         {"stage": s.stage, "rank": s.rank, "would-be rank": s.would_be_rank, "score": s.score, "list size": s.list_size, "note": s.note}
         for s in report.stages

@@ -6,9 +6,12 @@ All frozen: an Answer is logged, shown and compared by Eval, and must mean the s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from rag.retrieve import Candidate, RetrievalResult
+
+if TYPE_CHECKING:  # rag.modes.result imports this module (a mode's answer is an Answer)
+    from rag.modes.result import ModeResult
 
 
 def source_label(position: int) -> str:
@@ -98,6 +101,12 @@ class Answer:
     model: str
     relevance: Mapping[str, float] = field(default_factory=dict, compare=False, hash=False)
     relevance_basis: str = ""
+    mode_result: ModeResult | None = field(default=None, compare=False, hash=False, repr=False)
+
+    @property
+    def retrieval_mode(self) -> str:
+        """How the question was searched (plain, hyde, multi_hop, corrective, agent); `mode` is who wrote the text."""
+        return self.retrieval.config.mode
 
     def label_of(self, chunk_id: str) -> str | None:
         """The citation label a sent chunk was given, or None if it was not sent."""
@@ -113,8 +122,9 @@ class Answer:
             "reason": self.reason,
             "mode": self.mode,
             "model": self.model,
+            "retrieval_mode": self.retrieval_mode,
             "sources": list(self.sources),
             "invented": list(self.invented),
             "uncited_sentences": list(self.uncited_sentences),
             "latency_ms": self.latency_ms,
-        }
+        } | ({"mode_stages": self.mode_result.summary_json()} if self.mode_result is not None and self.mode_result.mode != "plain" else {})

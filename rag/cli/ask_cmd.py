@@ -17,11 +17,14 @@ from rag.errors import RagError
 
 @main.command()
 @click.argument("question")
-@click.option("--json", "as_json", is_flag=True, help="Print {answer, citations, abstained, reason, mode, sources} as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print {answer, citations, abstained, reason, mode, retrieval_mode, sources} as JSON (with --mode other than plain: mode_stages, each search's query and final chunks).")
 @collection_option
 @retrieval_options
 def ask(question: str, as_json: bool, collection: str | None, **options: object) -> None:
-    """Answer QUESTION from the collection with cited sources; exits 1 on an error (an abstention is an answer)."""
+    """Answer QUESTION from the collection with cited sources; exits 1 on an error (an abstention is an answer).
+
+    --mode runs a retrieval mode first (its searches are listed on stderr); the answer is checked the same way.
+    """
     components = load_components(collection)
     try:
         config = with_options(components.settings.retrieval, options)
@@ -60,4 +63,10 @@ def _print_details(answer: Answer) -> None:
         click.echo(f"error: cites [{ref}], which is not one of the sources sent", err=True)
     for sentence in answer.uncited_sentences:
         click.echo(f"warning: no citation: {sentence}", err=True)
-    click.echo(f"answered by {answer.mode} ({answer.model}) in {answer.latency_ms:.0f} ms", err=True)
+    mr = answer.mode_result
+    if mr is not None:
+        for label, r in mr.searches():
+            click.echo(f"{mr.mode} {label}: {r.question} -> {', '.join(c.id[:8] for c in r.final) or 'nothing'}", err=True)
+        for note in mr.notes:
+            click.echo(f"{mr.mode}: {note}", err=True)
+    click.echo(f"answered by {answer.mode} ({answer.model}) in {answer.latency_ms:.0f} ms after {answer.retrieval_mode} retrieval", err=True)

@@ -11,7 +11,7 @@ from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import config_label, feedback_notes
 from rag.components import Components
-from rag.config import MODES, RetrievalConfig
+from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.retrieve import STAGES, Candidate, retrieve
 from rag.types import ChunkFilter
@@ -21,12 +21,14 @@ from rag.types import ChunkFilter
 @click.argument("question")
 @retrieval_options
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
-@click.option("--mode", type=click.Choice(MODES), default=None, help="Retrieval mode (default: RAGSCOPE_MODE or plain); other modes print each of their searches as a stage.")
 @collection_option
 @click.option("--all", "show_all", is_flag=True, help="Print every candidate of every stage, not only the final top-k.")
 @click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's (with --all: every candidate's) per-stage ranks and scores.")
 def search(question: str, as_json: bool, show_all: bool, collection: str | None, filters: tuple[str, ...], **overrides: object) -> None:
-    """Search QUESTION and print the final top-k (-k) with each one's rank and score in every stage."""
+    """Search QUESTION and print the final top-k (-k) with each one's rank and score in every stage.
+
+    With --mode other than plain, each search the mode ran (hop, retry, tool call) is printed as a stage.
+    """
     flt = parse_filters(filters)
     components = load_components(collection)
     try:

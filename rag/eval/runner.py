@@ -1,8 +1,9 @@
 """Run a question set through the same retrieval (and, optionally, answering) the app uses, and score it.
 
-Each question runs `retrieve()` (or `answer_question()`, which retrieves the same way), so every stage's
-ranking comes from one call; per-stage metrics use `RetrievalResult.ranked(stage)`, verdicts the whole
-result. A question whose gold names something the collection lacks (a chunk id, a document, a heading)
+Each question runs `run_mode()` in the config's mode (plain: one `retrieve()`), or `answer_question()`,
+which retrieves the same way, so every stage's ranking comes from one call; per-stage metrics use the
+final (for a mode: fused) `RetrievalResult.ranked(stage)`, verdicts the whole result and the mode's
+own searches. A question whose gold names something the collection lacks (a chunk id, a document, a heading)
 is marked invalid and left out of the metrics, so a broken set never looks like bad retrieval. A run reports progress after each question and checks its cancel event before each one; a
 cancelled run raises `EvalCancelled` and stores nothing.
 """
@@ -28,7 +29,8 @@ from rag.eval.runs import EvalRun, QuestionResult, save_run
 from rag.eval.verdicts import inspector_link, judge_question
 from rag.inspect.compare import config_label
 from rag.inspect.params import collection_param
-from rag.retrieve import QDRANT_FUSIONS, STAGES, RetrievalResult, fused_search, retrieve
+from rag.modes import ModeResult, run_mode
+from rag.retrieve import QDRANT_FUSIONS, STAGES, RetrievalResult, fused_search
 
 Progress = Callable[[int, int, str], None]
 
@@ -86,7 +88,8 @@ def run_eval(
     for done, q in enumerate(qset.questions):
         if cancel is not None and cancel.is_set():
             raise EvalCancelled(f"eval cancelled after {done} of {total} questions; nothing was stored")
-        result, record = _ask(components, q.question, config, generator, judge)
+        mr, record = _ask(components, q.question, config, generator, judge)
+        result = mr.result
         reranker = result.reranker
         gold = index.resolve(q.gold)
         invalid = gold.invalid
@@ -94,7 +97,7 @@ def run_eval(
             qrels[q.id] = gold.qrels()
             for stage in STAGES:
                 runs[stage][q.id] = gold.collapse([c.id for c in result.ranked(stage)])
-        verdict = None if invalid else judge_question(q.answerable, gold, result, record, lambda cid, r=result: _uncut_fused_rank(components, r, cid))
+        verdict = None if invalid else judge_question(q.answerable, gold, result, record, lambda cid, r=result: _uncut_fused_rank(components, r, cid), mr)
         track = verdict.track if verdict and verdict.track else gold.track()
         rows.append(
             QuestionResult(
@@ -145,13 +148,14 @@ def run_eval(
 
 def _ask(
     components: Components, question: str, config: RetrievalConfig, generator: Generator | None, judge: FaithfulnessJudge | None
-) -> tuple[RetrievalResult, AnswerRecord | None]:
+) -> tuple[ModeResult, AnswerRecord | None]:
     if generator is None:
-        return retrieve(components, question, config), None
+        return run_mode(components, question, config=config), None
     answer = answer_question(components, question, config, generator=generator)
     texts = {c.id: c.chunk.chunk.text for c in answer.retrieval.candidates}
     judged = judge.judge_answer(answer, texts) if judge is not None else ()
-    return answer.retrieval, AnswerRecord.from_answer(answer, judged)
+    mr = answer.mode_result or ModeResult("plain", answer.question, answer.retrieval)
+    return mr, AnswerRecord.from_answer(answer, judged)
 
 
 def _uncut_fused_rank(components: Components, result: RetrievalResult, chunk_id: str) -> int | None:

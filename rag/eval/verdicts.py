@@ -7,13 +7,18 @@ the answer, which must abstain exactly when the documents do not answer. The fir
 is the verdict; its evidence holds the ranks and settings that show it, and `track` is the gold chunk
 the search inspector should follow. Gold that names something the collection lacks gets no verdict:
 the runner marks such a question invalid and leaves it out of the metrics.
+
+A retrieval mode adds its own causes, checked first when the gold is missing from the mode's final
+list, since its final list is a combination of several searches: the corrective grader discarded the
+gold, a search found it but combining the searches lost it, a later hop's query drifted away from it,
+or the agent never searched for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
@@ -21,11 +26,18 @@ from rag.eval.gold import Resolution
 from rag.inspect.params import inspector_params
 from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult
 
+if TYPE_CHECKING:
+    from rag.modes import ModeResult
+
 # Code -> title, in pipeline order (the order the checks run in).
 VERDICTS: dict[str, str] = {
     "parse_loss": "Answer text in the source file but in no chunk (lost in parsing)",
     "text_not_found": "Answer text in no chunk (source files not kept: parse loss or other wording)",
     "boundary_split": "Answer split across a chunk boundary",
+    "grader_discarded": "The corrective grader discarded the gold chunk",
+    "mode_merge_dropped": "Found by one of the mode's searches but lost when they were combined",
+    "hop_drifted": "A later hop's query drifted away from the gold",
+    "agent_never_searched": "The agent never searched for the gold",
     "missed_by_retrievers": "Missed by dense and sparse",
     "fused_out": "Recalled by a stage but fused below the candidate cut",
     "reranker_dropped": "Dropped by the reranker",
@@ -77,7 +89,12 @@ class Verdict:
 
 
 def judge_question(
-    answerable: bool, gold: Resolution, result: RetrievalResult, answer: AnswerRecord | None = None, fused_rank: FusedRank | None = None
+    answerable: bool,
+    gold: Resolution,
+    result: RetrievalResult,
+    answer: AnswerRecord | None = None,
+    fused_rank: FusedRank | None = None,
+    mode: ModeResult | None = None,
 ) -> Verdict | None:
     """The verdict for one question, or None when it did not fail.
 
@@ -87,6 +104,7 @@ def judge_question(
         result: what retrieval returned (with every stage's ranks).
         answer: the checked answer, when the generator ran.
         fused_rank: a chunk's rank in an uncut fused list (to say where fusion put a gold it cut).
+        mode: the retrieval mode's searches, when one other than plain ran (`result` is its final list).
 
     Returns:
         A Verdict when the gold is missing from the final k, or the answer failed; else None.
@@ -97,7 +115,7 @@ def judge_question(
         return None
     final = [c for c in result.final if c.id in gold.chunk_ids]
     if not final:
-        return _retrieval_verdict(gold, result, fused_rank)
+        return _mode_verdict(gold, mode, result.config.final_k) or _retrieval_verdict(gold, result, fused_rank)
     best = final[0]
     where = {"final_rank": best.final_rank, **_ranks(best)}
     if answer is None:
@@ -145,6 +163,36 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
     if best.rerank.rank is not None and best.rerank.rank <= k and config.min_score is not None:
         return Verdict("cut", f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score {config.min_score:g}", {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **ranks}, best.id)
     return Verdict("cut", f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept", {"final_k": k, **ranks}, best.id)
+
+
+def _mode_verdict(gold: Resolution, mr: ModeResult | None, k: int) -> Verdict | None:
+    """The mode's own reason the gold is not in its final list, or None (then the plain checks run on the final list)."""
+    ids = gold.chunk_ids
+    if mr is None or mr.mode == "plain" or not ids:
+        return None
+    for attempt in mr.corrective.attempts if mr.corrective else ():
+        for g in attempt.grades:
+            if g.chunk_id in ids and not g.relevant:
+                rank = attempt.result.get(g.chunk_id).final_rank
+                evidence = {"search": attempt.action, "final_rank": rank, "grade": g.score, "basis": attempt.basis, "threshold": attempt.threshold}
+                detail = f"the grader discarded the gold chunk: the {attempt.action} ranked it {rank} but graded it {g.score:.3f} ({attempt.basis}), under the threshold {attempt.threshold:g}"
+                return Verdict("grader_discarded", detail, evidence, g.chunk_id)
+    for label, r in mr.searches():
+        hit = next((c for c in r.final if c.id in ids), None)
+        if hit is not None:
+            detail = f"gold was rank {hit.final_rank} in the {label} search, but combining the mode's searches ({mr.result.reranker}) left it out of the final k={k}"
+            return Verdict("mode_merge_dropped", detail, {"search": label, "final_rank": hit.final_rank, "merged": mr.result.reranker, "final_k": k}, hit.id)
+    if len(mr.hops) > 1:
+        last, before = mr.hops[-1], mr.hops[-2]
+        carried = f" (carrying {', '.join(before.carried)} from hop {before.number})" if before.carried else ""
+        detail = f"hop {last.number} query drifted: it searched “{last.query}”{carried}, and no hop ranked a gold chunk in its final k={k}"
+        return Verdict("hop_drifted", detail, {"hop": last.number, "query": last.query, "carried": list(before.carried)}, min(ids))
+    if mr.mode == "agent":
+        queries = [c.query for step in mr.agent for c in step.calls if c.result is not None]
+        wanted = ", ".join(u.label for u in gold.units) or _short(sorted(ids))
+        searched = f"its {len(queries)} searches ({'; '.join(f'“{q}”' for q in queries)}) never returned it" if queries else "it ran no search"
+        return Verdict("agent_never_searched", f"agent never searched for {wanted}: {searched}", {"queries": queries}, min(ids))
+    return None
 
 
 def _fused_out(best: Candidate, config: RetrievalConfig, fused_rank: FusedRank | None) -> Verdict:

@@ -57,14 +57,15 @@ def compare(components: Components, question: str, config_a: RetrievalConfig, co
     Args:
         components: store and encoders.
         question: the question.
-        config_a, config_b: the two settings to compare (e.g. dense only vs hybrid + rerank).
+        config_a, config_b: the two settings to compare (e.g. dense only vs hybrid + rerank, or plain vs
+            multi_hop: a mode's side is its final, fused list).
         flt: source/tag filter applied to both.
 
     Returns:
         Both results and, for every chunk in either final list, its rank under each.
     """
-    a = retrieve(components, question, config_a, flt)
-    b = retrieve(components, question, config_b, flt, encoded=a.query)  # the question is encoded once
+    a = _search(components, question, config_a, flt)
+    b = _search(components, question, config_b, flt, a)
     chunks = {c.id: c.chunk for c in (*a.final, *b.final)}
     ranks_a = {c.id: c.final_rank for c in a.final}
     ranks_b = {c.id: c.final_rank for c in b.final}
@@ -74,6 +75,15 @@ def compare(components: Components, question: str, config_a: RetrievalConfig, co
         key=lambda c: (min(c.rank_a or big, c.rank_b or big), c.rank_a or big),
     )
     return Comparison(a, b, tuple(changes))
+
+
+def _search(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter | None, other: RetrievalResult | None = None) -> RetrievalResult:
+    """One side's final list: plain retrieval (reusing `other`'s encoded question), or its mode's final list."""
+    if config.mode == "plain":
+        return retrieve(components, question, config, flt, encoded=other.query if other else None)
+    from rag.modes import run_mode  # rag.modes builds on rag.answer, which plain comparisons never load
+
+    return run_mode(components, question, config=config, flt=flt).result
 
 
 def config_label(config: RetrievalConfig) -> str:
@@ -86,7 +96,7 @@ def config_label(config: RetrievalConfig) -> str:
     parts: dict[str, list[str]] = {}  # field name -> its words, then those of the settings refining it
     for knob in knobs(type(config)):
         value = values[knob.name]
-        if not knob.tag or value is None or value is False or knob.applies(values):
+        if not knob.tag or value is None or value is False or value == knob.off or knob.applies(values):
             continue
         text = knob.tag if value is True else knob.tag.format(knob.shown(value))
         owner = "fusion" if knob.fusions else knob.needs

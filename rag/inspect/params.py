@@ -6,7 +6,7 @@ Parameters:
     <setting>         every RetrievalConfig field with a `link` name in its description
                       (rag/config.py): fusion, candidates, k, reranker, dense_weight, rrf_k,
                       min_score, prf, prf_docs, prf_terms, prf_weight, dense_prf, dense_prf_docs,
-                      dense_prf_weight; toggles are 1 | 0
+                      dense_prf_weight, mode; toggles are 1 | 0
     source, tag       filters; repeat for several (?source=a.md&source=b.md)
     track             a chunk id to follow through every stage
     collection        the collection the question ran on (`collection_param`); ui/setup opens it for the

@@ -8,6 +8,10 @@ setting changes (final k, candidates, dense weight, fusion, reranker, min score,
 re-running `retrieve()`; only changes that really put the chunk in the final top-k are suggested,
 and only small ones (see `is_small`): a fix that makes every answer read ten times more chunks is no
 fix. When no small change works the report says why, in terms of the two search spaces.
+
+Under a retrieval mode the stages above are those of the question's own search, and the report also
+carries the mode's trail (rag/inspect/mode_trail.py): the hop / attempt / call where the chunk
+appeared, and where it was lost.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from rag.components import Components
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
 from rag.inspect.explain import get_chunk
+from rag.inspect.mode_trail import ModeTrail, mode_trail
+from rag.modes.result import ModeResult
 from rag.rerank import RERANKERS, RerankContext, get_reranker
 from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult, fused_search, retrieve
 from rag.types import ChunkFilter, Hit, StoredChunk
@@ -84,6 +90,7 @@ class TrackReport:
     suggestions: tuple[Suggestion, ...]  # small verified changes, smallest first
     too_large: tuple[Suggestion, ...] = ()  # verified, but they change the settings too much to advise
     no_fix: str = ""  # why no small change surfaces the chunk, when none does
+    mode: ModeTrail | None = None  # under a retrieval mode: the searches where it appeared or was lost
 
     @property
     def found(self) -> bool:
@@ -134,12 +141,15 @@ def track(
     config: RetrievalConfig | None = None,
     flt: ChunkFilter | None = None,
     max_candidates: int = 300,
+    mode: ModeResult | None = None,
 ) -> TrackReport:
     """Follow `target` through every stage of `retrieve(question, config, flt)`.
 
     Args:
         max_candidates: the largest candidates setting tried when looking for a fix (each try is a
             full retrieval, reranker included).
+        mode: the retrieval mode's run of this question (not plain): the report adds where in its
+            searches the chunk appeared or was lost.
 
     Returns:
         Its rank and score in every stage, where it dropped out, and verified setting changes.
@@ -150,13 +160,14 @@ def track(
     probe = _Probe(components, question, result, target)
     stages = probe.standings()
     dropped, reason = _dropped(target, result, stages, flt)
+    trail = mode_trail(mode, target.id) if mode is not None and mode.mode != "plain" else None
     if dropped is None:
-        return TrackReport(target, result, stages, dropped, reason, ())
+        return TrackReport(target, result, stages, dropped, reason, (), mode=trail)
     verified = sorted(_suggest(components, probe, stages, dropped, max_candidates), key=lambda s: s.cost)
     small = tuple(s for s in verified if is_small(s.config, config))
     large = tuple(s for s in verified if not is_small(s.config, config))
     no_fix = "" if small else _why_no_small_fix(result, stages, large)
-    return TrackReport(target, result, stages, dropped, reason, small, large, no_fix)
+    return TrackReport(target, result, stages, dropped, reason, small, large, no_fix, trail)
 
 
 def is_small(changed: RetrievalConfig, config: RetrievalConfig) -> bool:

@@ -2,7 +2,8 @@
 
 Public API:
     run_mode(components, question, mode=None, config=None, flt=None, options=None, client=None) -> ModeResult
-    MODES, ModeOptions, ModeResult (and its stage values), mode_unavailable(settings, mode)
+    MODES, ModeOptions, ModeResult (and its stage values), mode_unavailable(settings, mode),
+    describe_mode(mode, claude)
 
 Every search a mode makes goes through `rag.retrieve.retrieve()`, so each of its stages can be shown
 and tracked like plain retrieval. With an Anthropic key (or a client passed in) the modes use Claude;
@@ -10,6 +11,8 @@ without one, each does what can honestly be done offline and says so in `ModeRes
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import anthropic
 
@@ -21,7 +24,7 @@ from rag.modes.corrective import run_corrective
 from rag.modes.hyde import run_hyde
 from rag.modes.llm import Claude
 from rag.modes.multihop import run_multi_hop
-from rag.modes.options import MODES, ModeOptions
+from rag.modes.options import AGENT_OFFLINE, MODES, ModeOptions, describe_mode
 from rag.modes.result import (
     AgentStep,
     Attempt,
@@ -49,14 +52,10 @@ __all__ = [
     "ModeResult",
     "ModeUnavailable",
     "ToolCall",
+    "describe_mode",
     "mode_unavailable",
     "run_mode",
 ]
-
-AGENT_OFFLINE = (
-    "the agent mode needs Claude (set ANTHROPIC_API_KEY): offline, nothing can read the results and decide what "
-    "to search next; use multi_hop or corrective for what can be done without a model"
-)
 
 
 class ModeUnavailable(ConfigError):
@@ -108,6 +107,8 @@ def run_mode(
     reason = mode_unavailable(components.settings, mode, client)
     if reason:
         raise ModeUnavailable(reason)
+    # The mode travels in the config, so whatever records the result (ask log, eval run, links) names it.
+    config = dataclasses.replace(config, mode=mode)
     flt = flt or ChunkFilter()
     options = options or ModeOptions()
     question = " ".join(question.split())
@@ -117,9 +118,13 @@ def run_mode(
         return ModeResult("plain", question, retrieve(components, question, config, flt))
     claude = Claude.from_settings(components.settings, client)
     if mode == "hyde":
-        return run_hyde(components, question, config, flt, claude)
-    if mode == "multi_hop":
-        return run_multi_hop(components, question, config, flt, options, claude)
-    if mode == "corrective":
-        return run_corrective(components, question, config, flt, options, claude)
-    return SearchAgent(components, config, flt, options, claude).run(question)
+        mr = run_hyde(components, question, config, flt, claude)
+    elif mode == "multi_hop":
+        mr = run_multi_hop(components, question, config, flt, options, claude)
+    elif mode == "corrective":
+        mr = run_corrective(components, question, config, flt, options, claude)
+    else:
+        mr = SearchAgent(components, config, flt, options, claude).run(question)
+    # A corrective retry changes the settings of its own search (PRF, candidates, fusion); the final
+    # result carries the settings asked for, so replaying it re-runs the mode, and each attempt keeps its own.
+    return dataclasses.replace(mr, result=dataclasses.replace(mr.result, config=config))

@@ -1,7 +1,8 @@
-"""The knobs of the retrieval modes and their budgets.
+"""The knobs of the retrieval modes and their budgets, and what each mode does with or without Claude.
 
-Kept beside the modes until the settings table in rag/config.py takes them; every one has a
-default, so `run_mode()` works without any.
+The mode itself is a retrieval setting (`RetrievalConfig.mode`); its budgets and thresholds stay
+here with their defaults, so `run_mode()` works without any. `describe_mode` is what every picker
+and stage header says about a mode, so the offline modes never claim more than they do.
 """
 
 from __future__ import annotations
@@ -12,7 +13,33 @@ from rag.config import MODES
 from rag.errors import ConfigError
 from rag.modes.fusion import HOP_FUSIONS
 
-__all__ = ["MODES", "ModeOptions"]
+__all__ = ["AGENT_OFFLINE", "MODES", "ModeOptions", "describe_mode"]
+
+AGENT_OFFLINE = (
+    "the agent mode needs Claude (set ANTHROPIC_API_KEY): offline, nothing can read the results and decide what "
+    "to search next; use multi_hop or corrective for what can be done without a model"
+)
+
+# What each mode does, offline and with Claude: one line for pickers, captions and the CLI.
+_OFFLINE = {
+    "plain": "plain (one hybrid search, reranked)",
+    "hyde": "HyDE (pseudo-document: extractive first pass)",
+    "multi_hop": "multi-hop (2 hops: hop 2 adds salient terms of hop 1's best chunk)",
+    "corrective": "corrective (graded by the answer gate's relevance; retries with PRF, more candidates, union; else abstains)",
+    "agent": "agent (unavailable: needs ANTHROPIC_API_KEY)",
+}
+_CLAUDE = {
+    "plain": _OFFLINE["plain"],
+    "hyde": "HyDE (Claude writes the hypothetical passage)",
+    "multi_hop": "multi-hop (Claude judges sufficiency and writes each follow-up query)",
+    "corrective": "corrective (Claude grades each chunk 0-3; retries with PRF, more candidates, union; else abstains)",
+    "agent": "agent (Claude calls search_docs as often as it needs, then answers with citations)",
+}
+
+
+def describe_mode(mode: str, claude: bool) -> str:
+    """What `mode` does with (`claude`) or without a model, honestly: "HyDE (pseudo-document: extractive first pass)"."""
+    return (_CLAUDE if claude else _OFFLINE).get(mode, mode)
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,14 @@ class ModeResult:
             ]
         return out | {"results": [c.as_row() for c in self.result.candidates], "stages": stages}
 
+    def summary_json(self) -> dict[str, Any]:
+        """The mode's stages without every candidate's ranks (for `ragscope ask --json`): each search's final chunks."""
+        stages = [
+            {"label": label, "query": r.question, **self.stage_info(label, r), "final": [{"id": c.id, "source": c.chunk.chunk.source, "heading": c.chunk.chunk.heading} for c in r.final]}
+            for label, r in self.searches()
+        ]
+        return {"mode": self.mode, "backend": self.backend, "notes": list(self.notes), "abstained": self.abstained, "reason": self.reason, "llm_calls": [c.as_json() for c in self.llm_calls], "stages": stages}
+
     def stage_info(self, label: str, r: RetrievalResult) -> dict[str, Any]:
         """What a mode adds to one of its searches: the passage, the carried terms, the grades, the call."""
         if self.hyde is not None and label == "hyde passage":
