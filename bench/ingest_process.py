@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N Markdown files")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--peer-python", default=None, help="the peer's Python (a venv with the LangChain + Qdrant packages)")
+    parser.add_argument("--late", action="store_true", help="also run ragscope with RAGSCOPE_SENTENCE_POOLING=late")
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         parser.error(f"{args.folder} is not a folder")
@@ -93,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"peer skipped: {problem}; measuring ragscope alone", file=sys.stderr)
 
     load_before = os.getloadavg()
-    samples: dict[str, list[Sample]] = {"ragscope first ingest": [], "ragscope unchanged re-ingest": [], "peer ingest": []}
+    first, again, peer, late = "ragscope first ingest", "ragscope unchanged re-ingest", "peer ingest", "ragscope, late pooling"
+    samples: dict[str, list[Sample]] = {first: [], again: [], peer: [], late: []}
     with tempfile.TemporaryDirectory(prefix="ragscope-ingest-process-") as tmp:
         root = Path(tmp)
         folder = subset(args.folder, args.limit, root / "docs") if args.limit else args.folder
@@ -102,13 +104,15 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):
             data = root / f"ours{r}"
             ours = [sys.executable, "-m", "rag", "ingest", str(folder)]
-            sides = ["ours", "peer"] if r % 2 == 0 else ["peer", "ours"]
-            for side in sides:
+            sides = ["ours", "peer", "late"] if args.late else ["ours", "peer"]
+            for side in sides[r % len(sides) :] + sides[: r % len(sides)]:  # A B (C), then B (C) A, ...
                 if side == "ours":
-                    samples["ragscope first ingest"].append(run(ours, env | {"RAGSCOPE_DATA_DIR": str(data)}))
-                    samples["ragscope unchanged re-ingest"].append(run(ours, env | {"RAGSCOPE_DATA_DIR": str(data)}))
+                    samples[first].append(run(ours, env | {"RAGSCOPE_DATA_DIR": str(data)}))
+                    samples[again].append(run(ours, env | {"RAGSCOPE_DATA_DIR": str(data)}))
+                elif side == "late":
+                    samples[late].append(run(ours, env | {"RAGSCOPE_DATA_DIR": str(root / f"late{r}"), "RAGSCOPE_SENTENCE_POOLING": "late"}))
                 elif not problem:
-                    samples["peer ingest"].append(run([args.peer_python, str(PEER_SCRIPT), str(folder), "--path", str(root / f"peer{r}")], env))
+                    samples[peer].append(run([args.peer_python, str(PEER_SCRIPT), str(folder), "--path", str(root / f"peer{r}")], env))
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
             shutil.rmtree(data)
     load_after = os.getloadavg()
@@ -122,14 +126,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, got in samples.items():
         if got:
             print(f"{name:<30} {med(name, 'wall'):>8.1f} {med(name, 'cpu'):>8.1f} {max(s.peak_mb for s in got):>8.0f}")
-    first, again = "ragscope first ingest", "ragscope unchanged re-ingest"
     print(f"first / unchanged re-ingest: wall {med(first, 'wall') / med(again, 'wall'):.0f}x, CPU {med(first, 'cpu') / med(again, 'cpu'):.0f}x (goal >= 50x)")
-    if samples["peer ingest"]:
-        peer = "peer ingest"
-        print(
-            f"ragscope / peer: wall {med(first, 'wall') / med(peer, 'wall'):.2f}x, CPU {med(first, 'cpu') / med(peer, 'cpu'):.2f}x, "
-            f"peak memory {max(s.peak_mb for s in samples[first]) / max(s.peak_mb for s in samples[peer]):.2f}x (goal <= 1.0x)"
-        )
+    for ours_name in (first, late) if samples[peer] else ():
+        if samples[ours_name]:
+            print(
+                f"{ours_name} / peer: wall {med(ours_name, 'wall') / med(peer, 'wall'):.2f}x, CPU {med(ours_name, 'cpu') / med(peer, 'cpu'):.2f}x, "
+                f"peak memory {max(s.peak_mb for s in samples[ours_name]) / max(s.peak_mb for s in samples[peer]):.2f}x (goal <= 1.0x)"
+            )
     return 0
 
 

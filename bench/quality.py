@@ -50,7 +50,7 @@ from tqdm import tqdm  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
 from rag.config import RetrievalConfig, Settings  # noqa: E402
 from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len  # noqa: E402
-from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
+from rag.eval.beir import BeirData, beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.eval.runner import run_eval  # noqa: E402
 from rag.ingest import collect_paths, encode_late, encode_sentences, ingest_files  # noqa: E402
@@ -210,9 +210,9 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
 
     Dense vectors and payloads are read back, not recomputed. `variant` is AVG_LEN (BM25 vectors
     recomputed with the collection's own average length), SENTENCES (each chunk's sentence vectors
-    encoded on their own and stored, as ingest did before late pooling) or LATE (sentence vectors
-    pooled from a forward pass over each chunk, as ingest does now: the chunk vectors that pass gives
-    equal the stored ones, so the whole pass counts as the extra work, an upper bound). Returns the
+    encoded on their own and stored, as ingest does by default) or LATE (sentence vectors pooled from
+    a forward pass over each chunk, as ingest does with RAGSCOPE_SENTENCE_POOLING=late: that pass also
+    gives the chunk vectors, already stored here, so timing all of it is an upper bound). Returns the
     copy, the seconds of the extra ingest work and a note on what was measured.
     """
     records = source.store.records(with_vectors=True)
@@ -244,6 +244,18 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     return target, extra, note
 
 
+def corpus_subset(data: BeirData, queries: int | None, size: int) -> BeirData:
+    """A smaller corpus for a quick screen (a shared machine may not afford the whole one): every
+    document judged relevant for the first `queries` judged queries, then the others in file order
+    up to `size` documents. Rankings get easier with fewer distractors: compare rows of one run only."""
+    keep = {doc for q in beir_question_set(data, queries).questions for doc, grade in data.qrels[q.id].items() if grade > 0}
+    for doc in data.corpus:
+        if len(keep) >= size:
+            break
+        keep.add(doc.id)
+    return dataclasses.replace(data, corpus=tuple(d for d in data.corpus if d.id in keep))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scifact", type=Path, default=SCIFACT, help="BEIR SciFact folder")
@@ -251,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fastapi-docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
     parser.add_argument("--fastapi-data-dir", type=Path, default=None, help="data dir caching the FastAPI docs collection")
     parser.add_argument("--limit", type=int, default=None, help="only the first N SciFact queries")
+    parser.add_argument("--corpus-limit", type=int, default=None, help="a screen: only N abstracts, every one judged for the evaluated queries kept (use another --data-dir)")
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--only", default="", help="comma-separated configuration names (default: all)")
     args = parser.parse_args(argv)
@@ -258,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="ragscope-quality-")
     root = Path(tmp.name)
     data = load_beir(args.scifact, "train")
+    if args.corpus_limit:
+        data = corpus_subset(data, args.limit, args.corpus_limit)
     sci_dir = args.data_dir or root / "scifact"
     sci = build_components(Settings(data_dir=sci_dir, collection=collection_name(args.scifact), sentence_vectors=False))
     t0 = time.perf_counter()

@@ -10,11 +10,6 @@ from __future__ import annotations
 from rag.chunker import split_sentences
 from rag.types import Chunk
 
-# How a new collection makes its sentence vectors (CollectionModels.sentence_pooling): "late", pooled
-# from each chunk's own forward pass, or "separate", each sentence encoded on its own. See README,
-# "Sentence vectors without a second pass", for the measurement behind the choice.
-SENTENCE_POOLING = "late"
-
 
 def sentence_texts(chunk: Chunk) -> list[str]:
     """The chunk's heading path (joined with " > ", when it has one), then each of its sentences.

@@ -14,7 +14,6 @@ from rag.documents import clean_tags, collection_stats, delete_document, documen
 from rag.ingest import ENCODE_BATCH, diff_document, ingest_document, ingest_files, preview
 from rag.loaders import load_document
 from rag.sentences import sentence_spans, sentence_texts
-from rag.store import CollectionModels
 from rag.types import ChunkFilter
 
 GUIDE = """# Ferry guide
@@ -49,8 +48,8 @@ def test_reingest_unchanged_keeps_ids_and_embeds_nothing(counted):
     (result,) = first.files
     assert result.status == "added" and result.written == result.chunks == 3
     ids = set(_stored(counted, "guide.md"))
-    (chunks,) = counted.dense.calls  # one call for the chunks: their sentence vectors come from the same pass
-    assert len(chunks) == 3
+    chunks, sentences = counted.dense.calls  # one call for the chunks, one for all their sentences
+    assert len(chunks) == 3 and len(sentences) == 9
 
     counted.dense.calls.clear()
     again = ingest_files(counted, [("guide.md", GUIDE.encode())])
@@ -69,8 +68,9 @@ def test_editing_one_paragraph_reembeds_only_that_chunk(counted):
     (result,) = ingest_files(counted, [("guide.md", edited.encode())]).files
 
     assert (result.status, result.written, result.unchanged, result.removed) == ("updated", 1, 2, 1)
-    ((embedded,),) = counted.dense.calls  # the new chunk, once: no second pass for its sentences
+    (embedded,), sentences = counted.dense.calls
     assert "half past six" in embedded and embedded.startswith("guide.md > Ferry guide > Timetable\n")
+    assert sorted(sentences) == ["Ferry guide > Timetable", "The first ferry leaves at half past six.", "The last one leaves at eleven at night."]
     after = _stored(counted, "guide.md")
     assert len(after) == 3
     assert len(set(after) & set(before)) == 2
@@ -105,32 +105,50 @@ def test_changing_only_tags_rewrites_no_vectors(counted):
 def test_new_chunks_store_their_sentence_vectors(counted):
     seen: list[str] = []
     ingest_files(counted, [("guide.md", GUIDE.encode())], progress=lambda f, m: seen.append(m))
-    assert "embedding chunks 3/3 (1 files)" in seen and not any("sentences" in m for m in seen)
+    assert "embedding sentences 9/9 (1 files)" in seen  # sentence encoding reports progress too
     assert counted.store.collection_models().sentence_vectors
-    assert counted.store.collection_models().sentence_pooling == "late"
+    assert counted.store.collection_models().sentence_pooling == "separate"  # the default
     records = counted.store.records(ChunkFilter(sources=("guide.md",)))
     query = counted.dense.encode_query("when does the first boat go")
     hits = {h.id: h.score for h in counted.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
     assert set(hits) == {r.chunk.id for r in records}
-    for r in records:  # MaxSim over the late-pooled vectors of the chunk's own sentence spans
-        pooled = counted.dense.inner.encode_spans([r.chunk.embed_text], [sentence_spans(r.chunk)]).spans[0]
-        assert hits[r.chunk.id] == pytest.approx(float(np.max(pooled @ query)), abs=1e-4)
-
-
-def test_a_collection_made_with_separately_encoded_sentences_keeps_them(counted):
-    """A collection from before late pooling (its record says "separate") never mixes the two kinds."""
-    made = CollectionModels(counted.settings.dense_model, 384, counted.settings.sparse_model, True)  # as such a record reads
-    counted.store.ensure_collection(made)
-    ingest_files(counted, [("guide.md", GUIDE.encode())])
-    chunks, sentences = counted.dense.calls  # the chunks, then their distinct sentences on their own
-    assert len(chunks) == 3 and len(sentences) == 9
-    assert counted.store.collection_models().sentence_pooling == "separate"
-    records = counted.store.records(ChunkFilter(sources=("guide.md",)))
-    query = counted.dense.encode_query("when does the first boat go")
-    hits = {h.id: h.score for h in counted.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
     for r in records:
         best = float(np.max(counted.dense.inner.encode_documents(sentence_texts(r.chunk)) @ query))
         assert hits[r.chunk.id] == pytest.approx(best, abs=1e-4)
+
+
+def test_a_late_pooled_collection_encodes_each_new_chunk_once(settings):
+    """RAGSCOPE_SENTENCE_POOLING=late: the sentence vectors come from the chunk's own forward pass."""
+    comps = build_components(dataclasses.replace(settings, collection="late", sentence_pooling="late"))
+    comps = dataclasses.replace(comps, dense=CountingDense(comps.dense))
+    try:
+        seen: list[str] = []
+        ingest_files(comps, [("guide.md", GUIDE.encode())], progress=lambda f, m: seen.append(m))
+        assert [len(call) for call in comps.dense.calls] == [3]  # the chunks, once: no second pass for their sentences
+        assert "embedding chunks 3/3 (1 files)" in seen and not any("sentences" in m for m in seen)
+        assert comps.store.collection_models().sentence_pooling == "late"
+        records = comps.store.records(ChunkFilter(sources=("guide.md",)))
+        query = comps.dense.encode_query("when does the first boat go")
+        hits = {h.id: h.score for h in comps.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
+        for r in records:  # MaxSim over the pooled vectors of the chunk's own sentence spans
+            pooled = comps.dense.inner.encode_spans([r.chunk.embed_text], [sentence_spans(r.chunk)]).spans[0]
+            assert hits[r.chunk.id] == pytest.approx(float(np.max(pooled @ query)), abs=1e-4)
+    finally:
+        comps.close()
+
+
+def test_a_collection_keeps_the_sentence_pooling_it_was_made_with(settings):
+    """The setting shapes a new collection only: a separately encoded one never gets late-pooled vectors."""
+    for pooling, source in (("separate", "guide.md"), ("late", "other.md")):
+        comps = build_components(dataclasses.replace(settings, collection="kept", sentence_pooling=pooling))
+        comps = dataclasses.replace(comps, dense=CountingDense(comps.dense))
+        try:
+            ingest_files(comps, [(source, GUIDE.encode())])
+            chunks, sentences = comps.dense.calls  # the chunks, then their distinct sentences on their own
+            assert len(chunks) == 3 and len(sentences) == 9
+            assert comps.store.collection_models().sentence_pooling == "separate"
+        finally:
+            comps.close()
 
 
 def test_collection_created_without_sentence_vectors_keeps_encoding_only_chunks(settings):
@@ -151,8 +169,8 @@ def test_many_small_documents_are_embedded_in_shared_batches(counted):
     files = [(f"stop{i}.md", f"# Stop {i}\n\nThe ferry calls at stop {i} every hour.\n".encode()) for i in range(20)]
     summary = ingest_files(counted, files)
     assert summary.chunks_written == 20 and not summary.errors
-    # 20 documents, one encoder call for their chunks, their sentence vectors pooled from it (fewer than ENCODE_BATCH texts)
-    assert [len(call) for call in counted.dense.calls] == [20] and 20 <= ENCODE_BATCH
+    # 20 documents, one encoder call for their chunks and one for their sentences (each fewer than ENCODE_BATCH texts)
+    assert [len(call) for call in counted.dense.calls] == [20, 40] and 40 <= ENCODE_BATCH
     assert counted.store.sources() == {f"stop{i}.md": 1 for i in range(20)}
 
 

@@ -18,7 +18,6 @@ from rag.rerank import clear_sentence_cache
 from rag.retrieve import retrieve
 from rag.sample import sample_files
 from rag.sentences import sentence_texts
-from rag.store import CollectionModels
 from rag.types import ChunkFilter
 
 
@@ -184,15 +183,12 @@ SAMPLE_QUESTIONS = (
 )
 
 
-def test_stored_sentence_vectors_rescore_like_query_time_encoding_without_encoding(settings):
-    """Separately encoded stored sentence vectors (MaxSim in Qdrant) and the fallback's per-question
-    encoding give the same scores and order; the stored path never asks the encoder for a document text."""
-    stored = build_components(dataclasses.replace(settings, collection="separate"))
+def test_stored_sentence_vectors_rescore_like_query_time_encoding_without_encoding(sample_components, settings):
+    """Stored sentence vectors (MaxSim in Qdrant) and the fallback's per-question encoding give the same
+    scores and order; the stored path never asks the encoder for a document text."""
+    stored = dataclasses.replace(sample_components, dense=CountingDense(sample_components.dense))
     plain = build_components(dataclasses.replace(settings, collection="plain", sentence_vectors=False))
     try:
-        stored.store.ensure_collection(CollectionModels(settings.dense_model, 384, settings.sparse_model, True, "separate"))
-        assert not ingest_files(stored, sample_files()).errors
-        stored = dataclasses.replace(stored, dense=CountingDense(stored.dense))
         assert not ingest_files(plain, sample_files()).errors
         plain = dataclasses.replace(plain, dense=CountingDense(plain.dense))
         assert stored.store.collection_models().sentence_vectors and not plain.store.collection_models().sentence_vectors
@@ -207,5 +203,4 @@ def test_stored_sentence_vectors_rescore_like_query_time_encoding_without_encodi
         assert stored.dense.calls == []
         assert plain.dense.calls  # the witness works: the fallback did encode the candidates' sentences
     finally:
-        stored.close()
         plain.close()
