@@ -50,10 +50,10 @@ from tqdm import tqdm  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
 from rag.config import ChunkConfig, RetrievalConfig, Settings  # noqa: E402
 from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len  # noqa: E402
-from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
+from rag.eval.beir import BeirData, beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.eval.runner import run_eval  # noqa: E402
-from rag.ingest import collect_paths, encode_sentences, ingest_files  # noqa: E402
+from rag.ingest import collect_paths, encode_late, encode_sentences, ingest_files  # noqa: E402
 from rag.sample import sample_files  # noqa: E402
 from rag.store import PointData  # noqa: E402
 
@@ -72,6 +72,7 @@ OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a
 
 AVG_LEN = "avg_len"  # the collection variant whose BM25 vectors use the collection's own average length
 SENTENCES = "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/sentences.py)
+LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.encode_late)
 
 
 def configs() -> dict[str, tuple[str, RetrievalConfig]]:
@@ -118,10 +119,17 @@ def configs() -> dict[str, tuple[str, RetrievalConfig]]:
         "sv: union + maxsim-fusion:0.6": v(fusion="union", candidates=50, reranker="maxsim-fusion:0.6"),
         "sv: DBSF 100 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=100, reranker="maxsim-fusion:0.6"),
     }
+    on_late = {
+        "late: DBSF 50 + sentence-maxsim": v(fusion="dbsf", candidates=50, reranker="sentence-maxsim"),
+        "late: DBSF 50 + maxsim-fusion": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion"),
+        "late: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6"),
+        "late: DBSF 50 + maxsim-fusion:0.7": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.7"),
+    }
     return {
         **{n: ("", c) for n, c in plain.items()},
         **{n: (AVG_LEN, c) for n, c in on_avg_len.items()},
         **{n: (SENTENCES, c) for n, c in on_sentences.items()},
+        **{n: (LATE, c) for n, c in on_late.items()},
     }
 
 
@@ -202,13 +210,15 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     """A copy of `source`'s collection with one ingest-time technique added, timing only that extra work.
 
     Dense vectors and payloads are read back, not recomputed. `variant` is AVG_LEN (BM25 vectors
-    recomputed with the collection's own average length) or SENTENCES (each chunk's sentence vectors
-    encoded and stored, as ingest does with RAGSCOPE_SENTENCE_VECTORS=1). Returns the copy, the seconds
-    of the extra ingest work and a note on what was measured.
+    recomputed with the collection's own average length), SENTENCES (each chunk's sentence vectors
+    encoded on their own and stored, as ingest does by default) or LATE (sentence vectors pooled from
+    a forward pass over each chunk, as ingest does with RAGSCOPE_SENTENCE_POOLING=late: that pass also
+    gives the chunk vectors, already stored here, so timing all of it is an upper bound). Returns the
+    copy, the seconds of the extra ingest work and a note on what was measured.
     """
     records = source.store.records(with_vectors=True)
     texts = [r.chunk.embed_text for r in records]
-    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant == SENTENCES)
+    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant in (SENTENCES, LATE))
     target = build_components(settings)
     sparse = [r.sparse for r in records]
     sentences: list[np.ndarray | None] = [None] * len(records)
@@ -218,11 +228,16 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
         target = dataclasses.replace(target, sparse=FastembedBm25Encoder(settings.sparse_model, cache_dir=data_dir / "models", avg_len=avg))
         sparse = target.sparse.encode_documents(texts)
         note = f"avg_len {avg:.0f}"
-    else:
+    elif variant == SENTENCES:
         sentences = encode_sentences(target.dense, [r.chunk for r in records])
         note = f"{sum(len(rows) for rows in sentences)} sentences"
+    else:
+        _, sentences = encode_late(target.dense, [r.chunk for r in records])
+        note = f"{sum(len(rows) for rows in sentences)} late-pooled sentences"
     extra = time.perf_counter() - t0
-    target.ensure_collection()
+    made = source.store.collection_models()
+    pooling = "late" if variant == LATE else "separate"
+    target.store.ensure_collection(dataclasses.replace(made, sentence_vectors=settings.sentence_vectors, sentence_pooling=pooling))
     points = [PointData(r.chunk.id, r.dense, sv, r.payload, sentences=s) for r, sv, s in zip(records, sparse, sentences, strict=True)]
     for i in range(0, len(points), 512):
         target.store.upsert(points[i : i + 512])
@@ -424,12 +439,26 @@ def config_label_text(config: RetrievalConfig) -> str:
     return config_label(config)
 
 
+def corpus_subset(data: BeirData, queries: int | None, size: int) -> BeirData:
+    """A smaller corpus for a quick screen (a shared machine may not afford the whole one): every
+    document judged relevant for the first `queries` judged queries, then the others in file order
+    up to `size` documents. Rankings get easier with fewer distractors: compare rows of one run only."""
+    keep = {doc for q in beir_question_set(data, queries).questions for doc, grade in data.qrels[q.id].items() if grade > 0}
+    for doc in data.corpus:
+        if len(keep) >= size:
+            break
+        keep.add(doc.id)
+    return dataclasses.replace(data, corpus=tuple(d for d in data.corpus if d.id in keep))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scifact", type=Path, default=SCIFACT, help="BEIR SciFact folder")
     parser.add_argument("--data-dir", type=Path, default=None, help="data dir holding (or to receive) the SciFact collection")
+    parser.add_argument("--fastapi-docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
     parser.add_argument("--fastapi-data-dir", type=Path, default=None, help="data dir caching the FastAPI docs collection")
     parser.add_argument("--limit", type=int, default=None, help="only the first N SciFact queries")
+    parser.add_argument("--corpus-limit", type=int, default=None, help="a screen: only N abstracts, every one judged for the evaluated queries kept (use another --data-dir)")
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--only", default="", help="comma-separated configuration names (default: all)")
     parser.add_argument("--fastapi-docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
@@ -445,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="ragscope-quality-")
     root = Path(tmp.name)
     data = load_beir(args.scifact, "train")
+    if args.corpus_limit:
+        data = corpus_subset(data, args.limit, args.corpus_limit)
     sci_dir = args.data_dir or root / "scifact"
     sci = build_components(Settings(data_dir=sci_dir, collection=collection_name(args.scifact), sentence_vectors=False))
     t0 = time.perf_counter()
@@ -453,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     sci_ingest = time.perf_counter() - t0
     sci_set = beir_question_set(data, args.limit)
     sample, sample_ingest = open_docs(root / "sample", sample_files())
-    fa_files = [(n, p.read_bytes()) for n, p in collect_paths([FASTAPI_DOCS]).files]
+    fa_files = [(n, p.read_bytes()) for n, p in collect_paths([args.fastapi_docs]).files]
     fastapi, fa_ingest = open_docs(args.fastapi_data_dir or root / "fastapi", fa_files)
     print(f"# ingest (or cache check) s: scifact {sci_ingest:.0f}, sample {sample_ingest:.0f}, fastapi {fa_ingest:.0f}", file=sys.stderr)
     sets = [
@@ -461,9 +492,11 @@ def main(argv: list[str] | None = None) -> int:
         ("sample", sample, read_question_set_file(SAMPLE_QA)),
         ("fastapi", fastapi, read_question_set_file(FASTAPI_QA)),
     ]
+    wanted = [n for n in args.only.split(",") if n]
+    todo = {n: c for n, c in configs().items() if not wanted or n in (*wanted, BASELINE, OLD_DEFAULT)}
     variants: dict[str, list] = {"": [(key, with_query_vectors(comp, qset), qset) for key, comp, qset in sets]}
     extra_ingest: dict[str, dict[str, float]] = {"": {key: 0.0 for key, _, _ in sets}}
-    for variant in (AVG_LEN, SENTENCES):
+    for variant in dict.fromkeys(v for v, _ in todo.values() if v):  # only the copies some configuration reads
         notes, extra_ingest[variant], variants[variant] = [], {}, []
         for (key, comp, qset), (_, cached, _) in zip(sets, variants[""], strict=True):
             copy, extra, note = copy_variant(comp, root / f"{variant}-{key}", variant)
@@ -472,8 +505,6 @@ def main(argv: list[str] | None = None) -> int:
             variants[variant].append((key, dataclasses.replace(copy, dense=cached.dense), qset))
         print(f"# {variant} variant (extra ingest work): {'; '.join(notes)}", file=sys.stderr)
 
-    wanted = [n for n in args.only.split(",") if n]
-    todo = {n: c for n, c in configs().items() if not wanted or n in (*wanted, BASELINE, OLD_DEFAULT)}
     results: dict[str, dict[str, Measured]] = {}
     for name, (variant, config) in todo.items():
         results[name] = {key: measure(comp, qset, config, f"{key}: {name}") for key, comp, qset in variants[variant]}
@@ -499,6 +530,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{added:>+8.1f} {extra_ingest[todo[name][0]]['scifact']:>6.1f}s {r['sample'].mean('hit@5'):>10.3f} {r['fastapi'].mean('hit@5'):>11.3f}"
         )
     print("* interval excludes 0. p50: SciFact per-question wall time through run_eval (shared 2-core machine: rough).")
+    pairs = [(n, "sv:" + n[len("late:") :]) for n in results if n.startswith("late:") and "sv:" + n[len("late:") :] in results]
+    for late, separate in pairs:  # same configuration, sentence vectors pooled late vs encoded separately
+        diff = interval(*gain_interval(results[late]["scifact"].values("ndcg@10", qids), results[separate]["scifact"].values("ndcg@10", qids), args.resamples))
+        hits = ", ".join(f"{key} hit@5 {results[late][key].mean('hit@5'):.3f} vs {results[separate][key].mean('hit@5'):.3f}" for key in ("sample", "fastapi"))
+        print(f"{late} - {separate}: nDCG@10 {diff}; {hits}")
     tmp.cleanup()
     return 0
 

@@ -24,10 +24,15 @@ class Components:
     def ensure_collection(self) -> None:
         """Create the collection for the configured models, or refuse if it was built with others.
 
-        A new collection stores sentence vectors when the settings say so; an existing one keeps what
-        it was created with.
+        A new collection stores sentence vectors when the settings say so, pooled as they say; an
+        existing one keeps what it was created with. For an existing collection built with
+        the configured dense model, its record gives the dimension: asking the encoder would load the
+        model (seconds, hundreds of MB) on a re-ingest that may have nothing to embed.
         """
-        models = CollectionModels(self.settings.dense_model, self.dense.dim, self.settings.sparse_model, self.settings.sentence_vectors)
+        existing = self.store.collection_models()
+        same_dense = existing is not None and existing.dense_model == self.settings.dense_model
+        dim = existing.dense_dim if same_dense else self.dense.dim
+        models = CollectionModels(self.settings.dense_model, dim, self.settings.sparse_model, self.settings.sentence_vectors, self.settings.sentence_pooling)
         self.store.ensure_collection(models)
 
     def check_models(self) -> None:

@@ -22,6 +22,7 @@ FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
 CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
 # What the answerer is handed for each final hit: the chunk itself, or the whole section around it.
 ANSWER_CONTEXTS = ("chunk", "section")
+SENTENCE_POOLINGS = ("separate", "late")
 # A collection name becomes a file and folder name under the data dir (edge store, journal): no path
 # separators, no leading dot (so never `.` / `..`), and short enough for any file system.
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
@@ -222,6 +223,10 @@ class Settings:
     # sentence-maxsim / maxsim-fusion rerankers read them instead of encoding sentences per question.
     # An existing collection keeps what it was created with.
     sentence_vectors: bool = setting(True, env="RAGSCOPE_SENTENCE_VECTORS", label="sentence vectors")
+    # How a NEW collection makes those vectors: "separate" encodes each distinct sentence on its own (a
+    # second encoding pass); "late" pools each sentence's token states from its chunk's own forward pass
+    # (rag.ingest.encode_late: no second pass). Recorded with the collection, which keeps it.
+    sentence_pooling: str = setting("separate", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS)
 
     def __post_init__(self) -> None:
         check_fields(self)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -28,6 +29,19 @@ _PACKAGED_DENSE = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class SpanVectors:
+    """Each text's vector and its spans' vectors, all from one forward pass of the model (late chunking).
+
+    A span's vector is the mean of the token states of the tokens that overlap it, L2-normalised, so
+    each sentence is read in the context of its whole chunk and costs no encoding of its own.
+    """
+
+    texts: np.ndarray  # (len(texts), dim): exactly what encode_documents gives
+    spans: list[np.ndarray]  # per text, (its number of spans, dim); rows listed in `beyond` are zeros
+    beyond: list[tuple[int, int]]  # (text, span) pairs past the model's window (truncated): no tokens to pool
+
+
 class DenseEncoder(Protocol):
     name: str
     dim: int
@@ -35,6 +49,8 @@ class DenseEncoder(Protocol):
     def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray: ...
 
     def encode_query(self, text: str) -> np.ndarray: ...
+
+    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors: ...
 
 
 class SparseEncoder(Protocol):
@@ -76,6 +92,43 @@ class SentenceTransformerEncoder(LazyModel):
 
     def encode_query(self, text: str) -> np.ndarray:
         return self.encode_documents([text])[0]
+
+    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors:
+        """`texts` encoded as by `encode_documents`, plus a vector per (start, end) character span of
+        each text, pooled from the same token states (see `SpanVectors`).
+
+        Raises:
+            EncoderError: the model's tokenizer gives no character offsets (not a "fast" tokenizer).
+        """
+        model = self._load()
+        texts = list(texts)
+        if not texts:
+            return SpanVectors(np.zeros((0, self.dim), dtype=np.float32), [], [])
+        outputs = model.encode(texts, batch_size=batch_size, output_value=None, normalize_embeddings=True, show_progress_bar=False)
+        try:
+            offsets = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length, return_offsets_mapping=True)["offset_mapping"]
+        except (NotImplementedError, ValueError, TypeError) as e:
+            raise EncoderError(f"dense model {self.name!r}: its tokenizer gives no character offsets for late chunking ({e})") from None
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        pooled: list[np.ndarray] = []
+        beyond: list[tuple[int, int]] = []
+        for i, (out, where, wanted) in enumerate(zip(outputs, offsets, spans, strict=True)):
+            vectors[i] = out["sentence_embedding"].float().numpy()
+            tokens = out["token_embeddings"][: int(out["attention_mask"].sum())].float().numpy()
+            if len(where) != len(tokens):
+                raise EncoderError(f"dense model {self.name!r}: its tokenizer and its model disagree on {texts[i][:40]!r}; late chunking cannot pool")
+            starts, ends = np.array(where).T
+            real = ends > starts  # [CLS], [SEP] and the like cover no characters
+            rows = np.zeros((len(wanted), self.dim), dtype=np.float32)
+            for j, (a, b) in enumerate(wanted):
+                inside = real & (starts < b) & (ends > a)
+                if inside.any():
+                    mean = tokens[inside].mean(axis=0)
+                    rows[j] = mean / np.linalg.norm(mean)
+                else:
+                    beyond.append((i, j))
+            pooled.append(rows)
+        return SpanVectors(vectors, pooled, beyond)
 
 
 def _resolve_dense_path(name: str) -> str:

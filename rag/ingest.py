@@ -23,8 +23,8 @@ from rag.errors import LoaderError, RagError, StoreError
 from rag.loaders import load_document, safe_source
 from rag.originals import Originals
 from rag.scan import scan_text
-from rag.sentences import sentence_texts
-from rag.documents import clean_tags, sentence_vectors_stored
+from rag.sentences import sentence_spans, sentence_texts
+from rag.documents import clean_tags
 from rag.store import PointData, chunk_payload
 from rag.text import plural
 from rag.types import Chunk, ChunkFilter, Document, StoredChunk
@@ -225,17 +225,23 @@ def _repeated_message(chunks: Iterable[Chunk], repeated: set[str]) -> str:
 
 def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgress | None = None) -> list[list[PointData]]:
     """Dense + sparse vectors and payloads for every plan's new chunks, encoded together, plus each
-    chunk's sentence vectors when the collection stores them.
+    chunk's sentence vectors when the collection stores them, made as its record says (late pooling
+    from the chunks' own forward pass, or a second pass over the sentences).
 
-    `progress(what, done, total)` follows each encoder batch ("chunks", then "sentences").
+    `progress(what, done, total)` follows each encoder batch ("chunks", then "sentences" for a
+    collection whose sentences are encoded separately).
     """
     added = [(p, c) for p in plans for c in p.added]
-    texts = [c.embed_text for _, c in added]
-    dense = _encode_sorted(components.dense, texts, _stage(progress, "chunks"))
-    if sentence_vectors_stored(components):
-        sentences: list[Any] = encode_sentences(components.dense, [c for _, c in added], _stage(progress, "sentences"))
+    chunks = [c for _, c in added]
+    texts = [c.embed_text for c in chunks]
+    models = components.store.collection_models()
+    sentences: list[Any] = [None] * len(added)
+    if models is not None and models.sentence_vectors and models.sentence_pooling == "late":
+        dense, sentences = encode_late(components.dense, chunks, _stage(progress, "chunks"))
     else:
-        sentences = [None] * len(added)
+        dense = _encode_sorted(components.dense, texts, _stage(progress, "chunks"))
+        if models is not None and models.sentence_vectors:
+            sentences = encode_sentences(components.dense, chunks, _stage(progress, "sentences"))
     sparse = components.sparse.encode_documents(texts) if texts else []
     points: dict[int, list[PointData]] = {id(p): [] for p in plans}
     for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):
@@ -257,18 +263,54 @@ def encode_sentences(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Cal
     return [vectors[[row[t] for t in texts]] for texts in per_chunk]
 
 
+def encode_late(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each chunk's vector and its `sentence_texts` vectors, from one forward pass over the chunk
+    ("late chunking": each sentence's span of token states is pooled, `DenseEncoder.encode_spans`).
+
+    No sentence is encoded twice; only the sentences past the model's window (the end of a chunk
+    longer than its 256 tokens) have no token states, and those are encoded on their own, each
+    distinct text once. Public so that bench/quality.py measures exactly what ingest stores.
+    """
+    texts = [c.embed_text for c in chunks]
+    spans = [sentence_spans(c) for c in chunks]
+    vectors = np.zeros((len(chunks), dense.dim if chunks else 0), dtype=np.float32)
+    sentences: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float32)] * len(chunks)
+    beyond: list[tuple[int, int]] = []
+    batches = _length_batches(texts)
+    for n, batch in enumerate(batches):
+        out = dense.encode_spans([texts[i] for i in batch], [spans[i] for i in batch], batch_size=ENCODE_BATCH)
+        vectors[batch] = out.texts
+        for k, i in enumerate(batch):
+            sentences[i] = out.spans[k]
+        beyond += [(batch[k], j) for k, j in out.beyond]
+        if progress:
+            progress(min((n + 1) * ENCODE_BATCH, len(texts)), len(texts))
+    if beyond:
+        alone = [texts[i][slice(*spans[i][j])] for i, j in beyond]
+        unique = list(dict.fromkeys(alone))
+        encoded = _encode_sorted(dense, unique, None)
+        row = {text: k for k, text in enumerate(unique)}
+        for (i, j), text in zip(beyond, alone, strict=True):
+            sentences[i][j] = encoded[row[text]]
+    return vectors, sentences
+
+
+def _length_batches(texts: Sequence[str]) -> list[list[int]]:
+    """Indices of `texts` in batches of similar length (longest first, as sentence-transformers sorts
+    inside one call, so little padding)."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return [order[at : at + ENCODE_BATCH] for at in range(0, len(order), ENCODE_BATCH)]
+
+
 def _encode_sorted(dense: DenseEncoder, texts: Sequence[str], progress: Callable[[int, int], None] | None) -> np.ndarray:
-    """`texts` encoded in batches of similar length (longest first, as sentence-transformers sorts inside
-    one call, so little padding), in input order; `progress(done, total)` after each batch."""
+    """`texts` encoded in `_length_batches`, in input order; `progress(done, total)` after each batch."""
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)  # without loading the model for its dimension
     out = np.zeros((len(texts), dense.dim), dtype=np.float32)
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    for at in range(0, len(order), ENCODE_BATCH):
-        batch = order[at : at + ENCODE_BATCH]
+    for n, batch in enumerate(_length_batches(texts)):
         out[batch] = dense.encode_documents([texts[i] for i in batch], batch_size=ENCODE_BATCH)
         if progress:
-            progress(min(at + ENCODE_BATCH, len(order)), len(order))
+            progress(min((n + 1) * ENCODE_BATCH, len(texts)), len(texts))
     return out
 
 

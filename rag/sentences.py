@@ -21,8 +21,22 @@ def sentence_texts(chunk: Chunk) -> list[str]:
     Example:
         sentence_texts(chunk)  # ["Billing > Refunds", "Refunds reach your card within five days.", ...]
     """
-    sentences = [chunk.text[a:b] for a, b in split_sentences(chunk.text)] or [chunk.text]
-    return [chunk.heading, *sentences] if chunk.heading else sentences
+    text = chunk.embed_text
+    return [text[a:b] for a, b in sentence_spans(chunk)]
+
+
+def sentence_spans(chunk: Chunk) -> list[tuple[int, int]]:
+    """Where each of `sentence_texts(chunk)` sits inside `chunk.embed_text`, the text the chunk's own
+    vector is encoded from: late chunking pools these spans' token states from that one forward pass.
+
+    `[chunk.embed_text[a:b] for a, b in sentence_spans(chunk)] == sentence_texts(chunk)`, always.
+    """
+    body = len(chunk.embed_text) - len(chunk.text)  # embed_text is "source > headings\n" + text
+    spans = [(body + a, body + b) for a, b in split_sentences(chunk.text)] or [(body, body + len(chunk.text))]
+    if not chunk.heading:
+        return spans
+    heading_start = len(chunk.source) + len(" > ")
+    return [(heading_start, heading_start + len(chunk.heading)), *spans]
 
 
 def sentence_vectors_note(stored: bool | None) -> str:

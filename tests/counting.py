@@ -25,3 +25,7 @@ class CountingDense:
 
     def encode_query(self, text: str) -> np.ndarray:
         return self.inner.encode_query(text)
+
+    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64):  # noqa: ANN201
+        self.calls.append(list(texts))
+        return self.inner.encode_spans(texts, spans, batch_size=batch_size)

@@ -63,6 +63,16 @@ def test_docs_on_an_existing_collection_loads_no_model(guide):
     assert "loading" not in out["stderr"]
 
 
+def test_an_unchanged_reingest_loads_no_model(guide, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_bytes(b"# Guide\n\nThe ferry leaves at seven.\n")  # the stored document, unchanged
+    out = _cli("ingest", str(folder))
+    assert out["stdout"].strip() == "1 documents, 0 chunks written, 1 unchanged, 0 errors"
+    assert out["loaded"] == ["qdrant_edge"]
+    assert "loading" not in out["stderr"]
+
+
 def test_a_command_that_needs_the_models_says_so_on_stderr(guide):
     lines = _cli("search", "ferry", "--json")["stderr"].splitlines()
     assert "loading dense model all-MiniLM-L6-v2…" in lines and "loading sparse model Qdrant/bm25…" in lines

@@ -13,7 +13,7 @@ from rag.components import Components, build_components
 from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
 from rag.ingest import ENCODE_BATCH, diff_document, ingest_document, ingest_files, preview
 from rag.loaders import load_document
-from rag.sentences import sentence_texts
+from rag.sentences import sentence_spans, sentence_texts
 from rag.types import ChunkFilter
 
 GUIDE = """# Ferry guide
@@ -107,6 +107,7 @@ def test_new_chunks_store_their_sentence_vectors(counted):
     ingest_files(counted, [("guide.md", GUIDE.encode())], progress=lambda f, m: seen.append(m))
     assert "embedding sentences 9/9 (1 file)" in seen  # sentence encoding reports progress too
     assert counted.store.collection_models().sentence_vectors
+    assert counted.store.collection_models().sentence_pooling == "separate"  # the default
     records = counted.store.records(ChunkFilter(sources=("guide.md",)))
     query = counted.dense.encode_query("when does the first boat go")
     hits = {h.id: h.score for h in counted.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
@@ -114,6 +115,40 @@ def test_new_chunks_store_their_sentence_vectors(counted):
     for r in records:
         best = float(np.max(counted.dense.inner.encode_documents(sentence_texts(r.chunk)) @ query))
         assert hits[r.chunk.id] == pytest.approx(best, abs=1e-4)
+
+
+def test_a_late_pooled_collection_encodes_each_new_chunk_once(settings):
+    """RAGSCOPE_SENTENCE_POOLING=late: the sentence vectors come from the chunk's own forward pass."""
+    comps = build_components(dataclasses.replace(settings, collection="late", sentence_pooling="late"))
+    comps = dataclasses.replace(comps, dense=CountingDense(comps.dense))
+    try:
+        seen: list[str] = []
+        ingest_files(comps, [("guide.md", GUIDE.encode())], progress=lambda f, m: seen.append(m))
+        assert [len(call) for call in comps.dense.calls] == [3]  # the chunks, once: no second pass for their sentences
+        assert "embedding chunks 3/3 (1 files)" in seen and not any("sentences" in m for m in seen)
+        assert comps.store.collection_models().sentence_pooling == "late"
+        records = comps.store.records(ChunkFilter(sources=("guide.md",)))
+        query = comps.dense.encode_query("when does the first boat go")
+        hits = {h.id: h.score for h in comps.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
+        for r in records:  # MaxSim over the pooled vectors of the chunk's own sentence spans
+            pooled = comps.dense.inner.encode_spans([r.chunk.embed_text], [sentence_spans(r.chunk)]).spans[0]
+            assert hits[r.chunk.id] == pytest.approx(float(np.max(pooled @ query)), abs=1e-4)
+    finally:
+        comps.close()
+
+
+def test_a_collection_keeps_the_sentence_pooling_it_was_made_with(settings):
+    """The setting shapes a new collection only: a separately encoded one never gets late-pooled vectors."""
+    for pooling, source in (("separate", "guide.md"), ("late", "other.md")):
+        comps = build_components(dataclasses.replace(settings, collection="kept", sentence_pooling=pooling))
+        comps = dataclasses.replace(comps, dense=CountingDense(comps.dense))
+        try:
+            ingest_files(comps, [(source, GUIDE.encode())])
+            chunks, sentences = comps.dense.calls  # the chunks, then their distinct sentences on their own
+            assert len(chunks) == 3 and len(sentences) == 9
+            assert comps.store.collection_models().sentence_pooling == "separate"
+        finally:
+            comps.close()
 
 
 def test_collection_created_without_sentence_vectors_keeps_encoding_only_chunks(settings):

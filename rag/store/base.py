@@ -31,13 +31,17 @@ class CollectionModels:
 
     `sentence_vectors` says whether the collection stores sentence vectors. It is fixed when the
     collection is created (a collection from before the field reads False) and is not a model: asking
-    for it on a collection without it is no mismatch (see `same_models`).
+    for it on a collection without it is no mismatch (see `same_models`). `sentence_pooling` says how
+    they were made, also fixed at creation: "late" (pooled from the chunk's own forward pass,
+    `rag.ingest.encode_late`) or "separate" (each sentence encoded on its own, what collections made
+    before the field hold); every later ingest follows it, so one collection never mixes the two.
     """
 
     dense_model: str
     dense_dim: int
     sparse_model: str
     sentence_vectors: bool = False
+    sentence_pooling: str = "separate"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +49,7 @@ class CollectionModels:
             "dense_dim": self.dense_dim,
             "sparse_model": self.sparse_model,
             "sentence_vectors": self.sentence_vectors,
+            "sentence_pooling": self.sentence_pooling,
         }
 
     @classmethod
@@ -56,7 +61,7 @@ class CollectionModels:
         """
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
-        kinds = {"dense_model": str, "dense_dim": int, "sparse_model": str, "sentence_vectors": bool}
+        kinds = {"dense_model": str, "dense_dim": int, "sparse_model": str, "sentence_vectors": bool, "sentence_pooling": str}
         missing = {"dense_model", "dense_dim", "sparse_model"} - set(raw)
         wrong = [k for k, v in raw.items() if k not in kinds or type(v) is not kinds[k]]
         if missing or wrong:

@@ -88,7 +88,9 @@ class ClientStore:
         meta = self.client.get_collection(self.collection).config.metadata or {}
         if not meta:
             return None
-        return CollectionModels(meta["dense_model"], int(meta["dense_dim"]), meta["sparse_model"], bool(meta.get("sentence_vectors", False)))
+        return CollectionModels(
+            meta["dense_model"], int(meta["dense_dim"]), meta["sparse_model"], bool(meta.get("sentence_vectors", False)), str(meta.get("sentence_pooling", "separate"))
+        )
 
     @store_call
     def upsert(self, points: Sequence[PointData]) -> None:
