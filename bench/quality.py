@@ -180,7 +180,9 @@ def measure(components: Components, qset: QuestionSet, config: RetrievalConfig, 
     run = run_eval(components, qset, config, progress=progress, save=False)
     bar.close()
     durations = np.diff([start, *stamps]) * 1000
-    per_query = {q.id: dict(q.scores[STAGE]) for q in run.questions if q.answerable}
+    per_query = {q.id: dict(q.scores[STAGE]) for q in run.questions if q.scored}
+    if run.invalid:  # gold the collection lacks (e.g. a --corpus-limit subset): not scored, as in the product
+        print(f"{label}: {len(run.invalid)} questions left out, their gold is not in the collection", file=sys.stderr)
     return Measured(per_query, float(np.median(durations)))
 
 
