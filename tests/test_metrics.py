@@ -7,6 +7,7 @@ import pytest
 
 from rag.eval.metrics import (
     KS,
+    context_precision_at_k,
     by_query,
     evaluate,
     hit_at_k,
@@ -77,3 +78,14 @@ def test_evaluate_names_and_tables():
     rows = by_query(results)
     assert rows["q1"]["recall@1"] == 0.0 and rows["q1"]["recall@5"] == 1.0
     assert set(rows) == {"q1", "q2"}
+
+
+def test_context_precision_by_hand():
+    # q1 ranks d, b, a, e: relevant at ranks 2 and 3 -> (1/2 + 2/3) / 2; q2 has none in its contexts -> 0.
+    assert context_precision_at_k(RUN, QRELS, 3).per_query == pytest.approx({"q1": (1 / 2 + 2 / 3) / 2, "q2": 0.0})
+    assert context_precision_at_k(RUN, QRELS, 1).per_query["q1"] == 0.0  # only d is handed over
+    # Relevant contexts first score 1 whatever follows; the same contexts with the relevant one last score less.
+    first = {"q": {"r": 3.0, "x": 2.0, "y": 1.0}}
+    last = {"q": {"x": 3.0, "y": 2.0, "r": 1.0}}
+    assert context_precision_at_k(first, {"q": {"r": 1}}, 3).mean == 1.0
+    assert context_precision_at_k(last, {"q": {"r": 1}}, 3).mean == pytest.approx(1 / 3)

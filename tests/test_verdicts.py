@@ -22,6 +22,7 @@ from rag.eval.verdicts import VERDICTS
 from rag.documents import delete_document
 from rag.ingest import ingest_files
 from rag.originals import Originals, loose_text
+from rag.retrieve import retrieve
 from rag.types import ChunkFilter
 
 GARDEN = """# Garden guide
@@ -145,6 +146,19 @@ def test_retrieval_verdicts(garden, code, gold, config):
         assert evidence["reranker"] == "dense-cosine"
     elif code == "cut":
         assert evidence["rerank_rank"] > 1 == evidence["final_k"] and "only the top k=1" in result.verdict.detail
+
+
+def test_context_precision_counts_the_chunks_handed_to_the_answerer(garden):
+    # Composting is two chunks; without collapsing, both can be among the three chunks handed over.
+    config = RetrievalConfig(candidates=10, final_k=3, collapse=False)
+    question = "How do I make compost and when is it finished?"
+    result = one(garden, section("garden.md", "Garden guide > Composting"), config, question=question)
+    handed = [c.id for c in retrieve(garden, question, config).ranked("rerank")][:3]
+    gold = {chunk_id(garden, "Garden guide > Composting", i) for i in (0, 1)}
+    relevant_at = [i for i, cid in enumerate(handed, 1) if cid in gold]
+    assert len(relevant_at) == 2
+    expected = sum(n / i for n, i in enumerate(relevant_at, 1)) / 2
+    assert result.scores["rerank"]["context_precision"] == pytest.approx(expected)
 
 
 def test_cut_by_threshold(garden):
@@ -295,6 +309,8 @@ def test_invalid_questions_are_left_out_of_the_metrics_and_listed(garden):
     run = run_eval(garden, QuestionSet("mixed", questions), RetrievalConfig(candidates=10, final_k=2), save=False)
     # Only the valid question counts: its gold is at rank 1, so every metric is perfect instead of halved.
     assert run.per_stage["rerank"]["ndcg@10"] == 1.0 and run.metrics["hit@final"] == 1.0
+    # Context precision reads the final k=2 chunks handed over: the gold first, so 1 whatever the second is.
+    assert run.per_stage["rerank"]["context_precision"] == 1.0
     assert [q.id for q in run.invalid] == ["bad"]
     from rag.eval.runs import compare_runs
     from rag.eval.verdicts import verdict_title

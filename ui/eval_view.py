@@ -24,7 +24,7 @@ from rag.components import Components
 from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.judge import FaithfulnessJudge
-from rag.eval.metrics import KS
+from rag.eval.metrics import CONTEXT_PRECISION, KS
 from rag.eval.qsets import (
     decode_upload,
     delete_question_set,
@@ -55,7 +55,7 @@ from rag.wording import STAGE_TITLES
 INSPECTOR = "pages/inspector.py"
 INSPECTOR_URL = "inspector"  # the inspector page's URL path, relative to this page
 MIN_CANDIDATES = 20
-METRIC_COLUMNS = ("ndcg@10", "mrr@10", *(f"recall@{k}" for k in KS), *(f"hit@{k}" for k in KS))
+METRIC_COLUMNS = ("ndcg@10", "mrr@10", *(f"recall@{k}" for k in KS), *(f"hit@{k}" for k in KS), CONTEXT_PRECISION)
 CHART_METRICS = ("ndcg@10", "mrr@10", "recall@5", "recall@10", "recall@20")
 
 

@@ -16,6 +16,7 @@ from rag.components import Components
 from rag.errors import RagError
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir
 from rag.eval.judge import FaithfulnessJudge
+from rag.eval.metrics import CONTEXT_PRECISION
 from rag.eval.qsets import read_question_set_file
 from rag.eval.runner import run_eval
 from rag.eval.runs import (
@@ -114,10 +115,10 @@ def _print_run(run: EvalRun) -> None:
     click.echo(f"run {run.label} ({run.id})  set {run.set_name}  collection {run.collection} ({run.fingerprint})")
     ran = run.models.get("reranker")
     click.echo(config_label(run.config) + ("" if ran == run.config.reranker else f"  (reranker ran: {ran})"))
-    columns = (*HEADLINE, "recall@20")
-    click.echo("stage".ljust(16) + "".join(m.rjust(11) for m in columns))
+    columns = (*HEADLINE, "recall@20", CONTEXT_PRECISION)
+    click.echo("stage".ljust(16) + "".join(m.replace("context_precision", "ctx prec@k").rjust(11) for m in columns))
     for stage, title in STAGE_TITLES.items():
-        click.echo(title.ljust(16) + "".join(f"{run.per_stage[stage][m]:11.3f}" for m in columns))
+        click.echo(title.ljust(16) + "".join(_cell(run.per_stage[stage].get(m)) for m in columns))
     click.echo(f"gold in the final k: {run.metrics['hit@final']:.3f}")
     for name, value in run.answers.items():
         click.echo(f"{name}: {'n/a' if value is None else f'{value:.3f}'}")
@@ -129,6 +130,11 @@ def _print_run(run: EvalRun) -> None:
         click.echo(f"{plural(len(run.invalid), 'question')} left out of the metrics (invalid gold: it names what the collection lacks)")
         for q in run.invalid:
             click.echo(f"  {q.id}\tINVALID\t{q.invalid}")
+
+
+def _cell(value: float | None) -> str:
+    """A metric cell; runs stored before a metric existed show '–' for it."""
+    return f"{value:11.3f}" if value is not None else "–".rjust(11)
 
 
 def _print_comparison(cmp: Comparison) -> None:

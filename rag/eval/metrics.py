@@ -23,6 +23,7 @@ Qrels = Mapping[str, Mapping[str, int]]
 KS = (1, 3, 5, 10, 20)
 MRR_K = 10
 NDCG_K = 10
+CONTEXT_PRECISION = "context_precision"  # at the run's final k: a name that does not change with k, so runs compare
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,25 @@ def ndcg_at_k(run: Run, qrels: Qrels, k: int = NDCG_K) -> MetricResult:
         return dcg / sum(g / math.log2(i + 1) for i, g in enumerate(ideal, 1))
 
     return _per_query(f"ndcg@{k}", run, qrels, score)
+
+
+def context_precision_at_k(run: Run, qrels: Qrels, k: int) -> MetricResult:
+    """RAGAS's id-based (non-LLM) context precision over the k contexts an answerer is handed.
+
+    The mean of precision@i over the ranks i <= k that hold a relevant doc (0 when none does), so it
+    rewards relevant contexts ranked above irrelevant ones, which nDCG over units does not show when
+    one gold section fills several of the k places.
+    """
+
+    def score(ranked: list[str], rel: Mapping[str, int]) -> float:
+        found, total = 0, 0.0
+        for i, d in enumerate(ranked[:k], 1):
+            if d in rel:
+                found += 1
+                total += found / i
+        return total / found if found else 0.0
+
+    return _per_query(CONTEXT_PRECISION, run, qrels, score)
 
 
 def evaluate(run: Run, qrels: Qrels, ks: Sequence[int] = KS) -> dict[str, MetricResult]:

@@ -23,7 +23,7 @@ from rag.errors import RagError
 from rag.eval.answers import AnswerRecord, answer_metrics
 from rag.eval.gold import CollectionIndex
 from rag.eval.judge import FaithfulnessJudge
-from rag.eval.metrics import by_query, evaluate, means
+from rag.eval.metrics import CONTEXT_PRECISION, by_query, context_precision_at_k, evaluate, means
 from rag.eval.qsets import QuestionSet
 from rag.eval.runs import EvalRun, QuestionResult, save_run
 from rag.eval.verdicts import inspector_link, judge_question
@@ -83,7 +83,9 @@ def run_eval(
     total = len(qset.questions)
     rows: list[QuestionResult] = []
     runs: dict[str, dict[str, dict[str, float]]] = {stage: {} for stage in STAGES}
+    contexts: dict[str, dict[str, dict[str, float]]] = {stage: {} for stage in STAGES}  # chunk-level, for context precision
     qrels: dict[str, dict[str, int]] = {}
+    chunk_qrels: dict[str, dict[str, int]] = {}
     reranker = config.reranker
     for done, q in enumerate(qset.questions):
         if cancel is not None and cancel.is_set():
@@ -95,8 +97,12 @@ def run_eval(
         invalid = gold.invalid
         if q.answerable and invalid is None:
             qrels[q.id] = gold.qrels()
+            # Gold that no chunk holds still counts, as a miss (0), like every other metric.
+            chunk_qrels[q.id] = dict.fromkeys(gold.chunk_ids or ("(gold in no chunk)",), 1)
             for stage in STAGES:
-                runs[stage][q.id] = gold.collapse([c.id for c in result.ranked(stage)])
+                ranked = [c.id for c in result.ranked(stage)]
+                runs[stage][q.id] = gold.collapse(ranked)
+                contexts[stage][q.id] = {cid: -float(i) for i, cid in enumerate(ranked[: config.final_k])}
         verdict = None if invalid else judge_question(q.answerable, gold, result, record, lambda cid, r=result: _uncut_fused_rank(components, r, cid), mr)
         track = verdict.track if verdict and verdict.track else gold.track()
         rows.append(
@@ -118,7 +124,9 @@ def run_eval(
         if progress is not None:
             progress(done + 1, total, f"{done + 1}/{total}: {q.question[:80]}")
 
-    per_stage_results = {stage: evaluate(runs[stage], qrels) for stage in STAGES}
+    per_stage_results = {
+        stage: evaluate(runs[stage], qrels) | {CONTEXT_PRECISION: context_precision_at_k(contexts[stage], chunk_qrels, config.final_k)} for stage in STAGES
+    }
     tables = {stage: by_query(r) for stage, r in per_stage_results.items()}
     questions = tuple(replace(row, scores={s: tables[s].get(row.id, {}) for s in STAGES}) if row.scored else row for row in rows)
     settings = components.settings
