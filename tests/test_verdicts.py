@@ -15,7 +15,7 @@ from rag.answer import AnthropicGenerator
 from rag.components import build_components
 from rag.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
 from rag.eval.gold import ChunkIdGold, SectionGold, SectionRef, TextGold
-from rag.eval.judge import FaithfulnessJudge
+from rag.eval.judge import RELEVANCY_SYSTEM, FaithfulnessJudge
 from rag.eval.qsets import Question, QuestionSet
 from rag.eval.runner import run_eval
 from rag.eval.verdicts import VERDICTS
@@ -187,10 +187,17 @@ def test_a_found_gold_gets_no_verdict_and_a_tracked_inspector_link(garden):
     }  # fmt: skip
 
 
-def claude(replies: list[str], judge_replies: list[str] = ()):
-    """The real SDK over a mocked transport: answer calls get `replies`, judge calls `judge_replies`, in order."""
+def claude(replies: list[str], judge_replies: list[str] = (), relevancy: str = "How often do tomatoes need water?"):
+    """The real SDK over a mocked transport: answer calls get `replies`, faithfulness calls `judge_replies`,
+    in order; answer-relevancy calls get the questions in `relevancy`."""
     answers, verdicts = list(replies), list(judge_replies)
-    api = MockedMessages(lambda body: (verdicts if body["max_tokens"] == 5 else answers).pop(0))
+
+    def respond(body: dict) -> str:
+        if body.get("system") == RELEVANCY_SYSTEM:
+            return relevancy
+        return (verdicts if body["max_tokens"] == 5 else answers).pop(0)
+
+    api = MockedMessages(respond)
     return api.client(), api.requests
 
 
@@ -219,7 +226,7 @@ def test_contradicted_by_the_answer_per_the_judge(garden):
     result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client), judge=judge)
     assert result.verdict.code == "not_cited"
     assert result.verdict.evidence["unsupported"] == ["Water tomato plants every day at noon."]
-    judge_call = seen[-1]
+    judge_call = next(b for b in seen if b["max_tokens"] == 5)
     assert "Does the source state the sentence? YES/NO" in judge_call["messages"][0]["content"]
     assert "Water tomato plants deeply twice a week" in judge_call["messages"][0]["content"]
 
@@ -229,6 +236,7 @@ def test_supported_cited_answer_passes(garden):
     result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client), judge=FaithfulnessJudge(client, "claude-test"))
     assert result.verdict is None
     assert result.answer.judged[0].supported
+    assert result.answer.relevancy > 0.7  # the judge's question is close to the one asked (real dense cosine)
 
 
 def test_wrong_abstentions_both_ways_have_their_own_verdicts(garden):

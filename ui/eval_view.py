@@ -153,7 +153,7 @@ def _run_form(components: Components, name: str) -> None:
     with st.expander("Retrieval settings"):
         config = forms.retrieval_form("eval", dataclasses.replace(base, candidates=max(base.candidates, MIN_CANDIDATES)), base, claude=has_key)
     answers = st.checkbox("Also answer each question and score the answers", key="eval_answers", help="Claude with a key, else the offline extractive answerer.")
-    judge = st.checkbox("Judge faithfulness per sentence with Claude", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")
+    judge = st.checkbox("Judge the answers with Claude: faithfulness per sentence and answer relevancy", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")
     if config is not None and config.candidates < MIN_CANDIDATES:
         st.caption(f"With {config.candidates} candidates the @20 metrics can only count {config.candidates} chunks.")
     if notice := st.session_state.pop("eval_stored", None):

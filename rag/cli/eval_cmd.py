@@ -46,7 +46,7 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @retrieval_options
 @click.option("--name", default=None, help="Name the run (default: its settings in words).")
 @click.option("--answers", is_flag=True, help="Also answer each question and score citations and abstentions.")
-@click.option("--judge", is_flag=True, help="With --answers: judge each sentence's faithfulness with Claude (needs ANTHROPIC_API_KEY).")
+@click.option("--judge", is_flag=True, help="With --answers: Claude judges each sentence's faithfulness and each answer's relevancy (needs ANTHROPIC_API_KEY).")
 @click.option("--baseline", default=None, help="Compare with this run id, or 'marked' for the set's marked baseline.")
 @click.option("--mark-baseline", is_flag=True, help="Mark this run as its set's baseline.")
 @click.option("--list-runs", is_flag=True, help="List stored runs and exit.")

@@ -4,7 +4,8 @@
 - uncited share: uncited statement sentences over all statement sentences;
 - abstention accuracy: share of unanswerable questions the system declined;
 - false abstentions: share of answerable questions it declined;
-- faithfulness: share of judged sentences the LLM judge says their sources state (only with a judge).
+- faithfulness: share of judged sentences the LLM judge says their sources state (only with a judge);
+- answer relevancy: mean over answered questions of RAGAS's answer relevancy (only with a judge).
 A rate with nothing to count is None, never a flattering 0 or 1.
 """
 
@@ -18,7 +19,7 @@ from rag.answer.citations import answer_sentences
 from rag.answer.result import Answer
 from rag.eval.judge import SentenceJudgement
 
-ANSWER_METRICS = ("citation_validity", "uncited_share", "abstention_accuracy", "false_abstentions", "faithfulness")
+ANSWER_METRICS = ("citation_validity", "uncited_share", "abstention_accuracy", "false_abstentions", "faithfulness", "answer_relevancy")
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,10 @@ class AnswerRecord:
     sentences: int
     uncited: tuple[str, ...]
     judged: tuple[SentenceJudgement, ...] = ()
+    relevancy: float | None = None  # answer relevancy by the judge; None without one, or for an abstention
 
     @classmethod
-    def from_answer(cls, answer: Answer, judged: Iterable[SentenceJudgement] = ()) -> AnswerRecord:
+    def from_answer(cls, answer: Answer, judged: Iterable[SentenceJudgement] = (), relevancy: float | None = None) -> AnswerRecord:
         statements = [s for s in answer_sentences(answer.text) if s.ids or s.needs_citation] if not answer.abstained else []
         return cls(
             text=answer.text,
@@ -50,6 +52,7 @@ class AnswerRecord:
             sentences=len(statements),
             uncited=tuple(answer.uncited_sentences),
             judged=tuple(judged),
+            relevancy=relevancy,
         )
 
     @property
@@ -60,7 +63,7 @@ class AnswerRecord:
         return {
             "text": self.text, "abstained": self.abstained, "reason": self.reason, "mode": self.mode, "model": self.model,
             "cited": list(self.cited), "invented": list(self.invented), "sentences": self.sentences,
-            "uncited": list(self.uncited), "judged": [j.as_json() for j in self.judged],
+            "uncited": list(self.uncited), "judged": [j.as_json() for j in self.judged], "relevancy": self.relevancy,
         }  # fmt: skip
 
     @classmethod
@@ -70,7 +73,7 @@ class AnswerRecord:
         judged = tuple(SentenceJudgement(j["sentence"], tuple(j["chunk_ids"]), j["supported"], j["reply"]) for j in data.get("judged", []))
         return cls(
             data["text"], data["abstained"], data["reason"], data["mode"], data["model"], tuple(data["cited"]),
-            tuple(data["invented"]), data["sentences"], tuple(data["uncited"]), judged,
+            tuple(data["invented"]), data["sentences"], tuple(data["uncited"]), judged, data.get("relevancy"),
         )  # fmt: skip
 
 
@@ -88,8 +91,13 @@ def answer_metrics(rows: Iterable[tuple[bool, AnswerRecord]]) -> dict[str, float
         "abstention_accuracy": _share(sum(1 for r in unanswerable if r.abstained), len(unanswerable)),
         "false_abstentions": _share(sum(1 for r in answerable if r.abstained), len(answerable)),
         "faithfulness": _share(sum(1 for j in judged if j.supported), len(judged)),
+        "answer_relevancy": _mean([r.relevancy for r in answered if r.relevancy is not None]),
     }
 
 
 def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None

@@ -162,8 +162,9 @@ def _ask(
     answer = answer_question(components, question, config, generator=generator)
     texts = {c.id: c.chunk.chunk.text for c in answer.retrieval.candidates}
     judged = judge.judge_answer(answer, texts) if judge is not None else ()
+    relevancy = judge.answer_relevancy(question, answer, components.dense) if judge is not None else None
     mr = answer.mode_result or ModeResult("plain", answer.question, answer.retrieval)
-    return mr, AnswerRecord.from_answer(answer, judged)
+    return mr, AnswerRecord.from_answer(answer, judged, relevancy)
 
 
 def _uncut_fused_rank(components: Components, result: RetrievalResult, chunk_id: str) -> int | None:
