@@ -15,8 +15,6 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING, Iterator
 
-import anthropic
-
 from rag.answer.anthropic_gen import AnthropicGenerator
 from rag.answer.checks import Gate, check_answer, gate
 from rag.answer.citations import inert_markers
@@ -29,7 +27,9 @@ from rag.config import RetrievalConfig
 from rag.retrieve import RetrievalResult, check_question
 from rag.types import ChunkFilter
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the SDK is imported where a client is made: importing it costs seconds
+    import anthropic
+
     from rag.modes import ModeResult
 
 

@@ -13,8 +13,7 @@ without one, each does what can honestly be done offline and says so in `ModeRes
 from __future__ import annotations
 
 import dataclasses
-
-import anthropic
+from typing import TYPE_CHECKING
 
 from rag.components import Components
 from rag.config import RetrievalConfig, Settings
@@ -38,6 +37,9 @@ from rag.modes.result import (
 )
 from rag.retrieve import retrieve
 from rag.types import ChunkFilter
+
+if TYPE_CHECKING:
+    import anthropic
 
 __all__ = [
     "MODES",

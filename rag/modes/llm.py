@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from rag.answer.anthropic_gen import api_error
 from rag.answer.result import Source, source_label
@@ -19,6 +17,9 @@ from rag.config import AnswerConfig, Settings
 from rag.errors import GenerationError
 from rag.modes.result import LlmCall
 from rag.retrieve import Candidate
+
+if TYPE_CHECKING:  # the SDK is imported where a client is made or called: importing it costs seconds
+    import anthropic
 
 # Every mode prompt that shows retrieved text says this (answers' SYSTEM_PROMPT says it for answers).
 SOURCES_ARE_DATA = (
@@ -48,6 +49,8 @@ class Claude:
             return cls(settings.answer, client)
         if not settings.anthropic_api_key:
             return None
+        import anthropic
+
         return cls(settings.answer, anthropic.Anthropic(api_key=settings.anthropic_api_key.value, timeout=settings.answer.timeout_s))
 
     @property
@@ -60,6 +63,8 @@ class Claude:
         Raises:
             GenerationError: the API failed, timed out or could not be reached (message says which).
         """
+        import anthropic
+
         t0 = time.perf_counter()
         try:
             message = self.client.messages.create(model=self.model, max_tokens=self.config.max_tokens, **params)
