@@ -125,7 +125,7 @@ def test_a_late_pooled_collection_encodes_each_new_chunk_once(settings):
         seen: list[str] = []
         ingest_files(comps, [("guide.md", GUIDE.encode())], progress=lambda f, m: seen.append(m))
         assert [len(call) for call in comps.dense.calls] == [3]  # the chunks, once: no second pass for their sentences
-        assert "embedding chunks 3/3 (1 files)" in seen and not any("sentences" in m for m in seen)
+        assert "embedding chunks 3/3 (1 file)" in seen and not any("sentences" in m for m in seen)
         assert comps.store.collection_models().sentence_pooling == "late"
         records = comps.store.records(ChunkFilter(sources=("guide.md",)))
         query = comps.dense.encode_query("when does the first boat go")
