@@ -129,7 +129,9 @@ def test_inspector_shows_each_modes_stages(app: AppPage):
     assert_clean(app)
     assert "Mode: HyDE (pseudo-document: extractive first pass)" in text_of(stages)
     passage_box = open_expander(stages, "hyde passage: ")
-    assert "Pseudo-document (quoted from the first pass, not written), by the offline extractive answerer" in text_of(passage_box)
+    assert "Pseudo-document (not written), by the offline extractive answerer (quoted from the first pass); searched dense only:" in text_of(passage_box)
+    # The run line above the stages claims no rerank the passage search did not have.
+    assert re.search(r"HyDE mode \(reranker ran: rrf over 2 searches \(question, hyde passage; question reranked by \S+, hyde passage not reranked\)\)", text_of(main))
     passage = passage_box.get_by_test_id("stText").first.inner_text().strip()
     assert len(passage.split()) >= 5
     # The passage is what the dense search ran on: it is that search's query, in the expander's header.
