@@ -143,6 +143,8 @@ def test_inspector_shows_each_modes_stages(app: AppPage):
     refusal = sidebar.get_by_test_id("stAlertContentError")
     refusal.wait_for()
     assert "Mode agent is unavailable: the agent mode needs Claude (set ANTHROPIC_API_KEY)" in text_of(refusal)
+    # Said where the mode was picked, in view, not a screen further down below the whole form.
+    assert refusal.evaluate("e => e.getBoundingClientRect().top < window.innerHeight"), refusal.bounding_box()
     assert main.get_by_text("Mode stages:").count() == 0
     assert app.page.get_by_test_id("stException").count() == 0
     app.screenshot("modes-inspector-agent-offline")
