@@ -75,7 +75,8 @@ def test_inspector_shows_the_hyde_pseudo_document(maker):
     assert not at.exception and not at.error
     shown = _texts(at)
     assert "Mode: HyDE (pseudo-document: extractive first pass)" in shown
-    assert "Pseudo-document (quoted from the first pass, not written), by the offline extractive answerer" in shown
+    # Said once: the answerer's own description already says it quotes the first pass.
+    assert "Pseudo-document (not written), by the offline extractive answerer (quoted from the first pass); searched dense only:" in shown
     assert any("Vexora" in t.value for t in at.text)  # the quoted passage, shown as plain text
 
 

@@ -66,6 +66,8 @@ def test_hyde_offline_searches_with_a_labelled_pseudo_document(two_hop):
     assert any(stage.passage.rstrip(".") in c.chunk.chunk.text for c in stage.first_pass.final)
     assert stage.search.question == stage.passage
     assert (stage.search.config.fusion, stage.search.reranker) == ("dense", "none")
+    # What the pages say ran: the passage search was not reranked, so "each reranked by" would be false.
+    assert mr.result.reranker == f"rrf over 2 searches (question, hyde passage; question reranked by {stage.first_pass.reranker}, hyde passage not reranked)"
     k = CONFIG.rrf_k
     for c in mr.result.ranked("rerank"):
         parts = [r.get(c.id) for r in (stage.first_pass, stage.search)]

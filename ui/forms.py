@@ -92,8 +92,7 @@ def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConf
             if unused:
                 st.caption(f"Not used with fusion {values.get('fusion')}: {', '.join(unused)}.")
     if values.get("mode") == "agent" and not claude:
-        st.error(f"Mode agent is unavailable: {AGENT_OFFLINE}.")
-        return None
+        return None  # _mode_picker said why, under the picker
     try:
         offered_reranker(values["reranker"], configured.reranker)  # typed names, as link values: no arbitrary model
         return dataclasses.replace(base, **values)
@@ -105,7 +104,10 @@ def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConf
 def _mode_picker(prefix: str, knob: Knob, claude: bool) -> str:
     """The mode selectbox, each mode named with what it does here; the chosen one's description below it."""
     picked = st.selectbox(knob.label, knob.choices, format_func=lambda m: describe_mode(m, claude), key=widget_key(prefix, knob), help=f"{knob.help}.")
-    if picked != "plain":
+    if picked == "agent" and not claude:
+        # Here, not below the whole form: in the inspector's sidebar that is a screen further down, out of view.
+        st.error(f"Mode agent is unavailable: {AGENT_OFFLINE}.")
+    elif picked != "plain":
         st.caption(f"{'With Claude' if claude else 'Offline'}: {describe_mode(picked, claude)}. Each extra search is shown as a stage.")
     return picked
 

@@ -61,7 +61,7 @@ def ranks_frame(r: RetrievalResult) -> pd.DataFrame:
 def _stage_extra(mr: ModeResult, label: str, r: RetrievalResult) -> None:
     info = mr.stage_info(label, r)
     if "passage" in info:
-        kind = "Pseudo-document (quoted from the first pass, not written)" if info["pseudo_document"] else "Hypothetical passage"
+        kind = "Pseudo-document (not written)" if info["pseudo_document"] else "Hypothetical passage"  # written_by says where it came from
         st.caption(f"{kind}, by {escape_markdown(info['written_by'])}; searched dense only:")
         st.text(info["passage"])
     if "hop" in info:

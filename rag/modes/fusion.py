@@ -68,8 +68,15 @@ def merge(parts: Sequence[tuple[str, RetrievalResult]], method: str = "rrf") -> 
     for _, part in parts:
         for key, ms in part.timings_ms.items():
             timings[key] = round(timings.get(key, 0.0) + ms, 2)
-    name = f"{method} over {len(parts)} searches ({', '.join(label for label, _ in parts)}; each reranked by {base.reranker})"
+    name = f"{method} over {len(parts)} searches ({', '.join(label for label, _ in parts)}; {_reranked_by(parts)})"
     return dataclasses.replace(base, reranker=name, candidates=tuple(candidates), timings_ms=timings)
+
+
+def _reranked_by(parts: Sequence[tuple[str, RetrievalResult]]) -> str:
+    """How each part was reranked, said per part when they differ (HyDE's passage search is dense only, not reranked)."""
+    if len({part.reranker for _, part in parts}) == 1:
+        return f"each reranked by {parts[0][1].reranker}"
+    return ", ".join(f"{label} {'not reranked' if part.reranker == 'none' else 'reranked by ' + part.reranker}" for label, part in parts)
 
 
 def keep_final(result: RetrievalResult, ids: Iterable[str]) -> RetrievalResult:
