@@ -126,7 +126,7 @@ def test_eval_tab_is_rendered(sample_store):
     assert not at.exception
     assert not any("No question sets yet" in i.value for i in at.info)
     chosen = at.selectbox(key="eval_set")
-    assert chosen.options == ["sample · never run"] and chosen.value == "sample"  # stored under its name, and chosen
+    assert chosen.options == ["sample"] and chosen.value == "sample"  # stored under its name, and chosen
 
 
 def test_add_asked_question_to_a_question_set(sample_store):

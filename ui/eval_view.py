@@ -105,7 +105,7 @@ def _question_sets(data_dir: Path, collection: str) -> str | None:
     if st.session_state.get("eval_set") not in names:
         st.session_state["eval_set"] = names[0]
     last = _last_runs(data_dir)
-    name = st.selectbox("Question set", names, key="eval_set", format_func=lambda n: _set_label(n, last.get(n)))
+    name = st.selectbox("Question set", names, key="eval_set")
     _last_run_note(last.get(name), collection)
     try:
         qset = load_question_set(data_dir, name)
@@ -130,16 +130,15 @@ def _last_runs(data_dir: Path) -> dict[str, EvalRun]:
         return {}
 
 
-def _set_label(name: str, run: EvalRun | None) -> str:
-    """A set as the picker lists it: where and when it last ran, so a set run on another collection shows."""
-    if run is None:
-        return f"{name} · never run"
-    return f"{name} · last run on {run.collection}, {readable_time(run.created_at, st.context.timezone)}"
-
-
 def _last_run_note(run: EvalRun | None, collection: str) -> None:
-    """Say when the set's last run scored another collection: its numbers are not comparable with a run here."""
-    if run is not None and run.collection != collection:
+    """Where and when the set last ran, as a caption (a picker's option labels are not redrawn while its
+    value stays, so they would go stale); and a warning when that was another collection, whose numbers
+    are not comparable with a run here."""
+    if run is None:
+        st.caption("This set has never run.")
+        return
+    st.caption(f"Last run: “{md_escape(run.label)}” on collection {md_escape(run.collection)}, {readable_time(run.created_at, st.context.timezone)}.")
+    if run.collection != collection:
         st.info(
             f"This set last ran on collection “{md_escape(run.collection)}” (run “{md_escape(run.label)}”); "
             f"a run now scores “{md_escape(collection)}”, the collection picked in the sidebar."

@@ -190,4 +190,5 @@ def test_ask_answers_in_a_mode_and_eval_runs_one(app: AppPage):
     assert settings and "corrective mode" in settings.group(1), shown
     picked = eval_panel.get_by_role("combobox", name="Run", exact=True).input_value()
     assert "corrective mode" in picked, picked  # the new run is the one selected, named by its mode
+    assert re.search(r"Last run: “[^”]*corrective mode[^”]*” on collection sample, today", shown), shown  # not a stale "never run"
     app.screenshot("modes-eval-corrective")
