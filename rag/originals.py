@@ -13,7 +13,6 @@ loosely: everything a reader of the file could see, none of what the loader leav
 from __future__ import annotations
 
 import hashlib
-import html
 import io
 import os
 import re
@@ -60,7 +59,7 @@ class Originals:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def texts(self, sources: Iterable[str]) -> dict[str, str] | None:
-        """Each source's original as case- and space-folded text (as `rag.eval.gold.normalize` folds).
+        """Each source's original as loose text (`loose_text`).
 
         None when some source has no original (stored before originals were kept): then a text found
         in no file proves nothing.
@@ -68,7 +67,7 @@ class Originals:
         sources = list(sources)
         if not all(self.has(s) for s in sources):
             return None
-        return {s: _fold(loose_text(s, self.path(s).read_bytes())) for s in sources}
+        return {s: loose_text(s, self.path(s).read_bytes()) for s in sources}
 
 
 def loose_text(source: str, data: bytes) -> str:
@@ -94,6 +93,3 @@ def loose_text(source: str, data: bytes) -> str:
     except Exception:  # noqa: BLE001 - a third-party parser on a damaged file; the check then finds nothing
         return ""
 
-
-def _fold(text: str) -> str:
-    return " ".join(html.unescape(text).casefold().split())

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import html
 import itertools
 import re
 from collections.abc import Iterable, Sequence
@@ -195,7 +196,9 @@ class CollectionIndex:
     def _file_texts(self) -> dict[str, str] | None:
         """Each document's original as folded text, or None when the originals cannot settle the question."""
         if self._files is None and self.originals is not None:
-            self._files = self.originals.texts(self.by_source)
+            texts = self.originals.texts(self.by_source)
+            # Entities decoded: a Markdown file's "&amp;" reads as "&" to a person, as the gold is written.
+            self._files = None if texts is None else {s: normalize(html.unescape(t)) for s, t in texts.items()}
         return self._files
 
     def _nearest(self, wanted: str) -> str | None:
