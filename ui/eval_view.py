@@ -42,7 +42,6 @@ from rag.eval.runs import (
     QuestionResult,
     baseline_of,
     compare_runs,
-    last_runs,
     list_runs,
     load_run,
     rename_run,
@@ -63,14 +62,14 @@ def render(components: Components) -> None:
     """Draw the whole Eval tab."""
     data_dir = components.settings.data_dir
     st.subheader("Question sets")
-    name = _question_sets(data_dir, components.settings.collection)
+    name = _question_sets(data_dir)
     if name is None:
         return
+    runs = _runs(data_dir, name)  # newest first; storing a run reruns the tab, so this list stays current
+    _last_run_note(runs[0] if runs else None, components.settings.collection)
     st.subheader(f"Run {md_escape(name)}")
     _run_form(components, name)
-    runs = _runs(data_dir, name)
     if not runs:
-        st.caption("No runs of this set yet.")
         return
     st.subheader("Results")
     ids = [r.id for r in runs]
@@ -84,7 +83,7 @@ def render(components: Components) -> None:
     _history(data_dir, runs, run)
 
 
-def _question_sets(data_dir: Path, collection: str) -> str | None:
+def _question_sets(data_dir: Path) -> str | None:
     """Upload, load the sample, list, view and delete sets; returns the selected set's name."""
     cols = st.columns([3, 1])
     upload = cols[0].file_uploader("Upload a question set (JSONL)", type=["jsonl"], key="eval_upload")
@@ -104,9 +103,7 @@ def _question_sets(data_dir: Path, collection: str) -> str | None:
         return None
     if st.session_state.get("eval_set") not in names:
         st.session_state["eval_set"] = names[0]
-    last = _last_runs(data_dir)
     name = st.selectbox("Question set", names, key="eval_set")
-    _last_run_note(last.get(name), collection)
     try:
         qset = load_question_set(data_dir, name)
     except RagError as e:
@@ -120,14 +117,6 @@ def _question_sets(data_dir: Path, collection: str) -> str | None:
             st.session_state.pop("eval_set", None)
             st.rerun()
     return name
-
-
-def _last_runs(data_dir: Path) -> dict[str, EvalRun]:
-    try:
-        return last_runs(data_dir)
-    except RagError as e:
-        st.error(str(e))
-        return {}
 
 
 def _last_run_note(run: EvalRun | None, collection: str) -> None:

@@ -218,14 +218,6 @@ def list_runs(data_dir: Path, set_name: str | None = None) -> list[EvalRun]:
         return [_run(row, ()) for row in con.execute(query, (set_name,) if set_name else ())]
 
 
-def last_runs(data_dir: Path) -> dict[str, EvalRun]:
-    """Each question set's newest run (without questions), so a set shows where and how it last ran."""
-    last: dict[str, EvalRun] = {}
-    for run in list_runs(data_dir):
-        last.setdefault(run.set_name, run)
-    return last
-
-
 def load_run(data_dir: Path, run_id: str) -> EvalRun:
     with _connect(data_dir) as con:
         row = con.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
