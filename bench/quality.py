@@ -463,7 +463,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus-limit", type=int, default=None, help="a screen: only N abstracts, every one judged for the evaluated queries kept (use another --data-dir)")
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--only", default="", help="comma-separated configuration names (default: all)")
-    parser.add_argument("--fastapi-docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
     parser.add_argument("--sections", action="store_true", help="issue 16's rows instead: chunk sizes, collapsing, small-to-big, heading weight")
     parser.add_argument("--starlette-docs", type=Path, default=os.environ.get("RAGSCOPE_STARLETTE_DOCS"), help="the Starlette 1.10.0 docs folder (tests/data/README.md)")
     parser.add_argument("--sets", default="starlette,sample,fastapi,scifact", help="--sections: which sets, in this order")
