@@ -24,7 +24,7 @@ from rag.inspect.compare import Comparison, compare, config_label, feedback_note
 from rag.config import RetrievalConfig
 from rag.errors import RagError
 from rag.text import escape_markdown
-from rag.documents import document_chunks, list_documents, sentence_vectors_stored
+from rag.documents import document_chunks, sentence_vectors_stored
 from rag.inspect.params import parse_inspector_params
 from rag.inspect.probe import ProbeReport, probe
 from rag.modes import run_mode
@@ -77,9 +77,8 @@ def settings_sidebar() -> RetrievalConfig | None:
 
 
 def filter_inputs() -> ChunkFilter:
-    docs = list_documents(components)
-    sources = sorted({d.source for d in docs} | set(st.session_state.get("inspector_sources", [])))
-    tags = sorted({t for d in docs for t in d.tags} | set(st.session_state.get("inspector_tags", [])))
+    sources = sorted(set(components.store.facet("source")) | set(st.session_state.get("inspector_sources", [])))
+    tags = sorted(set(components.store.facet("tags")) | set(st.session_state.get("inspector_tags", [])))
     with st.expander("Filters (applied inside Qdrant)", expanded=bool(st.session_state.get("inspector_sources") or st.session_state.get("inspector_tags"))):
         left, right = st.columns(2)
         chosen_sources = left.multiselect("Sources", sources, key="inspector_sources")

@@ -157,6 +157,14 @@ def test_sources_facet_counts_chunks_per_document(filled):
     assert filled.sources() == {"billing.md": 2, "security.md": 1, "api.md": 1, "notes.md": 1}
 
 
+def test_facet_counts_each_value_of_a_list_field_and_refuses_unindexed_keys(filled):
+    assert filled.facet("tags") == {"billing": 2, "account": 1, "api": 1, "dev": 1}
+    filled.delete_source("api.md")
+    assert filled.facet("tags") == {"billing": 2, "account": 1}  # a deleted value is gone, not listed with 0
+    with pytest.raises(StoreError, match="only the indexed keyword fields"):
+        filled.facet("text")
+
+
 def test_filters_by_source_and_tags(filled):
     assert {r.chunk.source for r in filled.records(ChunkFilter(sources=("billing.md", "api.md")))} == {"billing.md", "api.md"}
     assert filled.count(ChunkFilter(sources=("billing.md",))) == 2

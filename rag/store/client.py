@@ -142,11 +142,16 @@ class ClientStore:
             return 0
         return int(self.client.count(self.collection, count_filter=_filter(flt or ChunkFilter(include_quarantined=True)), exact=True).count)
 
-    @store_call
     def sources(self) -> dict[str, int]:
+        return self.facet("source")
+
+    @store_call
+    def facet(self, key: str) -> dict[str, int]:
+        if key not in KEYWORD_FIELDS:
+            raise ValueError(f"cannot facet on {key!r}: only the indexed keyword fields {', '.join(KEYWORD_FIELDS)}")
         if not self._exists():
             return {}
-        response = self.client.facet(self.collection, key="source", limit=1_000_000, exact=True)
+        response = self.client.facet(self.collection, key=key, limit=1_000_000, exact=True)
         return {str(h.value): int(h.count) for h in response.hits}
 
     @store_call

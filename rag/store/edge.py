@@ -215,12 +215,17 @@ class EdgeStore:
             return 0
         return int(self.shard.count(qe.CountRequest(exact=True, filter=_filter(flt or ChunkFilter(include_quarantined=True)))))
 
-    @store_call
     def sources(self) -> dict[str, int]:
+        return self.facet("source")
+
+    @store_call
+    def facet(self, key: str) -> dict[str, int]:
+        if key not in KEYWORD_FIELDS:
+            raise ValueError(f"cannot facet on {key!r}: only the indexed keyword fields {', '.join(KEYWORD_FIELDS)}")
         if self._shard is None:
             return {}
-        response = self.shard.facet(qe.FacetRequest("source", limit=1_000_000, exact=True))
-        # qdrant-edge 0.9 keeps a deleted source in the facet with count 0 (even after optimize).
+        response = self.shard.facet(qe.FacetRequest(key, limit=1_000_000, exact=True))
+        # qdrant-edge 0.9 keeps a deleted value in the facet with count 0 (even after optimize).
         return {str(h.value): int(h.count) for h in response.hits if h.count > 0}
 
     @store_call
