@@ -340,6 +340,16 @@ def test_section_gold_matches_the_way_people_write_headings(garden, heading):
     assert result.gold_ranks["final"] == 1 and result.scores["rerank"]["ndcg@10"] == 1.0
 
 
+@pytest.mark.parametrize("text", ["Pruning roses", "pruning roses prune roses in late winter", "Garden guide Pruning roses"])
+def test_a_text_gold_quoting_a_heading_finds_that_section_not_a_parse_loss(garden, text):
+    """A heading line lives in the chunk's heading path, not its text; quoting it (alone, into the body,
+    or with its parent heading) names that section, as the original file shows."""
+    result = one(garden, TextGold(text), RetrievalConfig(candidates=10, final_k=2), question="When should I prune roses?")
+    assert result.invalid is None and result.verdict is None
+    assert result.gold_chunks == (chunk_id(garden, "Garden guide > Pruning roses"),)
+    assert result.gold_ranks["final"] == 1
+
+
 def test_every_verdict_is_covered_here():
     codes = {c[0] for c in RETRIEVAL_CASES} | {"text_not_found", "not_cited", "answered_unanswerable", "abstained_answerable"}
     modes = {"grader_discarded", "mode_merge_dropped", "hop_drifted", "agent_never_searched"}  # tests/test_mode_verdicts.py

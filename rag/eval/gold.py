@@ -2,7 +2,7 @@
 
 A question set names its gold in one of three ways (see `parse_gold`): chunk ids, sections
 (`source` + heading path; any chunk under that heading counts), or an answer text that must appear in
-a chunk. Sections and text survive re-chunking; ids do not. Resolution turns each gold item into a
+a chunk (its text, or its heading path followed by its text: a heading line is kept in the path). Sections and text survive re-chunking; ids do not. Resolution turns each gold item into a
 `GoldUnit` (a set of chunks, any of which satisfies it) so metrics count an item once however many
 chunks it spans, the way BEIR counts a document once however it is split into passages.
 
@@ -131,6 +131,9 @@ class CollectionIndex:
         for c in sorted(self.by_id.values(), key=lambda c: (c.source, c.index)):
             self.by_source.setdefault(c.source, []).append(c)
         self._norm = {cid: normalize(c.text) for cid, c in self.by_id.items()}
+        # A heading line lives in the chunk's heading path, not in its text: a text gold quoting a heading
+        # (or running from a heading into the body) is found here, not called lost in parsing.
+        self._norm_with_path = {cid: normalize(" ".join((*c.heading_path, c.text))) for cid, c in self.by_id.items()}
         self.fingerprint = hashlib.sha256("\n".join([*models, *sorted(self.by_id)]).encode()).hexdigest()[:16]
 
     @classmethod
@@ -176,6 +179,7 @@ class CollectionIndex:
         wanted = normalize(text)
         label = f"“{text[:60]}{'…' if len(text) > 60 else ''}”"
         ids = tuple(cid for cid, norm in self._norm.items() if wanted in norm)
+        ids = ids or tuple(cid for cid, norm in self._norm_with_path.items() if wanted in norm)
         if ids:
             return Resolution((GoldUnit("text", label, 1, ids),))
         for chunks in self.by_source.values():
