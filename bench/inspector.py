@@ -12,7 +12,7 @@ Each script run is split into exclusive step times by wrapping the functions the
   retrieve rag.retrieve.retrieve without its encoding (store searches, fusion, rescoring),
   explain  rag.inspect.explain.explain (the chosen chunk's score explanation),
   track    rag.inspect.track.track without its encoding (the tracked chunk in every stage, fixes tried),
-  documents rag.documents.list_documents (the filter's source and tag choices, read on every run),
+  filters  the store's facet queries for the filter's source and tag choices (read on every run),
   render   the rest of the run: the page's own code, widgets and tables, Streamlit itself.
 p50 per step and of the whole run (goal <= 300 ms), with the dominant step named.
 
@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 DEFAULT_DOCS = REPO.parent / "shared" / "data" / "fastapi_docs" / "docs" / "en" / "docs"
 QUESTIONS = REPO / "tests" / "data" / "fastapi_qa.jsonl"
-STEPS = ("encode", "retrieve", "explain", "track", "documents", "render")
+STEPS = ("encode", "retrieve", "explain", "track", "filters", "render")
 
 
 class Steps:
@@ -116,14 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["RAGSCOPE_DATA_DIR"] = str(data_dir)
     os.environ["RAGSCOPE_COLLECTION"] = collection
 
-    import rag.documents
     import rag.inspect.explain
     import rag.inspect.track
     import rag.retrieve
     import ui.inspector_view
     from rag.components import build_components
     from rag.config import Settings
-    from rag.encoders import FastembedBm25Encoder, SentenceTransformerEncoder
     from rag.eval.qsets import read_question_set_file
     from streamlit.testing.v1 import AppTest
 
@@ -132,16 +130,17 @@ def main(argv: list[str] | None = None) -> int:
     components = build_components(Settings.from_env())
     try:
         targets = [rag.retrieve.retrieve(components, q).ranked("rerank")[7].id for q in questions]
+        encoders, store_class = (type(components.dense), type(components.sparse)), type(components.store)
     finally:
         components.close()
 
     steps = Steps()
-    for cls in (SentenceTransformerEncoder, FastembedBm25Encoder):
+    for cls in encoders:  # whichever runtime the settings chose
         cls.encode_query = steps.wrap("encode", cls.encode_query)
     rag.retrieve.retrieve = steps.wrap("retrieve", rag.retrieve.retrieve)  # the page imports it at each run
     rag.inspect.track.track = steps.wrap("track", rag.inspect.track.track)
     ui.inspector_view.explain = steps.wrap("explain", rag.inspect.explain.explain)
-    rag.documents.list_documents = steps.wrap("documents", rag.documents.list_documents)  # the page imports it at each run
+    store_class.facet = steps.wrap("filters", store_class.facet)
 
     load_before = os.getloadavg()
     at = AppTest.from_file(str(REPO / "pages" / "inspector.py"), default_timeout=300)
