@@ -9,7 +9,8 @@ tracks one chunk (the 8th of the final ranking) for each question, as the Track 
 
 Each script run is split into exclusive step times by wrapping the functions the page calls:
   encode   the dense and sparse query encoders,
-  retrieve rag.retrieve.retrieve without its encoding (store searches, fusion, rescoring),
+  retrieve rag.retrieve.retrieve as the page's run_mode calls it, without its encoding (store searches,
+           fusion, rescoring),
   explain  rag.inspect.explain.explain (the chosen chunk's score explanation),
   track    rag.inspect.track.track without its encoding (the tracked chunk in every stage, fixes tried),
   filters  the store's facet queries for the filter's source and tag choices (read on every run),
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["RAGSCOPE_COLLECTION"] = collection
 
     import rag.inspect.explain
+    import rag.modes
     import rag.inspect.track
     import rag.retrieve
     import ui.inspector_view
@@ -137,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     steps = Steps()
     for cls in encoders:  # whichever runtime the settings chose
         cls.encode_query = steps.wrap("encode", cls.encode_query)
-    rag.retrieve.retrieve = steps.wrap("retrieve", rag.retrieve.retrieve)  # the page imports it at each run
+    original, timed = rag.retrieve.retrieve, steps.wrap("retrieve", rag.retrieve.retrieve)
+    rag.retrieve.retrieve = timed
+    for module in [m for name, m in sys.modules.items() if name.startswith("rag.modes")]:  # run_mode's searches
+        if getattr(module, "retrieve", None) is original:
+            module.retrieve = timed
     rag.inspect.track.track = steps.wrap("track", rag.inspect.track.track)
     ui.inspector_view.explain = steps.wrap("explain", rag.inspect.explain.explain)
     store_class.facet = steps.wrap("filters", store_class.facet)
