@@ -382,6 +382,35 @@ def lever_rows() -> list[tuple[str, str, RetrievalConfig]]:
     ]
 
 
+def print_misses(components: Components, qset: QuestionSet, config: RetrievalConfig, key: str) -> None:
+    """Each question whose first gold section is not at rank 1, or with a gold section outside the top 5: the
+    rank of each gold section in every stage (chunks of other sections counted, as the metrics count them), the
+    Eval verdict, and what ranked above the first gold, so that a miss can be read without the app."""
+    from rag.eval.gold import CollectionIndex
+    from rag.retrieve import STAGES, retrieve
+
+    index = CollectionIndex.from_components(components)
+    print(f"\n## {key}: misses of {config_label_text(config)}")
+    for q, row in zip(qset.questions, run_eval(components, qset, config, save=False).questions, strict=True):
+        scores = row.scores.get(STAGE, {})
+        if not row.scored or (scores["mrr@10"] >= 1.0 and scores["recall@5"] >= 1.0):
+            continue
+        gold = index.resolve(q.gold)
+        result = retrieve(components, q.question, config)
+        runs = {stage: gold.collapse([c.id for c in result.ranked(stage)]) for stage in STAGES}
+        ranks = "; ".join(f"{u.label}: " + "/".join(str(round(1 / runs[s][u.key])) if u.key in runs[s] else "-" for s in STAGES) for u in gold.units)
+        verdict = row.verdict.code if row.verdict else "-"
+        print(f"{q.id} MRR {scores['mrr@10']:.2f} R@5 {scores['recall@5']:.2f} verdict {verdict} | {q.question}")
+        print(f"    gold rank dense/BM25/fused/rerank: {ranks}")
+        ranked = result.ranked(STAGE)
+        first = next((i for i, c in enumerate(ranked) if c.id in gold.chunk_ids), len(ranked))
+        pages = {index.by_id[i].source for u in gold.units for i in u.chunk_ids}
+        for c in ranked[: min(first, 5)]:
+            chunk = c.chunk.chunk
+            where = "same page" if chunk.source in pages else "other page"
+            print(f"    above ({where}, dense {c.dense.rank or '-'}, BM25 {c.sparse.rank or '-'}): {chunk.location} :: {' '.join(chunk.text.split())[:90]}")
+
+
 def sections_main(args: argparse.Namespace) -> int:
     """Issue 16's rows: every chunk size, collapsing, small-to-big and heading weight on both docs sets,
     SciFact train and the sample set, each against "chunks 800 (today)" with paired 95% intervals."""
@@ -478,6 +507,11 @@ def sections_main(args: argparse.Namespace) -> int:
             ids, today = sorted(base[key].per_query), results[DOCS_BASELINE][key]
             gains = [interval(*gain_interval(base[key].values(metric, ids), today.values(metric, ids), args.resamples)) for metric in ("mrr@10", "recall@5")]
             print(f"{key}: {baseline} vs '{DOCS_BASELINE}': MRR@10 {gains[0]}, R@5 {gains[1]}")
+    if args.misses:
+        variant, config = next((v, c) for label, v, c in rows if label == baseline)
+        for key, qset in sets.items():
+            if key != "scifact":
+                print_misses(with_query_vectors(collections[(key, variant)], qset), qset, config, key)
     return 0
 
 
@@ -514,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default="starlette,sample,fastapi,scifact", help="--sections: which sets, in this order")
     parser.add_argument("--with-default", action="store_true", help="--sections: also the default ranking (encodes every chunk's sentences: slow)")
     parser.add_argument("--docs-cache", type=Path, default=None, help="folder caching the docs collections of --sections")
+    parser.add_argument("--misses", action="store_true", help="--sections: then list every docs-set miss of the baseline row, with its gold's rank per stage and what ranked above it")
     parser.add_argument("--levers", action="store_true", help="--sections: instead of the size rows, the default ranking and each lever on it (default-ingested collections, sentence vectors included)")
     args = parser.parse_args(argv)
     if args.sections:
