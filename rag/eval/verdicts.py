@@ -5,9 +5,10 @@ chunk, or straddles two chunks), be recalled by dense or sparse, survive fusion'
 survive the reranker, survive the score threshold and k, and then be cited (and not contradicted) by
 the answer, which must abstain exactly when the documents do not answer. The first check that fails
 is the verdict; its evidence holds the ranks and settings that show it, and `track` is the gold chunk
-the search inspector should follow. A gold of several items (two sections) fails when any one of them
-misses the final k, as recall counts it; the verdict is then that item's. Gold that names something the collection lacks gets no verdict:
-the runner marks such a question invalid and leaves it out of the metrics.
+the search inspector should follow. A gold of several items (two sections, several relevant abstracts)
+fails when any one of them misses the final k, as recall counts it; the verdict is then that item's.
+Gold that names something the collection lacks gets no verdict: the runner marks such a question
+invalid and leaves it out of the metrics.
 
 A retrieval mode adds its own causes, checked first when the gold is missing from the mode's final
 list, since its final list is a combination of several searches: the corrective grader discarded the
