@@ -148,6 +148,20 @@ def test_retrieval_verdicts(garden, code, gold, config):
         assert evidence["rerank_rank"] > 1 == evidence["final_k"] and "only the top k=1" in result.verdict.detail
 
 
+def test_a_gold_of_two_sections_with_one_missing_fails_with_the_missing_ones_verdict(garden):
+    # Watering is found at rank 1; knives is in neither list of 3 candidates. Recall@5 is 0.5, so the
+    # question failed, and the verdict (and the inspector link) follow the section that was lost.
+    gold = SectionGold((SectionRef("garden.md", "Garden guide > Watering tomatoes"), SectionRef("kitchen.md", "Kitchen > Knives")))
+    result = one(garden, gold, RetrievalConfig(candidates=3))
+    assert result.scores["rerank"]["recall@5"] == 0.5 and result.gold_ranks["final"] == 1
+    assert result.verdict is not None and result.verdict.code == "missed_by_retrievers"
+    assert result.verdict.detail.startswith("1 of 2 gold items in the final k=5; kitchen.md › Kitchen > Knives is not: ")
+    assert result.verdict.evidence["missing_gold"] == ["kitchen.md › Kitchen > Knives"]
+    assert result.verdict.track == chunk_id(garden, "Kitchen > Knives") == result.inspector["track"]
+    both = SectionGold((SectionRef("garden.md", "Garden guide > Watering tomatoes"), SectionRef("garden.md", "Garden guide > Composting")))
+    assert one(garden, both, RetrievalConfig(candidates=10)).verdict is None
+
+
 def test_context_precision_counts_the_chunks_handed_to_the_answerer(garden):
     # Composting is two chunks; without collapsing, both can be among the three chunks handed over.
     config = RetrievalConfig(candidates=10, final_k=3, collapse=False)

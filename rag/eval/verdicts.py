@@ -5,8 +5,10 @@ chunk, or straddles two chunks), be recalled by dense or sparse, survive fusion'
 survive the reranker, survive the score threshold and k, and then be cited (and not contradicted) by
 the answer, which must abstain exactly when the documents do not answer. The first check that fails
 is the verdict; its evidence holds the ranks and settings that show it, and `track` is the gold chunk
-the search inspector should follow. Gold that names something the collection lacks gets no verdict:
-the runner marks such a question invalid and leaves it out of the metrics.
+the search inspector should follow. A gold of several items (two sections, several relevant abstracts)
+fails when any one of them misses the final k, as recall counts it; the verdict is then that item's.
+Gold that names something the collection lacks gets no verdict: the runner marks such a question
+invalid and leaves it out of the metrics.
 
 A retrieval mode adds its own causes, checked first when the gold is missing from the mode's final
 list, since its final list is a combination of several searches: the corrective grader discarded the
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
-from rag.eval.gold import Resolution
+from rag.eval.gold import GoldUnit, Resolution
 from rag.inspect.params import inspector_params
 from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult
 
@@ -107,7 +109,8 @@ def judge_question(
         mode: the retrieval mode's searches, when one other than plain ran (`result` is its final list).
 
     Returns:
-        A Verdict when the gold is missing from the final k, or the answer failed; else None.
+        A Verdict when a gold item (any of them, when there are several) is missing from the final k, or the
+        answer failed; else None.
     """
     if not answerable:
         if answer is not None and not answer.abstained:
@@ -116,6 +119,10 @@ def judge_question(
     final = [c for c in result.final if c.id in gold.chunk_ids]
     if not final:
         return _mode_verdict(gold, mode, result.config.final_k) or _retrieval_verdict(gold, result, fused_rank)
+    kept = {c.id for c in final}
+    lost = [u for u in gold.units if not kept & set(u.chunk_ids)]
+    if lost:
+        return _partial_verdict(gold, lost, result, fused_rank, mode)
     best = final[0]
     where = {"final_rank": best.final_rank, **_ranks(best)}
     if answer is None:
@@ -163,6 +170,20 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
     if best.rerank.rank is not None and best.rerank.rank <= k and config.min_score is not None:
         return Verdict("cut", f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score {config.min_score:g}", {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **ranks}, best.id)
     return Verdict("cut", f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept", {"final_k": k, **ranks}, best.id)
+
+
+def _partial_verdict(gold: Resolution, lost: Sequence[GoldUnit], result: RetrievalResult, fused_rank: FusedRank | None, mode: ModeResult | None) -> Verdict:
+    """Some gold items are in the final k and some are not: the verdict of the first missing one.
+
+    Recall counts every gold item (a question naming two sections needs both), so a question that
+    found one of its two sections failed too; without this it read "passed" at recall 0.5.
+    """
+    alone = Resolution((lost[0],))
+    v = _mode_verdict(alone, mode, result.config.final_k) or _retrieval_verdict(alone, result, fused_rank)
+    found = len(gold.units) - len(lost)
+    missing = [u.label for u in lost]
+    detail = f"{found} of {len(gold.units)} gold items in the final k={result.config.final_k}; {lost[0].label} is not: {v.detail}"
+    return Verdict(v.code, detail, {**v.evidence, "missing_gold": missing}, v.track)
 
 
 def _mode_verdict(gold: Resolution, mr: ModeResult | None, k: int) -> Verdict | None:
