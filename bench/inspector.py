@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag.components import build_components
     from rag.config import Settings
     from rag.encoders import FastembedBm25Encoder, SentenceTransformerEncoder
+    from rag.onnx_encoder import OnnxEncoder
     from rag.eval.qsets import read_question_set_file
     from streamlit.testing.v1 import AppTest
 
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         components.close()
 
     steps = Steps()
-    for cls in (SentenceTransformerEncoder, FastembedBm25Encoder):
+    for cls in (SentenceTransformerEncoder, OnnxEncoder, FastembedBm25Encoder):
         cls.encode_query = steps.wrap("encode", cls.encode_query)
     rag.retrieve.retrieve = steps.wrap("retrieve", rag.retrieve.retrieve)  # the page imports it at each run
     rag.inspect.track.track = steps.wrap("track", rag.inspect.track.track)
