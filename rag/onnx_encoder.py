@@ -135,9 +135,9 @@ def export_onnx(folder: ModelFolder, target: Path) -> None:
         from transformers import AutoModel
     except ImportError as e:
         raise EncoderError(f"exporting the dense model to ONNX needs torch and transformers ({e}); pip install torch transformers onnx, or {_TORCH_HINT}") from None
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         model = AutoModel.from_pretrained(str(folder.path)).eval()
         names = ["input_ids", "attention_mask"] + (["token_type_ids"] if "token_type_ids" in inspect.signature(model.forward).parameters else [])
 
@@ -162,7 +162,10 @@ def export_onnx(folder: ModelFolder, target: Path) -> None:
     except EncoderError:
         raise
     except Exception as e:  # noqa: BLE001 - the exporter's many failure types all need the same advice
-        raise EncoderError(f"could not export dense model {folder.path} to ONNX ({type(e).__name__}: {e}); pip install onnx, or {_TORCH_HINT}") from None
+        raise EncoderError(
+            f"could not export dense model {folder.path} to ONNX in {target.parent} ({type(e).__name__}: {e}); check that the data "
+            f"dir is writable and that onnx is installed (pip install onnx), or {_TORCH_HINT}"
+        ) from None
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -174,13 +177,14 @@ class _Loaded:
     inputs: tuple[str, ...]
 
 
-_sessions: dict[Path, _Loaded] = {}
+_sessions: dict[tuple[Path, ModelFolder], _Loaded] = {}
 _sessions_lock = threading.Lock()
 
 
 def _session(folder: ModelFolder, target: Path, name: str) -> _Loaded:
-    """One ONNX Runtime session per export file per process, however many data dirs point at it."""
-    key = target.resolve()
+    """One ONNX Runtime session per export file (and model folder, whose tokenizer it holds) per
+    process, however many data dirs point at it."""
+    key = (target.resolve(), folder)
     with _sessions_lock:
         if key not in _sessions:
             _sessions[key] = _open_session(folder, target, name)
