@@ -234,7 +234,7 @@ class Settings:
     # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's (cosine mean and min
     # 1.000000 on 122 FastAPI-docs chunks, their 519 sentences and late-pooled spans), at 0.64x PyTorch's
     # CPU time on the chunks and 0.35x on the sentences (bench/dense_runtime.py), and a whole-process ingest
-    # of 10 files took 0.42x torch's CPU time with 329 MB peak memory against 1,072 MB (bench/ingest_process.py;
+    # of 10 files took 0.43x torch's CPU time with 328 MB peak memory against 1,107 MB (bench/ingest_process.py;
     # README, Benchmarks). Recorded with a new collection (see CollectionModels); both runtimes share it.
     dense_runtime: str = setting(
         "onnx", env="RAGSCOPE_DENSE_RUNTIME", label="dense runtime", choices=DENSE_RUNTIMES,
