@@ -213,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     qids, questions = list(judged), list(judged.values())
     cache = Cache(args.cache_dir)
     models = args.cache_dir / "models"
-    dense = dense_encoder(Settings(data_dir=args.cache_dir).dense_model)
+    settings = Settings(data_dir=args.cache_dir)
+    dense = dense_encoder(settings.dense_model, settings.dense_runtime, models)
     q_vecs = cache.get("query-dense", lambda: dense.encode_documents(questions))
 
     sentences = [sentence_texts(c) for c in chunks]

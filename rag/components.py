@@ -32,7 +32,9 @@ class Components:
         existing = self.store.collection_models()
         same_dense = existing is not None and existing.dense_model == self.settings.dense_model
         dim = existing.dense_dim if same_dense else self.dense.dim
-        models = CollectionModels(self.settings.dense_model, dim, self.settings.sparse_model, self.settings.sentence_vectors, self.settings.sentence_pooling)
+        models = CollectionModels(
+            self.settings.dense_model, dim, self.settings.sparse_model, self.settings.sentence_vectors, self.settings.sentence_pooling, self.settings.dense_runtime
+        )
         self.store.ensure_collection(models)
 
     def check_models(self) -> None:
@@ -69,7 +71,7 @@ def build_components(settings: Settings) -> Components:
     return Components(
         settings=settings,
         store=store,
-        dense=dense_encoder(settings.dense_model),
+        dense=dense_encoder(settings.dense_model, settings.dense_runtime, settings.data_dir / "models"),
         sparse=sparse_encoder(settings.sparse_model, settings.data_dir / "models"),
         journal=journal,
     )

@@ -23,6 +23,9 @@ CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
 # What the answerer is handed for each final hit: the chunk itself, or the whole section around it.
 ANSWER_CONTEXTS = ("chunk", "section")
 SENTENCE_POOLINGS = ("separate", "late")
+# How the dense model runs: PyTorch through sentence-transformers, or ONNX Runtime on an export of the
+# same weights (rag/onnx_encoder.py). Both give the same vectors (cosine >= 0.9999), so they share a collection.
+DENSE_RUNTIMES = ("torch", "onnx")
 # A collection name becomes a file and folder name under the data dir (edge store, journal): no path
 # separators, no leading dot (so never `.` / `..`), and short enough for any file system.
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
@@ -227,6 +230,16 @@ class Settings:
     # second encoding pass); "late" pools each sentence's token states from its chunk's own forward pass
     # (rag.ingest.encode_late: no second pass). Recorded with the collection, which keeps it.
     sentence_pooling: str = setting("separate", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS)
+    # What runs the dense model. "onnx" exports the model's own weights to ONNX once (under
+    # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's (cosine mean and min
+    # 1.000000 on 122 FastAPI-docs chunks, their 519 sentences and late-pooled spans), at 0.64x PyTorch's
+    # CPU time on the chunks and 0.35x on the sentences (bench/dense_runtime.py), and a whole-process ingest
+    # of 10 files took 0.43x torch's CPU time with 328 MB peak memory against 1,107 MB (bench/ingest_process.py;
+    # README, Benchmarks). Recorded with a new collection (see CollectionModels); both runtimes share it.
+    dense_runtime: str = setting(
+        "onnx", env="RAGSCOPE_DENSE_RUNTIME", label="dense runtime", choices=DENSE_RUNTIMES,
+        help="torch (sentence-transformers) or onnx (ONNX Runtime on the same weights, exported once; same vectors, no torch in the process)",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         check_fields(self)

@@ -238,8 +238,17 @@ def collection_avg_len(encoder: FastembedBm25Encoder, texts: Sequence[str]) -> f
 
 
 @lru_cache(maxsize=4)
-def dense_encoder(name: str) -> SentenceTransformerEncoder:
-    """One encoder per model name per process: models are large and thread-safe for inference."""
+def dense_encoder(name: str, runtime: str, models_dir: Path) -> DenseEncoder:
+    """One encoder per model, runtime and models folder per process: models are large and thread-safe
+    for inference (the ONNX runtime also shares one session per export file across models folders).
+
+    `runtime` is Settings.dense_runtime: "torch" (sentence-transformers) or "onnx" (rag.onnx_encoder,
+    its export kept under `models_dir`).
+    """
+    if runtime == "onnx":
+        from rag.onnx_encoder import OnnxEncoder  # here: that module builds on this one
+
+        return OnnxEncoder(name, models_dir)
     return SentenceTransformerEncoder(name)
 
 

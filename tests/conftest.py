@@ -18,17 +18,38 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from rag.components import Components, build_components  # noqa: E402
 from rag.config import Settings  # noqa: E402
+from rag.encoders import DenseEncoder, dense_encoder  # noqa: E402
 from rag.ingest import ingest_files  # noqa: E402
+from rag.onnx_encoder import ONNX_DIR  # noqa: E402
 from rag.sample import sample_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 
 
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One models folder for the session: the dense model is exported to ONNX once, into its `onnx`
+    folder, by the first test (or child process) that needs it; every data dir links to that folder."""
+    models = tmp_path_factory.mktemp("models")
+    (models / ONNX_DIR).mkdir()
+    return models
+
+
+@pytest.fixture(scope="session")
+def default_dense(models_dir: Path) -> DenseEncoder:
+    """The default dense encoder (model and runtime), as the app builds it."""
+    settings = Settings()
+    return dense_encoder(settings.dense_model, settings.dense_runtime, models_dir)
+
+
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
-    """Own data dir, no API key or server from the caller's environment, no outside network."""
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, models_dir: Path):
+    """Own data dir (its ONNX exports shared, see `models_dir`), no API key or server from the caller's
+    environment, no outside network."""
     monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data" / "models").mkdir(parents=True)
+    (tmp_path / "data" / "models" / ONNX_DIR).symlink_to(models_dir / ONNX_DIR, target_is_directory=True)
     for name in ("QDRANT_URL", "QDRANT_API_KEY", "ANTHROPIC_API_KEY", "RAGSCOPE_PASSWORD", "RAGSCOPE_COLLECTION"):
         if not (name == "QDRANT_URL" and request.node.get_closest_marker("integration")):
             monkeypatch.delenv(name, raising=False)

@@ -132,7 +132,7 @@ def _run(settings: Settings, command: dict) -> dict:
 def main() -> None:
     settings = Settings(data_dir=Path(sys.argv[1]))
     # Warm both models in this parent so every forked child starts with them loaded.
-    dense_encoder(settings.dense_model).encode_documents(["warm up"])
+    dense_encoder(settings.dense_model, settings.dense_runtime, settings.data_dir / "models").encode_documents(["warm up"])
     sparse_encoder(settings.sparse_model, settings.data_dir / "models").encode_documents(["warm up"])
     print(json.dumps({"status": "ready"}), flush=True)
     for line in sys.stdin:

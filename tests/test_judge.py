@@ -91,10 +91,8 @@ def test_answer_rates_by_hand():
 
 
 @pytest.fixture(scope="module")
-def dense():
-    from rag.encoders import dense_encoder
-
-    return dense_encoder(Settings().dense_model)  # the real default model: relevancy is its cosine
+def dense(default_dense):
+    return default_dense  # the real default model: relevancy is its cosine
 
 
 def test_answer_relevancy_compares_the_questions_the_answer_answers_with_the_one_asked(dense):

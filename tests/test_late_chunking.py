@@ -7,7 +7,6 @@ import pytest
 
 from rag.chunker import chunk_document
 from rag.config import ChunkConfig
-from rag.encoders import dense_encoder
 from rag.ingest import encode_late
 from rag.loaders import load_document
 from rag.sample import sample_files
@@ -23,8 +22,8 @@ A single ticket costs four euros at the kiosk. Dogs travel free if they stay on 
 
 
 @pytest.fixture(scope="module")
-def dense():
-    return dense_encoder("all-MiniLM-L6-v2")
+def dense(default_dense):
+    return default_dense
 
 
 def _chunks(name: str, text: str) -> list[Chunk]:

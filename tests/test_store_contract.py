@@ -17,7 +17,7 @@ import pytest
 
 import rag.store.client
 import rag.store.edge
-from rag.encoders import dense_encoder, sparse_encoder
+from rag.encoders import sparse_encoder
 from rag.errors import ModelMismatchError, StoreError, StoreLockedError
 from rag.sentences import sentence_texts
 from rag.store import ClientStore, CollectionModels, EdgeStore, FusedQuery, PointData, chunk_payload
@@ -41,11 +41,11 @@ def _chunk(source: str, path: tuple[str, ...], text: str, index: int) -> Chunk:
 
 
 @pytest.fixture(scope="module")
-def points() -> list[PointData]:
+def points(default_dense) -> list[PointData]:
     """The corpus as points, embedded once by the real encoders."""
     chunks = [_chunk(src, path, text, i) for i, (src, path, text, _, _) in enumerate(CORPUS)]
     texts = [c.embed_text for c in chunks]
-    dense = dense_encoder(MODELS.dense_model).encode_documents(texts)
+    dense = default_dense.encode_documents(texts)
     sparse = sparse_encoder(MODELS.sparse_model).encode_documents(texts)
     return [
         PointData(c.id, d, s, {**chunk_payload(c, {"tags": tags, "doc_sha": "x"}), "flags": flags, "status": "active"})
@@ -54,9 +54,9 @@ def points() -> list[PointData]:
 
 
 @pytest.fixture(scope="module")
-def sentence_points(points) -> list[PointData]:
+def sentence_points(points, default_dense) -> list[PointData]:
     """The same points with their sentence vectors (heading path + sentences, as ingest stores them)."""
-    encoder = dense_encoder(MODELS.dense_model)
+    encoder = default_dense
     out = []
     for p in points:
         chunk = Chunk(p.id, p.payload["source"], tuple(p.payload["heading_path"]), 0, 0, p.payload["text"], 0)
@@ -214,8 +214,8 @@ def test_delete_and_delete_source(filled, points):
     filled.delete([])  # nothing to do is not an error
 
 
-def test_dense_search_ranks_the_matching_chunk_first(filled, points):
-    query = dense_encoder(MODELS.dense_model).encode_query("how many days until my refund arrives")
+def test_dense_search_ranks_the_matching_chunk_first(filled, points, default_dense):
+    query = default_dense.encode_query("how many days until my refund arrives")
     hits = filled.search_dense(query, 3)
     assert len(hits) == 3
     assert hits[0].id == _id_of(points, "Refunds")
@@ -234,9 +234,9 @@ def test_sparse_search_matches_terms(filled, points):
 
 
 @pytest.mark.parametrize("fusion,weights", [("rrf", None), ("dbsf", None), ("weighted_rrf", (0.8, 0.2))])
-def test_fused_search_combines_both_lists(filled, points, fusion, weights):
+def test_fused_search_combines_both_lists(filled, points, fusion, weights, default_dense):
     question = "turn on two-factor authentication"
-    dense = dense_encoder(MODELS.dense_model).encode_query(question)
+    dense = default_dense.encode_query(question)
     sparse = sparse_encoder(MODELS.sparse_model).encode_query(question)
     hits = filled.search_fused(FusedQuery(dense, sparse, 10, 3, fusion, 60, weights))
     assert hits[0].id == _id_of(points, "Turn on")
@@ -267,12 +267,12 @@ def test_second_edge_store_on_same_dir_is_refused_and_first_keeps_working(tmp_pa
         reopened.close()
 
 
-def test_maxsim_scores_each_point_by_its_best_sentence_cosine(store, sentence_points):
+def test_maxsim_scores_each_point_by_its_best_sentence_cosine(store, sentence_points, default_dense):
     store.ensure_collection(WITH_SENTENCES)
     store.upsert(sentence_points)
     store.flush()
     assert store.collection_models().sentence_vectors
-    query = dense_encoder(MODELS.dense_model).encode_query("how many days until my refund arrives")
+    query = default_dense.encode_query("how many days until my refund arrives")
     wanted = tuple(p.id for p in sentence_points[:3])
     hits = store.search_sentences(query, 10, ChunkFilter(ids=wanted))
     assert sorted(_ids(hits)) == sorted(wanted)  # restricted to the ids asked for
@@ -288,16 +288,16 @@ def test_maxsim_scores_each_point_by_its_best_sentence_cosine(store, sentence_po
     assert store.collection_models() == WITH_SENTENCES
 
 
-def test_collection_without_sentence_vectors_says_so_and_still_works(filled, points):
+def test_collection_without_sentence_vectors_says_so_and_still_works(filled, points, default_dense):
     assert filled.collection_models().sentence_vectors is False
-    query = dense_encoder(MODELS.dense_model).encode_query("how many days until my refund arrives")
+    query = default_dense.encode_query("how many days until my refund arrives")
     assert filled.search_sentences(query, 5, ChunkFilter(ids=(points[0].id,))) == []
     filled.ensure_collection(WITH_SENTENCES)  # what a collection was created with stays
     assert filled.collection_models() == MODELS
     assert _ids(filled.search_dense(query, 1)) == [_id_of(points, "Refunds")]
 
 
-def test_edge_sentence_vectors_survive_reopen_and_optimize(tmp_path, sentence_points):
+def test_edge_sentence_vectors_survive_reopen_and_optimize(tmp_path, sentence_points, default_dense):
     store = EdgeStore(tmp_path / "qdrant", "docs")
     store.ensure_collection(WITH_SENTENCES)
     store.upsert(sentence_points)
@@ -305,7 +305,7 @@ def test_edge_sentence_vectors_survive_reopen_and_optimize(tmp_path, sentence_po
     store = EdgeStore(tmp_path / "qdrant", "docs")
     try:
         store.optimize()
-        query = dense_encoder(MODELS.dense_model).encode_query("two-factor authentication")
+        query = default_dense.encode_query("two-factor authentication")
         hits = store.search_sentences(query, 10, ChunkFilter(ids=tuple(p.id for p in sentence_points)))
         assert len(hits) == len(sentence_points)
         best = max(sentence_points, key=lambda p: float(np.max(np.asarray(p.sentences) @ query)))

@@ -35,6 +35,11 @@ class CollectionModels:
     they were made, also fixed at creation: "late" (pooled from the chunk's own forward pass,
     `rag.ingest.encode_late`) or "separate" (each sentence encoded on its own, what collections made
     before the field hold); every later ingest follows it, so one collection never mixes the two.
+    `dense_runtime` says what ran the dense model when the collection was created ("torch", what
+    collections made before the field hold, or "onnx"). It is a record, not a space: both runtimes give
+    the same vectors (cosine >= 0.9999 on real chunks, bench/dense_runtime.py), so either may read and
+    extend a collection made by the other, and `same_models` does not compare it. A runtime whose
+    vectors differ (int8 quantisation) would be another space and would have to be compared there.
     """
 
     dense_model: str
@@ -42,6 +47,7 @@ class CollectionModels:
     sparse_model: str
     sentence_vectors: bool = False
     sentence_pooling: str = "separate"
+    dense_runtime: str = "torch"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +56,7 @@ class CollectionModels:
             "sparse_model": self.sparse_model,
             "sentence_vectors": self.sentence_vectors,
             "sentence_pooling": self.sentence_pooling,
+            "dense_runtime": self.dense_runtime,
         }
 
     @classmethod
@@ -61,7 +68,7 @@ class CollectionModels:
         """
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
-        kinds = {"dense_model": str, "dense_dim": int, "sparse_model": str, "sentence_vectors": bool, "sentence_pooling": str}
+        kinds = {"dense_model": str, "dense_dim": int, "sparse_model": str, "sentence_vectors": bool, "sentence_pooling": str, "dense_runtime": str}
         missing = {"dense_model", "dense_dim", "sparse_model"} - set(raw)
         wrong = [k for k, v in raw.items() if k not in kinds or type(v) is not kinds[k]]
         if missing or wrong:

@@ -89,7 +89,12 @@ class ClientStore:
         if not meta:
             return None
         return CollectionModels(
-            meta["dense_model"], int(meta["dense_dim"]), meta["sparse_model"], bool(meta.get("sentence_vectors", False)), str(meta.get("sentence_pooling", "separate"))
+            meta["dense_model"],
+            int(meta["dense_dim"]),
+            meta["sparse_model"],
+            bool(meta.get("sentence_vectors", False)),
+            str(meta.get("sentence_pooling", "separate")),
+            str(meta.get("dense_runtime", "torch")),
         )
 
     @store_call

@@ -1,0 +1,323 @@
+"""The dense model on ONNX Runtime: the same weights as the sentence-transformers encoder, without PyTorch.
+
+Ingest's cost is almost all the dense model's forward passes. ONNX Runtime with graph optimisation
+runs the same all-MiniLM-L6-v2 weights faster on CPU, and a process that only needs the model never
+imports torch, transformers or sentence-transformers (hundreds of MB and seconds of start-up). The
+vectors match the PyTorch ones (cosine >= 0.9999 on real chunks, bench/dense_runtime.py), so the two
+runtimes share a collection.
+
+The ONNX file is exported once per model folder from its own weights (`torch.onnx.export`, the only
+place torch is imported) into `<data dir>/models/onnx/<model>-<hash of the weights>/model.onnx`; every
+later process just loads it. Only what sentence-transformers folders of plain encoders hold is read:
+tokenizer.json, the window (sentence_bert_config.json), mean or CLS pooling (1_Pooling/config.json)
+and modules.json (Transformer, Pooling, Normalize and nothing else).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from rag.encoders import SpanVectors, _offline, _resolve_dense_path
+from rag.errors import EncoderError
+from rag.lazy import LazyModel
+
+log = logging.getLogger("rag.encoders")  # the model-load lines the CLI shows on stderr
+ONNX_DIR = "onnx"  # under the models folder (Settings.data_dir / "models")
+# The only sentence-transformers modules whose computation this encoder reproduces.
+_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling", "sentence_transformers.models.Normalize"}
+_TORCH_HINT = "use RAGSCOPE_DENSE_RUNTIME=torch for this model"
+# Padded tokens per forward pass. Attention's score matrices grow with rows x width^2, and ONNX Runtime
+# keeps its peak allocation for the next pass: 64 full-window chunks at once held 1.3 GB. Measured on
+# 122 FastAPI-docs chunks and their 519 sentences (scratch script, 2 shared cores, load ~7): peak RSS
+# 1,298 MB at 64 texts a pass, 376 MB at 1,024 tokens a pass, with CPU time 22.8 s against 16.1 s.
+TOKENS_PER_PASS = 1024
+
+
+@dataclass(frozen=True)
+class ModelFolder:
+    """What a sentence-transformers folder says about computing its vectors, read without loading it."""
+
+    path: Path
+    max_seq_length: int  # tokens per text; the rest is truncated, as sentence-transformers does
+    pooling: str  # "mean" (over the attention mask) or "cls"
+    dim: int
+    weights: Path  # the file the ONNX export is made from (its hash names the export)
+
+    @classmethod
+    def read(cls, name: str) -> ModelFolder:
+        """The folder of model `name` (the packaged default, a local folder, or a Hugging Face name in its cache).
+
+        Raises:
+            EncoderError: no such folder, or a model this encoder cannot reproduce (another pooling,
+                extra modules), naming the torch runtime as the way to use it.
+        """
+        path = _model_path(name)
+        modules = _json(path / "modules.json", name)
+        extra = sorted({m.get("type", "?") for m in modules} - _MODULES)
+        if extra:
+            raise EncoderError(f"dense model {name!r} has modules the ONNX runtime does not run ({', '.join(extra)}); {_TORCH_HINT}")
+        pooling_dir = next((m.get("path", "") for m in modules if m.get("type") == "sentence_transformers.models.Pooling"), None)
+        if pooling_dir is None:
+            raise EncoderError(f"dense model {name!r} has no pooling module; {_TORCH_HINT}")
+        pooling_config = _json(path / pooling_dir / "config.json", name)
+        modes = sorted(k.removeprefix("pooling_mode_") for k, v in pooling_config.items() if k.startswith("pooling_mode_") and v is True)
+        if modes not in (["mean_tokens"], ["cls_token"]):
+            raise EncoderError(f"dense model {name!r} pools with {modes or 'nothing'}; the ONNX runtime does mean or CLS pooling only; {_TORCH_HINT}")
+        st_config = _json(path / "sentence_bert_config.json", name) if (path / "sentence_bert_config.json").exists() else {}
+        window = st_config.get("max_seq_length") or _json(path / "config.json", name).get("max_position_embeddings")
+        weights = next((path / f for f in ("model.safetensors", "pytorch_model.bin") if (path / f).is_file()), None)
+        if not isinstance(window, int) or weights is None:
+            raise EncoderError(f"dense model {name!r}: {path} lacks its window size or its weights file; {_TORCH_HINT}")
+        return cls(path, window, "mean" if modes == ["mean_tokens"] else "cls", int(pooling_config["word_embedding_dimension"]), weights)
+
+    def digest(self) -> str:
+        """A short hash of the weights file: it names the export, so other weights (another package
+        version) get their own export instead of a stale one."""
+        with open(self.weights, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()[:12]
+
+
+def _model_path(name: str) -> Path:
+    path = Path(_resolve_dense_path(name))
+    if path.is_dir():
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, local_files_only=_offline()))
+    except Exception as e:  # noqa: BLE001 - any failure to find the model is the same advice
+        raise EncoderError(
+            f"could not find dense model {name!r} ({type(e).__name__}: {e}). Without internet, use a local folder path "
+            "or the default all-MiniLM-L6-v2."
+        ) from None
+
+
+def _json(path: Path, name: str) -> Any:  # noqa: ANN401 - a JSON document
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise EncoderError(f"dense model {name!r}: cannot read {path} ({e}); {_TORCH_HINT}") from None
+
+
+def ensure_export(folder: ModelFolder, models_dir: Path, name: str) -> Path:
+    """The model's ONNX file under `models_dir`, exported first if it is not there (the only step that
+    imports torch; every later process finds the file)."""
+    target = models_dir / ONNX_DIR / f"{Path(name).name}-{folder.digest()}" / "model.onnx"
+    if not target.is_file():
+        export_onnx(folder, target)
+    return target
+
+
+def export_onnx(folder: ModelFolder, target: Path) -> None:
+    """Write the folder's transformer as an ONNX graph (token states out) to `target`, atomically.
+
+    Written to a temporary name beside `target`, then renamed: a crash or a second process exporting
+    at the same time never leaves a half-written file under the final name.
+
+    Raises:
+        EncoderError: torch, transformers or onnx missing, or the export failed.
+    """
+    log.info("exporting dense model to ONNX (once): %s -> %s", folder.path, target)
+    try:
+        import inspect
+
+        import torch
+        from transformers import AutoModel
+    except ImportError as e:
+        raise EncoderError(f"exporting the dense model to ONNX needs torch and transformers ({e}); pip install torch transformers onnx, or {_TORCH_HINT}") from None
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        model = AutoModel.from_pretrained(str(folder.path)).eval()
+        names = ["input_ids", "attention_mask"] + (["token_type_ids"] if "token_type_ids" in inspect.signature(model.forward).parameters else [])
+
+        class TokenStates(torch.nn.Module):
+            """Keyword arguments in, last_hidden_state out: the forward's positional order varies by version."""
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = model
+
+            def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+                return self.model(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+        # The example batch has padding (a zero in the mask): an all-ones mask may be traced as "no mask".
+        mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
+        example = tuple({"input_ids": mask * 1000, "attention_mask": mask, "token_type_ids": torch.zeros_like(mask)}[n] for n in names)
+        axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the tracer's notes on shapes it treats as constants: about its internals, not ours
+            torch.onnx.export(TokenStates(), example, str(tmp), input_names=names, output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+        os.replace(tmp, target)
+    except EncoderError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the exporter's many failure types all need the same advice
+        raise EncoderError(
+            f"could not export dense model {folder.path} to ONNX in {target.parent} ({type(e).__name__}: {e}); check that the data "
+            f"dir is writable and that onnx is installed (pip install onnx), or {_TORCH_HINT}"
+        ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    session: Any  # onnxruntime.InferenceSession
+    tokenizer: Any  # tokenizers.Tokenizer, truncating to the window, not padding
+    inputs: tuple[str, ...]
+
+
+_sessions: dict[tuple[Path, ModelFolder], _Loaded] = {}
+_sessions_lock = threading.Lock()
+
+
+def _session(folder: ModelFolder, target: Path, name: str) -> _Loaded:
+    """One ONNX Runtime session per export file (and model folder, whose tokenizer it holds) per
+    process, however many data dirs point at it."""
+    key = (target.resolve(), folder)
+    with _sessions_lock:
+        if key not in _sessions:
+            _sessions[key] = _open_session(folder, target, name)
+        return _sessions[key]
+
+
+def _open_session(folder: ModelFolder, target: Path, name: str) -> _Loaded:
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    log.info("loading dense model %s", name)
+    onnxruntime.disable_telemetry_events()  # onnxruntime would otherwise report usage
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Idle worker threads sleep instead of spinning: on a shared machine spinning burns CPU time that
+    # other processes (and our own tokeniser) need.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        session = onnxruntime.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+        tokenizer = Tokenizer.from_file(str(folder.path / "tokenizer.json"))
+    except Exception as e:  # noqa: BLE001 - a damaged export or tokenizer file
+        raise EncoderError(f"could not load dense model {name!r} on ONNX Runtime ({type(e).__name__}: {e}); delete {target.parent} to export it again, or {_TORCH_HINT}") from None
+    tokenizer.no_padding()  # tokenizer.json may pin a fixed padding length; batches pad to their longest instead
+    tokenizer.enable_truncation(max_length=folder.max_seq_length)
+    return _Loaded(session, tokenizer, tuple(i.name for i in session.get_inputs()))
+
+
+class OnnxEncoder(LazyModel):
+    """Dense encoder on ONNX Runtime, vectors equal to `SentenceTransformerEncoder`'s (L2-normalised).
+
+    Example:
+        enc = OnnxEncoder("all-MiniLM-L6-v2", Path("data/models"))
+        vecs = enc.encode_documents(["refunds take five days"])
+        assert vecs.shape == (1, enc.dim)
+    """
+
+    def __init__(self, name: str, models_dir: Path) -> None:
+        super().__init__()
+        self.name = name
+        self._models_dir = models_dir
+        self._folder: ModelFolder | None = None
+
+    @property
+    def folder(self) -> ModelFolder:
+        """The model's folder description: reading it costs a few small files, not the model."""
+        if self._folder is None:
+            self._folder = ModelFolder.read(self.name)
+        return self._folder
+
+    @property
+    def dim(self) -> int:
+        return self.folder.dim
+
+    def _build(self) -> _Loaded:
+        folder = self.folder
+        return _session(folder, ensure_export(folder, self._models_dir, self.name), self.name)
+
+    def _token_states(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """One forward pass over `encodings` padded to their longest: (token states, attention mask)."""
+        loaded = self._load()
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, e in enumerate(encodings):
+            n = len(e.ids)
+            ids[row, :n] = e.ids
+            mask[row, :n] = e.attention_mask
+            types[row, :n] = e.type_ids
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        (states,) = loaded.session.run(["last_hidden_state"], {k: feed[k] for k in loaded.inputs})
+        return states, mask
+
+    def _pool(self, states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if self.folder.pooling == "cls":
+            pooled = states[:, 0]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (states * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return _unit(pooled)
+
+    def _batches(self, texts: Sequence[str], batch_size: int) -> tuple[list[Any], list[list[int]]]:
+        """Every text tokenised once, and batches of indices of similar token length (little padding),
+        each at most `batch_size` texts and `TOKENS_PER_PASS` padded tokens."""
+        encodings = self._load().tokenizer.encode_batch(list(texts))
+        batches: list[list[int]] = [[]]
+        for i in sorted(range(len(texts)), key=lambda i: len(encodings[i].ids)):  # ascending: i is its batch's longest
+            if batches[-1] and (len(batches[-1]) == batch_size or (len(batches[-1]) + 1) * len(encodings[i].ids) > TOKENS_PER_PASS):
+                batches.append([])
+            batches[-1].append(i)
+        return encodings, [b for b in batches if b]
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings, batches = self._batches(texts, batch_size)
+        for batch in batches:
+            out[batch] = self._pool(*self._token_states([encodings[i] for i in batch]))
+        return out
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode_documents([text])[0]
+
+    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors:
+        """`texts` encoded as by `encode_documents`, plus a vector per (start, end) character span of
+        each text, pooled from the same token states: the mean of the states of the (non-special)
+        tokens overlapping the span, L2-normalised, as `SentenceTransformerEncoder.encode_spans` does."""
+        texts = list(texts)
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        pooled: list[np.ndarray] = [np.zeros((0, self.dim), dtype=np.float32)] * len(texts)
+        beyond: list[tuple[int, int]] = []
+        if not texts:
+            return SpanVectors(vectors, [], [])
+        encodings, batches = self._batches(texts, batch_size)
+        for batch in batches:
+            states, mask = self._token_states([encodings[i] for i in batch])
+            vectors[batch] = self._pool(states, mask)
+            for row, i in enumerate(batch):
+                e = encodings[i]
+                starts, ends = np.array(e.offsets, dtype=np.int64).reshape(-1, 2).T
+                real = (ends > starts) & (np.array(e.special_tokens_mask) == 0)
+                tokens = states[row, : len(e.ids)]
+                rows = np.zeros((len(spans[i]), self.dim), dtype=np.float32)
+                for j, (a, b) in enumerate(spans[i]):
+                    inside = real & (starts < b) & (ends > a)
+                    if inside.any():
+                        rows[j] = _unit(tokens[inside].mean(axis=0))
+                    else:
+                        beyond.append((i, j))
+                pooled[i] = rows
+        return SpanVectors(vectors, pooled, sorted(beyond))
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.clip(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12, None)

@@ -1,0 +1,159 @@
+"""The ONNX Runtime dense encoder gives PyTorch's vectors, exports once, and runs without torch (real MiniLM)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag.chunker import chunk_document
+from rag.components import build_components
+from rag.config import ChunkConfig, Settings
+from rag.encoders import SentenceTransformerEncoder, _resolve_dense_path, dense_encoder
+from rag.errors import ConfigError, EncoderError
+from rag.ingest import ingest_files
+from rag.loaders import load_document
+from rag.onnx_encoder import ModelFolder, OnnxEncoder, ensure_export
+from rag.retrieve import retrieve
+from rag.sample import sample_files
+from rag.sentences import sentence_spans
+from rag.store import CollectionModels
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "all-MiniLM-L6-v2"
+LONG = " ".join(f"Stop number {i} of the harbour line is served every hour." for i in range(60))  # far past 256 tokens
+
+
+@pytest.fixture(scope="module")
+def torch_dense(models_dir):
+    return dense_encoder(MODEL, "torch", models_dir)
+
+
+@pytest.fixture(scope="module")
+def onnx_dense(models_dir):
+    encoder = dense_encoder(MODEL, "onnx", models_dir)
+    assert isinstance(encoder, OnnxEncoder)
+    return encoder
+
+
+@pytest.fixture(scope="module")
+def chunks():
+    return [c for name, data in sample_files() for c in chunk_document(load_document(name, data), ChunkConfig())]
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def test_onnx_vectors_are_the_torch_vectors(onnx_dense, torch_dense, chunks):
+    texts = [c.embed_text for c in chunks] + ["refund", "How long until my refund arrives?", LONG, "  padded  "]
+    ours, theirs = onnx_dense.encode_documents(texts, batch_size=8), torch_dense.encode_documents(texts)
+    assert ours.shape == theirs.shape == (len(texts), 384) and onnx_dense.dim == 384
+    assert _cosines(ours, theirs).min() >= 0.9999
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    assert _cosines(onnx_dense.encode_query("refund")[None], theirs[[-4]])[0] >= 0.9999
+
+
+def test_onnx_span_vectors_are_the_torch_span_vectors(onnx_dense, torch_dense, chunks):
+    texts = [c.embed_text for c in chunks] + [LONG]
+    spans = [sentence_spans(c) for c in chunks] + [[(m, m + 58) for m in range(0, len(LONG), 59)]]
+    ours, theirs = onnx_dense.encode_spans(texts, spans, batch_size=4), torch_dense.encode_spans(texts, spans)
+    assert _cosines(ours.texts, theirs.texts).min() >= 0.9999
+    assert ours.beyond == theirs.beyond and ours.beyond  # the long text's last sentences are past the window
+    for i, (a, b) in enumerate(zip(ours.spans, theirs.spans, strict=True)):
+        pooled = [j for j in range(len(spans[i])) if (i, j) not in ours.beyond]
+        assert _cosines(a[pooled], b[pooled]).min() >= 0.9999
+
+
+def test_cls_pooling_matches_torch_and_other_poolings_are_refused(tmp_path, models_dir):
+    source = Path(_resolve_dense_path(MODEL))
+    folder = tmp_path / MODEL  # the same weights (so the same export), other pooling settings
+    folder.mkdir()
+    for item in source.iterdir():
+        (folder / item.name).symlink_to(item)
+    (folder / "1_Pooling").unlink()
+    (folder / "1_Pooling").mkdir()
+    config = json.loads((source / "1_Pooling" / "config.json").read_text()) | {"pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True}
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(config))
+    texts = ["The ferry leaves at seven.", "Dogs travel free if they stay on a lead."]
+    ours = OnnxEncoder(str(folder), models_dir).encode_documents(texts)
+    assert _cosines(ours, SentenceTransformerEncoder(str(folder)).encode_documents(texts)).min() >= 0.9999
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(config | {"pooling_mode_cls_token": False, "pooling_mode_max_tokens": True}))
+    with pytest.raises(EncoderError, match="RAGSCOPE_DENSE_RUNTIME=torch"):
+        ModelFolder.read(str(folder))
+
+
+def test_the_export_is_made_once_and_reused(onnx_dense, models_dir, caplog):
+    onnx_dense.encode_query("warm")  # exported by now, by this or an earlier test
+    folder = ModelFolder.read(MODEL)
+    target = ensure_export(folder, models_dir, MODEL)
+    made = target.stat().st_mtime_ns
+    with caplog.at_level(logging.INFO, logger="rag.encoders"):
+        assert ensure_export(folder, models_dir, MODEL) == target
+    assert target.stat().st_mtime_ns == made and "exporting" not in caplog.text
+    assert target.parent.parent == models_dir / "onnx" and [p.name for p in target.parent.iterdir()] == ["model.onnx"]
+
+
+def test_a_failed_export_leaves_nothing_under_the_final_name(tmp_path, monkeypatch):
+    def full_disk(*_args) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("rag.onnx_encoder.os.replace", full_disk)
+    with pytest.raises(EncoderError, match="could not export"):
+        ensure_export(ModelFolder.read(MODEL), tmp_path, MODEL)
+    (where,) = (tmp_path / "onnx").iterdir()
+    assert list(where.iterdir()) == []  # neither model.onnx nor the temporary file
+
+
+def test_once_exported_a_process_runs_the_model_without_torch(onnx_dense, settings):
+    onnx_dense.encode_query("warm")  # the export exists in the shared models folder this data dir links to
+    code = (
+        "import json, sys\n"
+        "from rag.components import build_components\n"
+        "from rag.config import Settings\n"
+        "c = build_components(Settings.from_env())\n"
+        "v = c.dense.encode_documents(['The ferry leaves at seven.'])\n"
+        "print(json.dumps({'shape': list(v.shape), 'loaded': [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]}))"
+    )
+    env = os.environ | {"PYTHONPATH": str(ROOT), "RAGSCOPE_DATA_DIR": str(settings.data_dir)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {"shape": [1, 384], "loaded": []}
+    assert "exporting" not in done.stderr
+
+
+def test_torch_and_onnx_share_a_collection_and_it_keeps_its_record(settings):
+    made = build_components(dataclasses.replace(settings, dense_runtime="torch"))
+    try:
+        assert not ingest_files(made, sample_files()[:2]).errors
+        assert made.store.collection_models().dense_runtime == "torch"
+    finally:
+        made.close()
+    comps = build_components(dataclasses.replace(settings, dense_runtime="onnx"))
+    try:
+        assert isinstance(comps.dense, OnnxEncoder)
+        name, data = sample_files()[2]
+        assert not ingest_files(comps, [(name, data)]).errors  # the same space: onnx may extend a torch collection
+        assert comps.store.collection_models().dense_runtime == "torch"  # the record says what made it
+        first = chunk_document(load_document(name, data), ChunkConfig())[0].text
+        assert retrieve(comps, first).final[0].chunk.chunk.source == name
+    finally:
+        comps.close()
+
+
+def test_a_record_from_before_the_runtime_field_reads_as_torch():
+    old = {"dense_model": MODEL, "dense_dim": 384, "sparse_model": "Qdrant/bm25", "sentence_vectors": True, "sentence_pooling": "late"}
+    assert CollectionModels.from_dict(old).dense_runtime == "torch"
+
+
+def test_the_runtime_setting_accepts_only_known_runtimes():
+    assert Settings.from_env({"RAGSCOPE_DENSE_RUNTIME": "torch"}, secrets_path=Path("/nonexistent")).dense_runtime == "torch"
+    with pytest.raises(ConfigError, match="RAGSCOPE_DENSE_RUNTIME"):
+        Settings.from_env({"RAGSCOPE_DENSE_RUNTIME": "tensorflow"}, secrets_path=Path("/nonexistent"))
