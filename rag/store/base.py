@@ -194,6 +194,12 @@ def store_call(method: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+def check_facet_key(key: str) -> None:
+    """Facets are read from the keyword indexes both stores create; any other key is a caller's mistake."""
+    if key not in KEYWORD_FIELDS:
+        raise ValueError(f"cannot facet on {key!r}: only the indexed keyword fields {', '.join(KEYWORD_FIELDS)}")
+
+
 def mismatch_error(collection: str, existing: CollectionModels, wanted: CollectionModels) -> ModelMismatchError:
     return ModelMismatchError(
         f"collection {collection!r} was built with dense={existing.dense_model} ({existing.dense_dim} d), "

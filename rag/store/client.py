@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from qdrant_client import QdrantClient, models
 
 from rag.errors import StoreError
-from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData, mismatch_error, store_call, stored_chunk
+from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, check_facet_key, FusedQuery, PointData, mismatch_error, store_call, stored_chunk
 from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
@@ -152,8 +152,7 @@ class ClientStore:
 
     @store_call
     def facet(self, key: str) -> dict[str, int]:
-        if key not in KEYWORD_FIELDS:
-            raise ValueError(f"cannot facet on {key!r}: only the indexed keyword fields {', '.join(KEYWORD_FIELDS)}")
+        check_facet_key(key)
         if not self._exists():
             return {}
         response = self.client.facet(self.collection, key=key, limit=1_000_000, exact=True)

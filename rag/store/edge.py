@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import qdrant_edge as qe
 
 from rag.errors import StoreError, StoreLockedError
-from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData, mismatch_error, store_call, stored_chunk
+from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, check_facet_key, FusedQuery, PointData, mismatch_error, store_call, stored_chunk
 from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
@@ -220,8 +220,7 @@ class EdgeStore:
 
     @store_call
     def facet(self, key: str) -> dict[str, int]:
-        if key not in KEYWORD_FIELDS:
-            raise ValueError(f"cannot facet on {key!r}: only the indexed keyword fields {', '.join(KEYWORD_FIELDS)}")
+        check_facet_key(key)
         if self._shard is None:
             return {}
         response = self.shard.facet(qe.FacetRequest(key, limit=1_000_000, exact=True))
