@@ -32,10 +32,7 @@ class Components:
         existing = self.store.collection_models()
         same_dense = existing is not None and existing.dense_model == self.settings.dense_model
         dim = existing.dense_dim if same_dense else self.dense.dim
-        models = CollectionModels(
-            self.settings.dense_model, dim, self.settings.sparse_model, self.settings.sentence_vectors, self.settings.sentence_pooling, self.settings.dense_runtime
-        )
-        self.store.ensure_collection(models)
+        self.store.ensure_collection(CollectionModels.from_settings(self.settings, dim, self.settings.sentence_vectors))
 
     def check_models(self) -> None:
         """Refuse to query a collection whose vectors came from other models (cheap: names only)."""

@@ -128,7 +128,7 @@ def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
         store.meta_path.unlink(missing_ok=True)
         return Finding("fixed", f"collection {name!r}: removed its damaged models record (it holds no chunks; the next ingest writes a new one)")
     dim, sentences = shape
-    store.write_models(CollectionModels(settings.dense_model, dim, settings.sparse_model, sentences, settings.sentence_pooling, settings.dense_runtime))
+    store.write_models(CollectionModels.from_settings(settings, dim, sentences))
     return Finding(
         "fixed",
         f"collection {name!r}: rewrote its models record as the configured dense={settings.dense_model} ({dim} d, read from "

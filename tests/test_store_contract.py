@@ -331,6 +331,33 @@ def test_edge_collection_from_before_sentence_vectors_reads_as_without(tmp_path,
         store.close()
 
 
+@pytest.mark.parametrize(
+    "meta, readable",
+    [
+        ({"dense_model": "all-MiniLM-L6-v2", "dense_dim": 384, "sparse_model": "Qdrant/bm25"}, True),  # from before the later fields
+        ({"dense_model": "all-MiniLM-L6-v2", "dense_dim": "384", "sparse_model": "Qdrant/bm25"}, False),  # mistyped
+        ({"dense_model": "all-MiniLM-L6-v2"}, False),  # fields missing
+    ],
+    ids=["old-record", "mistyped", "missing-fields"],
+)
+def test_client_collection_metadata_is_read_as_strictly_as_the_edge_record(meta, readable):
+    """The server keeps the models record in the collection's metadata, which other tools can edit:
+    both backends read it through `CollectionModels.from_dict`, so a damaged one is named, not guessed."""
+    store = ClientStore.connect(":memory:", "", "docs")
+    try:
+        store.ensure_collection(MODELS)
+        # A null value removes that key from the server's metadata; the others are replaced.
+        store.client.update_collection("docs", metadata={**dict.fromkeys(MODELS.as_dict()), **meta})
+        assert store.client.get_collection("docs").config.metadata == meta
+        if readable:
+            assert store.collection_models() == CollectionModels(**meta)
+        else:
+            with pytest.raises(StoreError, match="metadata of collection 'docs'.*damaged"):
+                store.collection_models()
+    finally:
+        store.close()
+
+
 def _sibling(store, name: str):
     """Another collection on the same backend (the same client, or the same data root)."""
     return EdgeStore(store.root, name) if store.backend == "edge" else ClientStore(store.client, name)

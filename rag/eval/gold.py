@@ -16,6 +16,7 @@ not a retrieval failure: its unit carries a `problem`, and the question is left 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import html
 import itertools
@@ -131,10 +132,14 @@ class CollectionIndex:
         for c in sorted(self.by_id.values(), key=lambda c: (c.source, c.index)):
             self.by_source.setdefault(c.source, []).append(c)
         self._norm = {cid: normalize(c.text) for cid, c in self.by_id.items()}
-        # A heading line lives in the chunk's heading path, not in its text: a text gold quoting a heading
-        # (or running from a heading into the body) is found here, not called lost in parsing.
-        self._norm_with_path = {cid: normalize(" ".join((*c.heading_path, c.text))) for cid, c in self.by_id.items()}
         self.fingerprint = hashlib.sha256("\n".join([*models, *sorted(self.by_id)]).encode()).hexdigest()[:16]
+
+    @functools.cached_property
+    def _norm_with_path(self) -> dict[str, str]:
+        """Each chunk's heading path and text, folded. A heading line lives in the chunk's heading path, not
+        in its text: a text gold quoting a heading (or running from a heading into the body) is found here,
+        not called lost in parsing. Folded on first need: most text golds are found in the text alone."""
+        return {cid: normalize(" ".join((*c.heading_path, c.text))) for cid, c in self.by_id.items()}
 
     @classmethod
     def from_components(cls, components: Components) -> CollectionIndex:

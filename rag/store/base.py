@@ -10,11 +10,14 @@ from __future__ import annotations
 import functools
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
 
 from rag.errors import ModelMismatchError, RagError, StoreError
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
 from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
+
+if TYPE_CHECKING:
+    from rag.config import Settings
 
 DENSE = "dense"
 SPARSE = "sparse"
@@ -74,6 +77,12 @@ class CollectionModels:
         if missing or wrong:
             raise ValueError(f"missing {sorted(missing)}, unexpected or mistyped {sorted(wrong)}")
         return cls(**raw)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, dense_dim: int, sentence_vectors: bool) -> CollectionModels:
+        """The record a collection gets from the configured models; the caller knows the dimension and
+        whether sentence vectors are stored (from the encoder, an existing record or the stored vectors)."""
+        return cls(settings.dense_model, dense_dim, settings.sparse_model, sentence_vectors, settings.sentence_pooling, settings.dense_runtime)
 
     def same_models(self, other: CollectionModels) -> bool:
         """True when `other` names the same encoders (so their vectors may share this collection)."""

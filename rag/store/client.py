@@ -88,14 +88,13 @@ class ClientStore:
         meta = self.client.get_collection(self.collection).config.metadata or {}
         if not meta:
             return None
-        return CollectionModels(
-            meta["dense_model"],
-            int(meta["dense_dim"]),
-            meta["sparse_model"],
-            bool(meta.get("sentence_vectors", False)),
-            str(meta.get("sentence_pooling", "separate")),
-            str(meta.get("dense_runtime", "torch")),
-        )
+        try:
+            return CollectionModels.from_dict(meta)
+        except ValueError as e:
+            raise StoreError(
+                f"the metadata of collection {self.collection!r} on the server (which models built it) is damaged ({e}); "
+                "delete the collection and re-ingest, or restore its metadata"
+            ) from None
 
     @store_call
     def upsert(self, points: Sequence[PointData]) -> None:
