@@ -353,11 +353,11 @@ def size_collections(key: str, files: list[tuple[str, bytes]], cache_root: Path,
         collections[(key, f"size{size}")] = open_sized(cache_root / f"{key}-{size}", files, size, dense_cache)
     base = collections[(key, "size800")]
     collections[(key, "h3sparse")] = copy_heading_weighted(base, cache_root / f"{key}-h3sparse", 3, False, dense_cache)
-    if key != "fastapi":  # re-encoding FastAPI's 2,858 chunks twice more is ~20 min on this loaded machine
-        collections[(key, "h0")] = copy_heading_weighted(base, cache_root / f"{key}-h0", 0, True, dense_cache)
-        collections[(key, "h3")] = copy_heading_weighted(base, cache_root / f"{key}-h3", 3, True, dense_cache)
-    if with_default:
-        collections[(key, "sv800")] = copy_variant(base, cache_root / f"{key}-sv800-{time.time_ns()}", SENTENCES)[0]
+    collections[(key, "h0")] = copy_heading_weighted(base, cache_root / f"{key}-h0", 0, True, dense_cache)
+    collections[(key, "h3")] = copy_heading_weighted(base, cache_root / f"{key}-h3", 3, True, dense_cache)
+    if with_default:  # sentence vectors made as the product's default makes them
+        pooled = LATE if Settings().sentence_pooling == "late" else SENTENCES
+        collections[(key, "sv800")] = copy_variant(base, cache_root / f"{key}-sv800-{time.time_ns()}", pooled)[0]
     return collections
 
 
