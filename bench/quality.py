@@ -73,6 +73,7 @@ OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a
 AVG_LEN = "avg_len"  # the collection variant whose BM25 vectors use the collection's own average length
 SENTENCES = "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/sentences.py)
 LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.encode_late)
+POOLED = "pooled"  # sentence vectors encoded on their own, and each chunk's vector their mean: no chunk pass
 
 
 def configs() -> dict[str, tuple[str, RetrievalConfig]]:
@@ -125,11 +126,13 @@ def configs() -> dict[str, tuple[str, RetrievalConfig]]:
         "late: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6"),
         "late: DBSF 50 + maxsim-fusion:0.7": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.7"),
     }
+    on_pooled = {"pooled: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6")}
     return {
         **{n: ("", c) for n, c in plain.items()},
         **{n: (AVG_LEN, c) for n, c in on_avg_len.items()},
         **{n: (SENTENCES, c) for n, c in on_sentences.items()},
         **{n: (LATE, c) for n, c in on_late.items()},
+        **{n: (POOLED, c) for n, c in on_pooled.items()},
     }
 
 
@@ -218,14 +221,17 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     recomputed with the collection's own average length), SENTENCES (each chunk's sentence vectors
     encoded on their own and stored, as ingest does by default) or LATE (sentence vectors pooled from
     a forward pass over each chunk, as ingest does with RAGSCOPE_SENTENCE_POOLING=late: that pass also
-    gives the chunk vectors, already stored here, so timing all of it is an upper bound). Returns the
-    copy, the seconds of the extra ingest work and a note on what was measured.
+    gives the chunk vectors, already stored here, so timing all of it is an upper bound) or POOLED (the
+    sentences encoded on their own as SENTENCES, and each chunk's dense vector replaced by the normalised
+    mean of its sentence vectors: an ingest that never encodes the chunk itself, measured here, not offered
+    by the product). Returns the copy, the seconds of the extra ingest work and a note on what was measured.
     """
     records = source.store.records(with_vectors=True)
     texts = [r.chunk.embed_text for r in records]
-    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant in (SENTENCES, LATE))
+    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant in (SENTENCES, LATE, POOLED))
     target = build_components(settings)
     sparse = [r.sparse for r in records]
+    dense = [r.dense for r in records]
     sentences: list[np.ndarray | None] = [None] * len(records)
     t0 = time.perf_counter()
     if variant == AVG_LEN:
@@ -233,9 +239,13 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
         target = dataclasses.replace(target, sparse=FastembedBm25Encoder(settings.sparse_model, cache_dir=data_dir / "models", avg_len=avg))
         sparse = target.sparse.encode_documents(texts)
         note = f"avg_len {avg:.0f}"
-    elif variant == SENTENCES:
+    elif variant in (SENTENCES, POOLED):
         sentences = encode_sentences(target.dense, [r.chunk for r in records])
         note = f"{sum(len(rows) for rows in sentences)} sentences"
+        if variant == POOLED:
+            means = [rows.mean(axis=0) for rows in sentences]
+            dense = [m / max(float(np.linalg.norm(m)), 1e-12) for m in means]
+            note += ", chunk vectors their mean"
     else:
         _, sentences = encode_late(target.dense, [r.chunk for r in records])
         note = f"{sum(len(rows) for rows in sentences)} late-pooled sentences"
@@ -243,7 +253,7 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     made = source.store.collection_models()
     pooling = "late" if variant == LATE else "separate"
     target.store.ensure_collection(dataclasses.replace(made, sentence_vectors=settings.sentence_vectors, sentence_pooling=pooling))
-    points = [PointData(r.chunk.id, r.dense, sv, r.payload, sentences=s) for r, sv, s in zip(records, sparse, sentences, strict=True)]
+    points = [PointData(r.chunk.id, d, sv, r.payload, sentences=s) for r, d, sv, s in zip(records, dense, sparse, sentences, strict=True)]
     for i in range(0, len(points), 512):
         target.store.upsert(points[i : i + 512])
     target.store.flush()
@@ -613,8 +623,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{added:>+8.1f} {extra_ingest[todo[name][0]]['scifact']:>6.1f}s {r['sample'].mean('hit@5'):>10.3f} {r['fastapi'].mean('hit@5'):>11.3f}"
         )
     print("* interval excludes 0. p50: SciFact per-question wall time through run_eval (shared 2-core machine: rough).")
-    pairs = [(n, "sv:" + n[len("late:") :]) for n in results if n.startswith("late:") and "sv:" + n[len("late:") :] in results]
-    for late, separate in pairs:  # same configuration, sentence vectors pooled late vs encoded separately
+    # The same configuration on late-pooled sentence vectors, or on chunk vectors pooled from the sentences,
+    # against the default's separately encoded sentences under the chunk's own vector.
+    pairs = [(n, "sv:" + n.split(":", 1)[1]) for n in results if n.startswith(("late:", "pooled:")) and "sv:" + n.split(":", 1)[1] in results]
+    for late, separate in pairs:
         diff = interval(*gain_interval(results[late]["scifact"].values("ndcg@10", qids), results[separate]["scifact"].values("ndcg@10", qids), args.resamples))
         hits = ", ".join(f"{key} hit@5 {results[late][key].mean('hit@5'):.3f} vs {results[separate][key].mean('hit@5'):.3f}" for key in ("sample", "fastapi"))
         print(f"{late} - {separate}: nDCG@10 {diff}; {hits}")
