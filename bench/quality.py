@@ -49,7 +49,7 @@ from tqdm import tqdm  # noqa: E402
 
 from rag.components import Components, build_components  # noqa: E402
 from rag.config import ChunkConfig, RetrievalConfig, Settings  # noqa: E402
-from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len  # noqa: E402
+from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len, int8_encoder  # noqa: E402
 from rag.eval.beir import BeirData, beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.eval.runner import run_eval  # noqa: E402
@@ -73,6 +73,7 @@ OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a
 AVG_LEN = "avg_len"  # the collection variant whose BM25 vectors use the collection's own average length
 SENTENCES = "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/sentences.py)
 LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.encode_late)
+INT8 = "int8"  # sentence vectors encoded on their own by the int8-quantised export (RAGSCOPE_SENTENCE_POOLING=separate-int8)
 POOLED = "pooled"  # sentence vectors encoded on their own, and each chunk's vector their mean: no chunk pass
 
 
@@ -127,12 +128,14 @@ def configs() -> dict[str, tuple[str, RetrievalConfig]]:
         "late: DBSF 50 + maxsim-fusion:0.7": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.7"),
     }
     on_pooled = {"pooled: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6")}
+    on_int8 = {"sv8: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6")}
     return {
         **{n: ("", c) for n, c in plain.items()},
         **{n: (AVG_LEN, c) for n, c in on_avg_len.items()},
         **{n: (SENTENCES, c) for n, c in on_sentences.items()},
         **{n: (LATE, c) for n, c in on_late.items()},
         **{n: (POOLED, c) for n, c in on_pooled.items()},
+        **{n: (INT8, c) for n, c in on_int8.items()},
     }
 
 
@@ -228,7 +231,7 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     """
     records = source.store.records(with_vectors=True)
     texts = [r.chunk.embed_text for r in records]
-    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant in (SENTENCES, LATE, POOLED))
+    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant in (SENTENCES, LATE, POOLED, INT8))
     target = build_components(settings)
     sparse = [r.sparse for r in records]
     dense = [r.dense for r in records]
@@ -239,8 +242,9 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
         target = dataclasses.replace(target, sparse=FastembedBm25Encoder(settings.sparse_model, cache_dir=data_dir / "models", avg_len=avg))
         sparse = target.sparse.encode_documents(texts)
         note = f"avg_len {avg:.0f}"
-    elif variant in (SENTENCES, POOLED):
-        sentences = encode_sentences(target.dense, [r.chunk for r in records])
+    elif variant in (SENTENCES, POOLED, INT8):
+        encoder = int8_encoder(settings.dense_model, data_dir / "models") if variant == INT8 else target.dense
+        sentences = encode_sentences(encoder, [r.chunk for r in records])
         note = f"{sum(len(rows) for rows in sentences)} sentences"
         if variant == POOLED:
             means = [rows.mean(axis=0) for rows in sentences]
@@ -251,7 +255,7 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
         note = f"{sum(len(rows) for rows in sentences)} late-pooled sentences"
     extra = time.perf_counter() - t0
     made = source.store.collection_models()
-    pooling = "late" if variant == LATE else "separate"
+    pooling = {LATE: "late", INT8: "separate-int8"}.get(variant, "separate")
     target.store.ensure_collection(dataclasses.replace(made, sentence_vectors=settings.sentence_vectors, sentence_pooling=pooling))
     points = [PointData(r.chunk.id, d, sv, r.payload, sentences=s) for r, d, sv, s in zip(records, dense, sparse, sentences, strict=True)]
     for i in range(0, len(points), 512):
@@ -366,7 +370,7 @@ def size_collections(key: str, files: list[tuple[str, bytes]], cache_root: Path,
     collections[(key, "h0")] = copy_heading_weighted(base, cache_root / f"{key}-h0", 0, True, dense_cache)
     collections[(key, "h3")] = copy_heading_weighted(base, cache_root / f"{key}-h3", 3, True, dense_cache)
     if with_default:  # sentence vectors made as the product's default makes them
-        pooled = LATE if Settings().sentence_pooling == "late" else SENTENCES
+        pooled = {"late": LATE, "separate-int8": INT8}.get(Settings().sentence_pooling, SENTENCES)
         collections[(key, "sv800")] = copy_variant(base, cache_root / f"{key}-sv800-{time.time_ns()}", pooled)[0]
     return collections
 
@@ -625,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
     print("* interval excludes 0. p50: SciFact per-question wall time through run_eval (shared 2-core machine: rough).")
     # The same configuration on late-pooled sentence vectors, or on chunk vectors pooled from the sentences,
     # against the default's separately encoded sentences under the chunk's own vector.
-    pairs = [(n, "sv:" + n.split(":", 1)[1]) for n in results if n.startswith(("late:", "pooled:")) and "sv:" + n.split(":", 1)[1] in results]
+    pairs = [(n, "sv:" + n.split(":", 1)[1]) for n in results if n.startswith(("late:", "pooled:", "sv8:")) and "sv:" + n.split(":", 1)[1] in results]
     for late, separate in pairs:
         diff = interval(*gain_interval(results[late]["scifact"].values("ndcg@10", qids), results[separate]["scifact"].values("ndcg@10", qids), args.resamples))
         hits = ", ".join(f"{key} hit@5 {results[late][key].mean('hit@5'):.3f} vs {results[separate][key].mean('hit@5'):.3f}" for key in ("sample", "fastapi"))

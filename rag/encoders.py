@@ -253,5 +253,14 @@ def dense_encoder(name: str, runtime: str, models_dir: Path) -> DenseEncoder:
 
 
 @lru_cache(maxsize=4)
+def int8_encoder(name: str, models_dir: Path) -> DenseEncoder:
+    """The dense model's int8-quantised ONNX export, one per model and models folder per process: what
+    encodes the sentences of a collection whose record says "separate-int8" (rag.ingest)."""
+    from rag.onnx_encoder import OnnxEncoder  # here: that module builds on this one
+
+    return OnnxEncoder(name, models_dir, int8=True)
+
+
+@lru_cache(maxsize=4)
 def sparse_encoder(name: str, cache_dir: Path | None = None) -> FastembedBm25Encoder:
     return FastembedBm25Encoder(name, cache_dir=cache_dir)

@@ -18,7 +18,7 @@ from rag.journal import JournalEntry, settle
 from rag.chunker import chunk_document
 from rag.components import Components
 from rag.config import ChunkConfig
-from rag.encoders import DenseEncoder
+from rag.encoders import DenseEncoder, int8_encoder
 from rag.errors import LoaderError, RagError, StoreError
 from rag.loaders import load_document, safe_source
 from rag.originals import Originals
@@ -241,7 +241,10 @@ def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgr
     else:
         dense = _encode_sorted(components.dense, texts, _stage(progress, "chunks"))
         if models is not None and models.sentence_vectors:
-            sentences = encode_sentences(components.dense, chunks, _stage(progress, "sentences"))
+            encoder = components.dense
+            if models.sentence_pooling == "separate-int8":
+                encoder = int8_encoder(components.settings.dense_model, components.settings.data_dir / "models")
+            sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"))
     sparse = components.sparse.encode_documents(texts) if texts else []
     points: dict[int, list[PointData]] = {id(p): [] for p in plans}
     for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):

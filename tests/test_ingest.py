@@ -10,8 +10,9 @@ import pytest
 from counting import CountingDense
 
 from rag.components import Components, build_components
+from rag.encoders import int8_encoder
 from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
-from rag.ingest import ENCODE_BATCH, diff_document, ingest_document, ingest_files, preview
+from rag.ingest import ENCODE_BATCH, diff_document, encode_sentences, ingest_document, ingest_files, preview
 from rag.loaders import load_document
 from rag.sentences import sentence_spans, sentence_texts
 from rag.types import ChunkFilter
@@ -33,8 +34,12 @@ Bikes ride free on weekdays. At weekends a bike ticket costs one euro.
 
 
 @pytest.fixture
-def counted(components: Components) -> Components:
-    return dataclasses.replace(components, dense=CountingDense(components.dense))
+def counted(settings) -> Components:
+    """Components whose dense encoder counts its calls. The collection encodes its sentences on the float
+    model ("separate"), so that one encoder sees every pass; the default's int8 pass is tested on its own."""
+    comps = build_components(dataclasses.replace(settings, sentence_pooling="separate"))
+    yield dataclasses.replace(comps, dense=CountingDense(comps.dense))
+    comps.close()
 
 
 def _stored(components: Components, source: str) -> dict[str, dict]:
@@ -107,7 +112,7 @@ def test_new_chunks_store_their_sentence_vectors(counted):
     ingest_files(counted, [("guide.md", GUIDE.encode())], progress=lambda f, m: seen.append(m))
     assert "embedding sentences 9/9 (1 file)" in seen  # sentence encoding reports progress too
     assert counted.store.collection_models().sentence_vectors
-    assert counted.store.collection_models().sentence_pooling == "separate"  # the default
+    assert counted.store.collection_models().sentence_pooling == "separate"  # the fixture's
     records = counted.store.records(ChunkFilter(sources=("guide.md",)))
     query = counted.dense.encode_query("when does the first boat go")
     hits = {h.id: h.score for h in counted.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
@@ -115,6 +120,32 @@ def test_new_chunks_store_their_sentence_vectors(counted):
     for r in records:
         best = float(np.max(counted.dense.inner.encode_documents(sentence_texts(r.chunk)) @ query))
         assert hits[r.chunk.id] == pytest.approx(best, abs=1e-4)
+
+
+def test_by_default_sentences_are_encoded_by_the_int8_export_and_chunks_by_the_float_model(components):
+    """RAGSCOPE_SENTENCE_POOLING=separate-int8 (the default): the second pass runs on the int8-quantised
+    export; the chunk vectors, and every query, stay float."""
+    ingest_files(components, [("guide.md", GUIDE.encode())])
+    assert components.store.collection_models().sentence_pooling == "separate-int8"
+    models = components.settings.data_dir / "models"
+    assert len(list((models / "onnx").glob("*/model-int8.onnx"))) == 1  # quantised once, beside the float export
+    int8 = int8_encoder(components.settings.dense_model, models)
+    records = components.store.records(ChunkFilter(sources=("guide.md",)), with_vectors=True)
+    chunks = components.dense.encode_documents([r.chunk.embed_text for r in records])
+    np.testing.assert_allclose(np.array([r.dense for r in records]), chunks, atol=1e-5)
+    query = components.dense.encode_query("when does the first boat go")
+    hits = {h.id: h.score for h in components.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
+    # Dynamic quantisation scales each pass's activations by that pass's range, so an int8 vector depends
+    # a little on what it was batched with: the same call as ingest's (every sentence of the file) gives
+    # exactly what was stored.
+    in_order = sorted(records, key=lambda r: r.chunk.start)
+    quantised = encode_sentences(int8, [r.chunk for r in in_order])
+    exact = encode_sentences(components.dense, [r.chunk for r in in_order])
+    gaps = []
+    for r, q_rows, f_rows in zip(in_order, quantised, exact, strict=True):
+        assert hits[r.chunk.id] == pytest.approx(float(np.max(q_rows @ query)), abs=1e-4)  # what is stored is the int8 pass's
+        gaps.append(abs(float(np.max(q_rows @ query)) - float(np.max(f_rows @ query))))
+    assert 1e-3 < max(gaps) < 0.05  # near the float vectors, and not them
 
 
 def test_a_late_pooled_collection_encodes_each_new_chunk_once(settings):
@@ -137,16 +168,17 @@ def test_a_late_pooled_collection_encodes_each_new_chunk_once(settings):
         comps.close()
 
 
-def test_a_collection_keeps_the_sentence_pooling_it_was_made_with(settings):
-    """The setting shapes a new collection only: a separately encoded one never gets late-pooled vectors."""
-    for pooling, source in (("separate", "guide.md"), ("late", "other.md")):
+@pytest.mark.parametrize("made, later", [("separate", "late"), ("separate", "separate-int8"), ("separate-int8", "separate")])
+def test_a_collection_keeps_the_sentence_pooling_it_was_made_with(settings, made, later):
+    """The setting shapes a new collection only: its sentence vectors are never a mix of two ways."""
+    for pooling, source in ((made, "guide.md"), (later, "other.md")):
         comps = build_components(dataclasses.replace(settings, collection="kept", sentence_pooling=pooling))
         comps = dataclasses.replace(comps, dense=CountingDense(comps.dense))
         try:
             ingest_files(comps, [(source, GUIDE.encode())])
-            chunks, sentences = comps.dense.calls  # the chunks, then their distinct sentences on their own
-            assert len(chunks) == 3 and len(sentences) == 9
-            assert comps.store.collection_models().sentence_pooling == "separate"
+            # The float model encodes the chunks, then (a "separate" collection) their 9 distinct sentences.
+            assert [len(call) for call in comps.dense.calls] == ([3, 9] if made == "separate" else [3])
+            assert comps.store.collection_models().sentence_pooling == made
         finally:
             comps.close()
 

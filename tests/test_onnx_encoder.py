@@ -20,7 +20,7 @@ from rag.encoders import SentenceTransformerEncoder, _resolve_dense_path, dense_
 from rag.errors import ConfigError, EncoderError
 from rag.ingest import ingest_files
 from rag.loaders import load_document
-from rag.onnx_encoder import ModelFolder, OnnxEncoder, ensure_export
+from rag.onnx_encoder import ModelFolder, OnnxEncoder, ensure_export, ensure_int8
 from rag.retrieve import retrieve
 from rag.sample import sample_files
 from rag.sentences import sentence_spans
@@ -98,7 +98,45 @@ def test_the_export_is_made_once_and_reused(onnx_dense, models_dir, caplog):
     with caplog.at_level(logging.INFO, logger="rag.encoders"):
         assert ensure_export(folder, models_dir, MODEL) == target
     assert target.stat().st_mtime_ns == made and "exporting" not in caplog.text
-    assert target.parent.parent == models_dir / "onnx" and [p.name for p in target.parent.iterdir()] == ["model.onnx"]
+    # No temporary file left; the int8 export sits beside it once some test's ingest has made it.
+    assert target.parent.parent == models_dir / "onnx" and {p.name for p in target.parent.iterdir()} - {"model-int8.onnx"} == {"model.onnx"}
+
+
+def test_the_int8_export_is_made_once_from_the_float_export_and_reused(tmp_path, models_dir, caplog):
+    """RAGSCOPE_SENTENCE_POOLING=separate-int8's model: quantised from the float export, once per data dir."""
+    models = tmp_path / "models"
+    (models / "onnx").mkdir(parents=True)
+    folder = ModelFolder.read(MODEL)
+    shared = ensure_export(folder, models_dir, MODEL)
+    (models / "onnx" / shared.parent.name).mkdir()
+    (models / "onnx" / shared.parent.name / "model.onnx").symlink_to(shared)  # the float export, not made again here
+    with caplog.at_level(logging.INFO, logger="rag.encoders"):
+        target = ensure_int8(folder, models, MODEL)
+        made = target.stat().st_mtime_ns
+        assert ensure_int8(folder, models, MODEL) == target and target.stat().st_mtime_ns == made
+    assert caplog.text.count("quantising") == 1 and "exporting" not in caplog.text
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model-int8.onnx", "model.onnx"]
+    assert target.stat().st_size < shared.stat().st_size / 3  # int8 weights: a quarter of the float ones, plus the graph
+    int8 = OnnxEncoder(MODEL, models, int8=True)
+    texts = ["The first ferry leaves at seven.", "Bikes ride free on weekdays."]
+    cosines = np.sum(int8.encode_documents(texts) * OnnxEncoder(MODEL, models).encode_documents(texts), axis=1)
+    assert np.all(cosines > 0.9) and np.all(cosines < 0.9999)  # near the float vectors, and not them
+
+
+def test_a_failed_quantisation_leaves_nothing_under_the_final_name(tmp_path, models_dir, monkeypatch):
+    folder = ModelFolder.read(MODEL)
+    shared = ensure_export(folder, models_dir, MODEL)
+    where = tmp_path / "onnx" / shared.parent.name
+    where.mkdir(parents=True)
+    (where / "model.onnx").symlink_to(shared)
+
+    def full_disk(*_args) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("rag.onnx_encoder.os.replace", full_disk)
+    with pytest.raises(EncoderError, match="could not quantise.*RAGSCOPE_SENTENCE_POOLING=separate"):
+        ensure_int8(folder, tmp_path, MODEL)
+    assert [p.name for p in where.iterdir()] == ["model.onnx"]  # neither model-int8.onnx nor the temporary file
 
 
 def test_a_failed_export_leaves_nothing_under_the_final_name(tmp_path, monkeypatch):

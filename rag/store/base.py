@@ -36,8 +36,9 @@ class CollectionModels:
     collection is created (a collection from before the field reads False) and is not a model: asking
     for it on a collection without it is no mismatch (see `same_models`). `sentence_pooling` says how
     they were made, also fixed at creation: "late" (pooled from the chunk's own forward pass,
-    `rag.ingest.encode_late`) or "separate" (each sentence encoded on its own, what collections made
-    before the field hold); every later ingest follows it, so one collection never mixes the two.
+    `rag.ingest.encode_late`), "separate" (each sentence encoded on its own, what collections made
+    before the field hold) or "separate-int8" (the same on the model's int8-quantised export); every
+    later ingest follows it, so one collection never mixes them.
     `dense_runtime` says what ran the dense model when the collection was created ("torch", what
     collections made before the field hold, or "onnx"). It is a record, not a space: both runtimes give
     the same vectors (cosine >= 0.9999 on real chunks, bench/dense_runtime.py), so either may read and
