@@ -228,7 +228,7 @@ class Settings:
     sentence_vectors: bool = setting(True, env="RAGSCOPE_SENTENCE_VECTORS", label="sentence vectors")
     # How a NEW collection makes those vectors: "separate" encodes each distinct sentence on its own (a
     # second encoding pass); "separate-int8" does the same on the model's int8-quantised ONNX export
-    # (rag.onnx_encoder.ensure_int8: the second pass at about 0.6x the CPU time, SciFact nDCG@10 -0.001
+    # (rag.onnx_encoder.ensure_int8: 0.62x the float export's CPU time on sentences in bench/dense_runtime.py; SciFact nDCG@10 -0.001
     # [-0.004, +0.003]; chunk vectors and queries stay float); "late" pools each sentence's token states
     # from its chunk's own forward pass (rag.ingest.encode_late: no second pass, but -0.013 nDCG@10).
     # Recorded with the collection, which keeps it.
