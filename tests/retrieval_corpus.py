@@ -82,7 +82,10 @@ def chunk_at(components: Components, source: str, heading: str) -> StoredChunk:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory):
-    """The corpus ingested once per test module with the real models, in its own data dir."""
-    components = build_components(Settings(data_dir=tmp_path_factory.mktemp("corpus") / "data"))
+    """The corpus ingested once per test module with the real models, in its own data dir.
+
+    Its sentence vectors come from the float model ("separate"): tests here compare stored scores with a
+    fresh float encoding. The int8 default is tested in test_ingest.py and measured in bench/quality.py."""
+    components = build_components(Settings(data_dir=tmp_path_factory.mktemp("corpus") / "data", sentence_pooling="separate"))
     yield ingest_corpus(components)
     components.close()

@@ -184,23 +184,29 @@ SAMPLE_QUESTIONS = (
 
 
 def test_stored_sentence_vectors_rescore_like_query_time_encoding_without_encoding(sample_components, settings):
-    """Stored sentence vectors (MaxSim in Qdrant) and the fallback's per-question encoding give the same
-    scores and order; the stored path never asks the encoder for a document text."""
-    stored = dataclasses.replace(sample_components, dense=CountingDense(sample_components.dense))
-    plain = build_components(dataclasses.replace(settings, collection="plain", sentence_vectors=False))
+    """Stored float sentence vectors (MaxSim in Qdrant) and the fallback's per-question encoding give the
+    same scores and order; int8 ones (the default) come within a few hundredths; the stored paths never
+    ask the encoder for a document text."""
+    int8 = dataclasses.replace(sample_components, dense=CountingDense(sample_components.dense))
+    made = [build_components(dataclasses.replace(settings, collection=name, **change)) for name, change in (("plain", {"sentence_vectors": False}), ("float", {"sentence_pooling": "separate"}))]
     try:
-        assert not ingest_files(plain, sample_files()).errors
-        plain = dataclasses.replace(plain, dense=CountingDense(plain.dense))
-        assert stored.store.collection_models().sentence_vectors and not plain.store.collection_models().sentence_vectors
+        for comps in made:
+            assert not ingest_files(comps, sample_files()).errors
+        plain, stored = (dataclasses.replace(c, dense=CountingDense(c.dense)) for c in made)
+        assert int8.store.collection_models().sentence_pooling == "separate-int8" and stored.store.collection_models().sentence_pooling == "separate"
+        assert not plain.store.collection_models().sentence_vectors
         for reranker in ("sentence-maxsim", "maxsim-fusion:0.6"):
             for question in SAMPLE_QUESTIONS:
                 config = RetrievalConfig(reranker=reranker)
-                clear_sentence_cache()  # a new question for both paths
-                from_store, encoded = retrieve(stored, question, config), retrieve(plain, question, config)
+                clear_sentence_cache()  # a new question for every path
+                from_store, quantised, encoded = (retrieve(c, question, config) for c in (stored, int8, plain))
                 assert [c.id for c in from_store.ranked("rerank")] == [c.id for c in encoded.ranked("rerank")]
-                scores = {c.id: c.rerank.score for c in from_store.ranked("rerank")}
-                assert scores == pytest.approx({c.id: c.rerank.score for c in encoded.ranked("rerank")}, abs=1e-4)
-        assert stored.dense.calls == []
+                expected = {c.id: c.rerank.score for c in encoded.ranked("rerank")}
+                assert {c.id: c.rerank.score for c in from_store.ranked("rerank")} == pytest.approx(expected, abs=1e-4)
+                if reranker == "sentence-maxsim":  # raw cosines (maxsim-fusion rescales them over the candidates)
+                    assert {c.id: c.rerank.score for c in quantised.ranked("rerank")} == pytest.approx(expected, abs=0.03)
+        assert stored.dense.calls == [] and int8.dense.calls == []
         assert plain.dense.calls  # the witness works: the fallback did encode the candidates' sentences
     finally:
-        plain.close()
+        for comps in made:
+            comps.close()
