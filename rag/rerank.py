@@ -243,7 +243,9 @@ def best_sentence_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> l
 
     Read from the sentence vectors stored at ingest (a MaxSim query restricted to the candidates'
     ids: milliseconds) when the collection has them; a chunk without them (older collections) has
-    its sentences encoded now, with the same texts and encoder, so both paths give the same score.
+    its sentences encoded now, with the same texts and encoder, so both paths give the same score for
+    a collection of float sentence vectors ("separate"). Int8 ones (the default, "separate-int8") come
+    within a few hundredths of it; a collection holds one kind or the other, never both.
     """
     hits = ctx.store.search_sentences(ctx.dense_query, len(chunks), _ids_filter(ctx.flt, chunks)) if chunks else []
     by_id = {h.id: h.score for h in hits}
