@@ -15,6 +15,7 @@ and modules.json (Transformer, Pooling, Normalize and nothing else).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -23,7 +24,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -118,11 +119,22 @@ def ensure_export(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     return target
 
 
-def export_onnx(folder: ModelFolder, target: Path) -> None:
-    """Write the folder's transformer as an ONNX graph (token states out) to `target`, atomically.
+@contextlib.contextmanager
+def _written_atomically(target: Path) -> Iterator[Path]:
+    """A temporary name beside `target` to write to, renamed to `target` when the block succeeds and
+    removed in any case: a crash or a second process writing at the same time never leaves a
+    half-written file under the final name."""
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
-    Written to a temporary name beside `target`, then renamed: a crash or a second process exporting
-    at the same time never leaves a half-written file under the final name.
+
+def export_onnx(folder: ModelFolder, target: Path) -> None:
+    """Write the folder's transformer as an ONNX graph (token states out) to `target`, atomically
+    (`_written_atomically`).
 
     Raises:
         EncoderError: torch, transformers or onnx missing, or the export failed.
@@ -135,7 +147,6 @@ def export_onnx(folder: ModelFolder, target: Path) -> None:
         from transformers import AutoModel
     except ImportError as e:
         raise EncoderError(f"exporting the dense model to ONNX needs torch and transformers ({e}); pip install torch transformers onnx, or {_TORCH_HINT}") from None
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         model = AutoModel.from_pretrained(str(folder.path)).eval()
@@ -155,10 +166,9 @@ def export_onnx(folder: ModelFolder, target: Path) -> None:
         mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
         example = tuple({"input_ids": mask * 1000, "attention_mask": mask, "token_type_ids": torch.zeros_like(mask)}[n] for n in names)
         axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
-        with torch.no_grad(), warnings.catch_warnings():
+        with torch.no_grad(), warnings.catch_warnings(), _written_atomically(target) as tmp:
             warnings.simplefilter("ignore")  # the tracer's notes on shapes it treats as constants: about its internals, not ours
             torch.onnx.export(TokenStates(), example, str(tmp), input_names=names, output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
-        os.replace(tmp, target)
     except EncoderError:
         raise
     except Exception as e:  # noqa: BLE001 - the exporter's many failure types all need the same advice
@@ -166,13 +176,11 @@ def export_onnx(folder: ModelFolder, target: Path) -> None:
             f"could not export dense model {folder.path} to ONNX in {target.parent} ({type(e).__name__}: {e}); check that the data "
             f"dir is writable and that onnx is installed (pip install onnx), or {_TORCH_HINT}"
         ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     """The export with its weights quantised to int8 (ONNX Runtime's dynamic quantisation), made once
-    beside the float export from it, atomically as the export is (a temporary name, then a rename).
+    beside the float export from it, atomically as the export is (`_written_atomically`).
 
     Only sentence vectors use it (RAGSCOPE_SENTENCE_POOLING=separate-int8): they are 0.96 cosine from the
     float ones, which moved SciFact train nDCG@10 by -0.001 [-0.004, +0.003] (README, Benchmarks), while
@@ -186,7 +194,6 @@ def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     if target.is_file():
         return target
     log.info("quantising the dense model's ONNX export to int8 (once): %s", target)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -194,17 +201,15 @@ def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
         was = root.disabled
         root.disabled = True  # the quantiser advises its own users to pre-process, on the root logger
         try:
-            quantize_dynamic(source, tmp, weight_type=QuantType.QInt8)
+            with _written_atomically(target) as tmp:
+                quantize_dynamic(source, tmp, weight_type=QuantType.QInt8)
         finally:
             root.disabled = was
-        os.replace(tmp, target)
     except Exception as e:  # noqa: BLE001 - the quantiser's failure types all need the same advice
         raise EncoderError(
             f"could not quantise dense model {name!r} to int8 in {target.parent} ({type(e).__name__}: {e}); check that the data dir "
             "is writable and onnx is installed, or use RAGSCOPE_SENTENCE_POOLING=separate"
         ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return target
 
 
