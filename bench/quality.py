@@ -75,6 +75,8 @@ SENTENCES = "sentences"  # the collection variant that also stores each chunk's 
 LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.encode_late)
 INT8 = "int8"  # sentence vectors encoded on their own by the int8-quantised export (RAGSCOPE_SENTENCE_POOLING=separate-int8)
 POOLED = "pooled"  # sentence vectors encoded on their own, and each chunk's vector their mean: no chunk pass
+# How each sentence-vector variant makes them, as RAGSCOPE_SENTENCE_POOLING names it (POOLED: as SENTENCES).
+POOLING = {SENTENCES: "separate", POOLED: "separate", LATE: "late", INT8: "separate-int8"}
 
 
 def configs() -> dict[str, tuple[str, RetrievalConfig]]:
@@ -231,7 +233,7 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     """
     records = source.store.records(with_vectors=True)
     texts = [r.chunk.embed_text for r in records]
-    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant in (SENTENCES, LATE, POOLED, INT8))
+    settings = dataclasses.replace(source.settings, data_dir=data_dir, sentence_vectors=variant in POOLING)
     target = build_components(settings)
     sparse = [r.sparse for r in records]
     dense = [r.dense for r in records]
@@ -255,8 +257,7 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
         note = f"{sum(len(rows) for rows in sentences)} late-pooled sentences"
     extra = time.perf_counter() - t0
     made = source.store.collection_models()
-    pooling = {LATE: "late", INT8: "separate-int8"}.get(variant, "separate")
-    target.store.ensure_collection(dataclasses.replace(made, sentence_vectors=settings.sentence_vectors, sentence_pooling=pooling))
+    target.store.ensure_collection(dataclasses.replace(made, sentence_vectors=settings.sentence_vectors, sentence_pooling=POOLING.get(variant, "separate")))
     points = [PointData(r.chunk.id, d, sv, r.payload, sentences=s) for r, d, sv, s in zip(records, dense, sparse, sentences, strict=True)]
     for i in range(0, len(points), 512):
         target.store.upsert(points[i : i + 512])
@@ -370,8 +371,8 @@ def size_collections(key: str, files: list[tuple[str, bytes]], cache_root: Path,
     collections[(key, "h0")] = copy_heading_weighted(base, cache_root / f"{key}-h0", 0, True, dense_cache)
     collections[(key, "h3")] = copy_heading_weighted(base, cache_root / f"{key}-h3", 3, True, dense_cache)
     if with_default:  # sentence vectors made as the product's default makes them
-        pooled = {"late": LATE, "separate-int8": INT8}.get(Settings().sentence_pooling, SENTENCES)
-        collections[(key, "sv800")] = copy_variant(base, cache_root / f"{key}-sv800-{time.time_ns()}", pooled)[0]
+        made_as = next(v for v in (SENTENCES, LATE, INT8) if POOLING[v] == Settings().sentence_pooling)
+        collections[(key, "sv800")] = copy_variant(base, cache_root / f"{key}-sv800-{time.time_ns()}", made_as)[0]
     return collections
 
 
@@ -630,8 +631,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{added:>+8.1f} {extra_ingest[todo[name][0]]['scifact']:>6.1f}s {r['sample'].mean('hit@5'):>10.3f} {r['fastapi'].mean('hit@5'):>11.3f}"
         )
     print("* interval excludes 0. p50: SciFact per-question wall time through run_eval (shared 2-core machine: rough).")
-    # The same configuration on late-pooled sentence vectors, or on chunk vectors pooled from the sentences,
-    # against the default's separately encoded sentences under the chunk's own vector.
+    # The same configuration on late-pooled or int8 sentence vectors, or on chunk vectors pooled from the
+    # sentences, against float sentence vectors encoded on their own under the chunk's own vector.
     pairs = [(n, "sv:" + n.split(":", 1)[1]) for n in results if n.startswith(("late:", "pooled:", "sv8:")) and "sv:" + n.split(":", 1)[1] in results]
     for late, separate in pairs:
         diff = interval(*gain_interval(results[late]["scifact"].values("ndcg@10", qids), results[separate]["scifact"].values("ndcg@10", qids), args.resamples))

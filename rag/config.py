@@ -228,10 +228,10 @@ class Settings:
     sentence_vectors: bool = setting(True, env="RAGSCOPE_SENTENCE_VECTORS", label="sentence vectors")
     # How a NEW collection makes those vectors: "separate" encodes each distinct sentence on its own (a
     # second encoding pass); "separate-int8" does the same on the model's int8-quantised ONNX export
-    # (rag.onnx_encoder.ensure_int8: 0.62x the float export's CPU time on sentences in bench/dense_runtime.py; SciFact nDCG@10 -0.001
-    # [-0.004, +0.003]; chunk vectors and queries stay float); "late" pools each sentence's token states
-    # from its chunk's own forward pass (rag.ingest.encode_late: no second pass, but -0.013 nDCG@10).
-    # Recorded with the collection, which keeps it.
+    # (rag.onnx_encoder.ensure_int8: 0.62x the float export's CPU time on sentences in
+    # bench/dense_runtime.py; SciFact nDCG@10 -0.001 [-0.004, +0.003]; chunk vectors and queries stay
+    # float); "late" pools each sentence's token states from its chunk's own forward pass
+    # (rag.ingest.encode_late: no second pass, but -0.013 nDCG@10). Recorded with the collection, which keeps it.
     sentence_pooling: str = setting("separate-int8", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS)
     # What runs the dense model. "onnx" exports the model's own weights to ONNX once (under
     # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's (cosine mean and min
