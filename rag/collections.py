@@ -108,5 +108,5 @@ def delete_collection(components: Components, typed_name: str) -> None:
     if typed_name.strip() != name:
         raise RagError(f"type the collection's name ({name}) to delete it")
     components.store.drop_collection()
-    shutil.rmtree(components.settings.journal_dir, ignore_errors=True)
+    components.journal.discard_all()
     shutil.rmtree(components.settings.originals_dir, ignore_errors=True)

@@ -163,6 +163,18 @@ class Journal:
                     lock_path.unlink(missing_ok=True)
         return repaired
 
+    def discard_all(self) -> None:
+        """Forget every entry of this collection, which was just deleted, so none is replayed onto a new
+        collection of the same name; this owner keeps its lock and folder, so the same open components
+        can ingest into the new collection (removing the whole folder left them failing on their next write)."""
+        for path in self.root.iterdir():
+            if path.name == f"{self.owner}.lock":
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
     def close(self) -> None:
         """Release the owner lock; an owner folder with entries left stays for the next open to recover."""
         if self._lock_file.closed:

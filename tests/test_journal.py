@@ -123,3 +123,26 @@ def test_a_damaged_entry_is_refused_with_its_file_and_the_repair(settings, conte
         assert _ids(reopened) == ids
     finally:
         reopened.close()
+
+
+def test_after_deleting_its_collection_the_same_components_ingest_again_and_no_old_entry_replays(settings):
+    """The app keeps one open Components per collection: deleting the collection must leave its journal
+    usable (it failed with FileNotFoundError on the next ingest) and forget the old collection's entries."""
+    from rag.collections import delete_collection
+
+    comps = _open(settings, "docs")
+    try:
+        assert not ingest_files(comps, [("guide.md", GUIDE)]).errors
+        comps.journal.write(journal.JournalEntry("guide.md", "commit", added=[], removed=sorted(_ids(comps))))
+        delete_collection(comps, "docs")
+        assert comps.journal.entries() == []  # an old entry would delete the new collection's chunks on the next open
+        result = ingest_files(comps, [("guide.md", GUIDE)])
+        assert not result.errors and result.files[0].written == 2
+        ids = _ids(comps)
+    finally:
+        comps.close()
+    again = _open(settings, "docs")
+    try:
+        assert _ids(again) == ids and len(ids) == 2
+    finally:
+        again.close()
