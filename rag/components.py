@@ -3,12 +3,60 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
 
 from rag.config import Settings
-from rag.encoders import DenseEncoder, SparseEncoder, dense_encoder, sparse_encoder
+from rag.encoders import DenseEncoder, SparseEncoder, SpanVectors, dense_encoder, sparse_encoder
+from rag.lazy import LazyModel
 from rag.errors import ModelMismatchError
 from rag.journal import Journal
 from rag.store import CollectionModels, Store, open_store
+
+
+class CollectionDense:
+    """The dense encoder of the vector space the collection holds, looked up from its record at each use.
+
+    The float runtimes (torch, onnx) share one space and the int8 export is another, so the record,
+    not the settings, says which encodes: a float collection made before int8 was configured keeps
+    float chunks and queries (`CollectionModels.runtime_for`); with no collection yet, the configured
+    runtime makes the first. Looked up per use because the collection may be deleted and made again
+    while the process lives, or made by another process on a server.
+    """
+
+    def __init__(self, settings: Settings, store: Store) -> None:
+        self._settings, self._store = settings, store
+        self.name = settings.dense_model
+
+    @property
+    def encoder(self) -> DenseEncoder:
+        record = self._store.collection_models()
+        runtime = record.runtime_for(self._settings.dense_runtime) if record else self._settings.dense_runtime
+        return dense_encoder(self._settings.dense_model, runtime, self._settings.data_dir / "models")
+
+    @property
+    def dim(self) -> int:
+        return self.encoder.dim
+
+    @property
+    def loaded(self) -> bool:
+        """False while the model behind the current space has not loaded (rag.retrieve times loading apart)."""
+        return getattr(self.encoder, "loaded", True)
+
+    def load(self) -> None:
+        encoder = self.encoder
+        if isinstance(encoder, LazyModel):
+            encoder.load()
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        return self.encoder.encode_documents(texts, batch_size)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encoder.encode_query(text)
+
+    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors:
+        return self.encoder.encode_spans(texts, spans, batch_size)
 
 
 @dataclass
@@ -68,7 +116,7 @@ def build_components(settings: Settings) -> Components:
     return Components(
         settings=settings,
         store=store,
-        dense=dense_encoder(settings.dense_model, settings.dense_runtime, settings.data_dir / "models"),
+        dense=CollectionDense(settings, store),
         sparse=sparse_encoder(settings.sparse_model, settings.data_dir / "models"),
         journal=journal,
     )

@@ -25,7 +25,8 @@ ANSWER_CONTEXTS = ("chunk", "section")
 SENTENCE_POOLINGS = ("separate-int8", "separate", "late")
 # How the dense model runs: PyTorch through sentence-transformers, or ONNX Runtime on an export of the
 # same weights (rag/onnx_encoder.py). Both give the same vectors (cosine >= 0.9999), so they share a collection.
-DENSE_RUNTIMES = ("torch", "onnx")
+INT8_RUNTIME = "onnx-int8"  # the int8-quantised ONNX export: its own vector space (CollectionModels.runtime_for)
+DENSE_RUNTIMES = ("torch", "onnx", INT8_RUNTIME)
 # A collection name becomes a file and folder name under the data dir (edge store, journal): no path
 # separators, no leading dot (so never `.` / `..`), and short enough for any file system.
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
@@ -227,21 +228,26 @@ class Settings:
     # An existing collection keeps what it was created with.
     sentence_vectors: bool = setting(True, env="RAGSCOPE_SENTENCE_VECTORS", label="sentence vectors")
     # How a NEW collection makes those vectors: "separate" encodes each distinct sentence on its own (a
-    # second encoding pass); "separate-int8" does the same on the model's int8-quantised ONNX export
-    # (rag.onnx_encoder.ensure_int8: 0.62x the float export's CPU time on sentences in
-    # bench/dense_runtime.py; SciFact nDCG@10 -0.001 [-0.004, +0.003]; chunk vectors and queries stay
-    # float); "late" pools each sentence's token states from its chunk's own forward pass
+    # second encoding pass) with the encoder of the chunks; "separate-int8" does it on the model's
+    # int8-quantised ONNX export whatever encodes the chunks (rag.onnx_encoder.ensure_int8: 0.62x the
+    # float export's CPU time on sentences in bench/dense_runtime.py; under float chunk vectors, SciFact
+    # nDCG@10 -0.001 [-0.004, +0.003]); "late" pools each sentence's token states from its chunk's own forward pass
     # (rag.ingest.encode_late: no second pass, but -0.013 nDCG@10). Recorded with the collection, which keeps it.
     sentence_pooling: str = setting("separate-int8", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS)
     # What runs the dense model. "onnx" exports the model's own weights to ONNX once (under
     # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's (cosine mean and min
     # 1.000000 on 122 FastAPI-docs chunks, their 519 sentences and late-pooled spans), at 0.64x PyTorch's
-    # CPU time on the chunks and 0.35x on the sentences (bench/dense_runtime.py), and a whole-process ingest
-    # of 10 files took 0.43x torch's CPU time with 328 MB peak memory against 1,107 MB (bench/ingest_process.py;
-    # README, Benchmarks). Recorded with a new collection (see CollectionModels); both runtimes share it.
+    # CPU time on the chunks and 0.35x on the sentences (bench/dense_runtime.py). "onnx-int8" runs that
+    # export quantised to int8 for chunks, sentences and queries: whole-process ingest of 40 files at
+    # 0.87x onnx's CPU time and 0.65x its peak memory (bench/ingest_process.py), but an int8 vector
+    # depends on what shares its forward pass (cosine down to 0.96 between a sentence encoded in a batch
+    # and alone), which moves small collections' answers, so it is not the default (README, Benchmarks).
+    # Recorded with a new collection, whose record then picks the runtime for it: torch and onnx share
+    # the float space, int8 is its own (CollectionModels.runtime_for).
     dense_runtime: str = setting(
         "onnx", env="RAGSCOPE_DENSE_RUNTIME", label="dense runtime", choices=DENSE_RUNTIMES,
-        help="torch (sentence-transformers) or onnx (ONNX Runtime on the same weights, exported once; same vectors, no torch in the process)",
+        help="onnx (ONNX Runtime on the same weights, exported once; PyTorch's vectors, no torch in the process), torch "
+        "(sentence-transformers) or onnx-int8 (that export quantised to int8: faster, its own vector space); an existing collection keeps its space",
     )  # fmt: skip
 
     def __post_init__(self) -> None:

@@ -132,5 +132,6 @@ def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
     return Finding(
         "fixed",
         f"collection {name!r}: rewrote its models record as the configured dense={settings.dense_model} ({dim} d, read from "
-        f"the stored vectors), sparse={settings.sparse_model}; if it was built with other models, delete it and re-ingest",
+        f"the stored vectors) on runtime {settings.dense_runtime}, sparse={settings.sparse_model}; if it was built with other models "
+        "or the other vector space (int8 or float), delete it and re-ingest",
     )

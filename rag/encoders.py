@@ -242,23 +242,15 @@ def dense_encoder(name: str, runtime: str, models_dir: Path) -> DenseEncoder:
     """One encoder per model, runtime and models folder per process: models are large and thread-safe
     for inference (the ONNX runtime also shares one session per export file across models folders).
 
-    `runtime` is Settings.dense_runtime: "torch" (sentence-transformers) or "onnx" (rag.onnx_encoder,
-    its export kept under `models_dir`).
+    `runtime` is one of Settings.dense_runtime's values: "torch" (sentence-transformers), "onnx"
+    (rag.onnx_encoder, its export kept under `models_dir`) or "onnx-int8" (that export quantised to int8).
+    Which one encodes for a collection is its record's call (`rag.components.CollectionDense`).
     """
-    if runtime == "onnx":
+    if runtime in ("onnx", "onnx-int8"):
         from rag.onnx_encoder import OnnxEncoder  # here: that module builds on this one
 
-        return OnnxEncoder(name, models_dir)
+        return OnnxEncoder(name, models_dir, int8=runtime == "onnx-int8")
     return SentenceTransformerEncoder(name)
-
-
-@lru_cache(maxsize=4)
-def int8_encoder(name: str, models_dir: Path) -> DenseEncoder:
-    """The dense model's int8-quantised ONNX export, one per model and models folder per process: what
-    encodes the sentences of a collection whose record says "separate-int8" (rag.ingest)."""
-    from rag.onnx_encoder import OnnxEncoder  # here: that module builds on this one
-
-    return OnnxEncoder(name, models_dir, int8=True)
 
 
 @lru_cache(maxsize=4)

@@ -17,8 +17,8 @@ import numpy as np
 from rag.journal import JournalEntry, settle
 from rag.chunker import chunk_document
 from rag.components import Components
-from rag.config import ChunkConfig
-from rag.encoders import DenseEncoder, int8_encoder
+from rag.config import INT8_RUNTIME, ChunkConfig
+from rag.encoders import DenseEncoder, dense_encoder
 from rag.errors import LoaderError, RagError, StoreError
 from rag.loaders import load_document, safe_source
 from rag.originals import Originals
@@ -243,7 +243,7 @@ def _embed(components: Components, plans: Sequence[_Plan], progress: EncodeProgr
         if models is not None and models.sentence_vectors:
             encoder = components.dense
             if models.sentence_pooling == "separate-int8":
-                encoder = int8_encoder(components.settings.dense_model, components.settings.data_dir / "models")
+                encoder = dense_encoder(components.settings.dense_model, INT8_RUNTIME, components.settings.data_dir / "models")
             sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"))
     sparse = components.sparse.encode_documents(texts) if texts else []
     points: dict[int, list[PointData]] = {id(p): [] for p in plans}

@@ -26,7 +26,6 @@ import numpy as np
 from rag.components import Components
 from rag.config import RetrievalConfig
 from rag.errors import QuestionError
-from rag.lazy import LazyModel
 from rag.prf import expand_query, rocchio
 from rag.rerank import RerankContext, get_reranker
 from rag.store.base import FusedQuery, Store, stored_chunk
@@ -193,7 +192,7 @@ def retrieve(
     components.check_models()
     reranker = get_reranker(config.reranker)
     timings: dict[str, float] = {}
-    cold = [m for m in (components.dense, components.sparse) if isinstance(m, LazyModel) and not m.loaded]
+    cold = [m for m in (components.dense, components.sparse) if not getattr(m, "loaded", True)]  # LazyModel or CollectionDense
     if encoded is None and cold:  # a first query loads the models: timed apart, or "encode" would read 20 s
         t0 = time.perf_counter()
         for model in cold:

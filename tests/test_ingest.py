@@ -10,7 +10,8 @@ import pytest
 from counting import CountingDense
 
 from rag.components import Components, build_components
-from rag.encoders import int8_encoder
+from rag.config import INT8_RUNTIME
+from rag.encoders import dense_encoder
 from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
 from rag.ingest import ENCODE_BATCH, diff_document, encode_sentences, ingest_document, ingest_files, preview
 from rag.loaders import load_document
@@ -129,7 +130,7 @@ def test_by_default_sentences_are_encoded_by_the_int8_export_and_chunks_by_the_f
     assert components.store.collection_models().sentence_pooling == "separate-int8"
     models = components.settings.data_dir / "models"
     assert len(list((models / "onnx").glob("*/model-int8.onnx"))) == 1  # quantised once, beside the float export
-    int8 = int8_encoder(components.settings.dense_model, models)
+    int8 = dense_encoder(components.settings.dense_model, INT8_RUNTIME, models)
     records = components.store.records(ChunkFilter(sources=("guide.md",)), with_vectors=True)
     chunks = components.dense.encode_documents([r.chunk.embed_text for r in records])
     np.testing.assert_allclose(np.array([r.dense for r in records]), chunks, atol=1e-5)

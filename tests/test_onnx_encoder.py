@@ -176,7 +176,7 @@ def test_torch_and_onnx_share_a_collection_and_it_keeps_its_record(settings):
         made.close()
     comps = build_components(dataclasses.replace(settings, dense_runtime="onnx"))
     try:
-        assert isinstance(comps.dense, OnnxEncoder)
+        assert isinstance(comps.dense.encoder, OnnxEncoder)
         name, data = sample_files()[2]
         assert not ingest_files(comps, [(name, data)]).errors  # the same space: onnx may extend a torch collection
         assert comps.store.collection_models().dense_runtime == "torch"  # the record says what made it

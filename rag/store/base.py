@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
 
+from rag.config import INT8_RUNTIME
 from rag.errors import ModelMismatchError, RagError, StoreError
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
 from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
@@ -39,11 +40,13 @@ class CollectionModels:
     `rag.ingest.encode_late`), "separate" (each sentence encoded on its own, what collections made
     before the field hold) or "separate-int8" (the same on the model's int8-quantised export); every
     later ingest follows it, so one collection never mixes them.
-    `dense_runtime` says what ran the dense model when the collection was created ("torch", what
-    collections made before the field hold, or "onnx"). It is a record, not a space: both runtimes give
-    the same vectors (cosine >= 0.9999 on real chunks, bench/dense_runtime.py), so either may read and
-    extend a collection made by the other, and `same_models` does not compare it. A runtime whose
-    vectors differ (int8 quantisation) would be another space and would have to be compared there.
+    `dense_runtime` says what ran the dense model when the collection was created: "torch" (what
+    collections made before the field hold), "onnx" or "onnx-int8". The first two give the same vectors
+    (cosine >= 0.9999 on real chunks, bench/dense_runtime.py), so either may read and extend a collection
+    made by the other. "onnx-int8" (the int8-quantised export) is its own space: its chunk vectors are
+    about 0.96 cosine from the float ones, and its queries must come from the same export, or ranking
+    loses (README, Benchmarks). `same_models` still accepts any runtime, because the encoder follows the
+    record (`runtime_for`), not the settings: one collection never mixes the two spaces.
     """
 
     dense_model: str
@@ -84,6 +87,14 @@ class CollectionModels:
         """The record a collection gets from the configured models; the caller knows the dimension and
         whether sentence vectors are stored (from the encoder, an existing record or the stored vectors)."""
         return cls(settings.dense_model, dense_dim, settings.sparse_model, sentence_vectors, settings.sentence_pooling, settings.dense_runtime)
+
+    def runtime_for(self, configured: str) -> str:
+        """The dense runtime that encodes into this collection's space, given the configured one: the
+        int8 export for an int8 collection whatever is configured; else the configured runtime, or the
+        float ONNX one when int8 is configured (a float collection made before int8 keeps float vectors)."""
+        if self.dense_runtime == INT8_RUNTIME:
+            return INT8_RUNTIME
+        return "onnx" if configured == INT8_RUNTIME else configured
 
     def same_models(self, other: CollectionModels) -> bool:
         """True when `other` names the same encoders (so their vectors may share this collection)."""
