@@ -14,10 +14,10 @@ per question, as the Eval tab does) and is scored on the ranking of its last sta
   run on a copy of each collection that also stores every chunk's sentence vectors, as ingest does
   with RAGSCOPE_SENTENCE_VECTORS=1; the plain collections are built without them).
 
-Every question's dense vector is computed once, in one batch, by the real model, and reused by all
-configurations (`QueryVectors`): the configurations differ only after encoding, and encoding one
-question at a time is most of the wall time on 2 shared cores (~0.4 s each). Latency figures
-therefore exclude query encoding, which every configuration pays alike.
+Every question's dense vector is computed once by the real model, alone as the product encodes a
+question, and reused by all configurations on that vector space (`QueryVectors`): the configurations
+differ only after encoding. Latency figures therefore exclude query encoding, which every
+configuration pays alike.
 
 Usage:
     python bench/quality.py [--scifact DIR] [--data-dir DIR] [--fastapi-data-dir DIR] [--limit N]
@@ -48,8 +48,8 @@ import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from rag.components import Components, build_components  # noqa: E402
-from rag.config import ChunkConfig, RetrievalConfig, Settings  # noqa: E402
-from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len, int8_encoder  # noqa: E402
+from rag.config import INT8_RUNTIME, ChunkConfig, RetrievalConfig, Settings  # noqa: E402
+from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len, dense_encoder  # noqa: E402
 from rag.eval.beir import BeirData, beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.eval.runner import run_eval  # noqa: E402
@@ -75,8 +75,11 @@ SENTENCES = "sentences"  # the collection variant that also stores each chunk's 
 LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.encode_late)
 INT8 = "int8"  # sentence vectors encoded on their own by the int8-quantised export (RAGSCOPE_SENTENCE_POOLING=separate-int8)
 POOLED = "pooled"  # sentence vectors encoded on their own, and each chunk's vector their mean: no chunk pass
+INT8_DENSE = "int8-dense"  # INT8, and the chunk vectors and queries also on the int8 export (RAGSCOPE_DENSE_RUNTIME=onnx-int8)
 # How each sentence-vector variant makes them, as RAGSCOPE_SENTENCE_POOLING names it (POOLED: as SENTENCES).
-POOLING = {SENTENCES: "separate", POOLED: "separate", LATE: "late", INT8: "separate-int8"}
+POOLING = {SENTENCES: "separate", POOLED: "separate", LATE: "late", INT8: "separate-int8", INT8_DENSE: "separate-int8"}
+# The plain collections every variant copies are float (RAGSCOPE_DENSE_RUNTIME=onnx), whatever the default.
+FLOAT_RUNTIME = "onnx"
 
 
 def configs() -> dict[str, tuple[str, RetrievalConfig]]:
@@ -131,6 +134,7 @@ def configs() -> dict[str, tuple[str, RetrievalConfig]]:
     }
     on_pooled = {"pooled: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6")}
     on_int8 = {"sv8: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6")}
+    on_int8_dense = {"q8: DBSF 50 + maxsim-fusion:0.6": v(fusion="dbsf", candidates=50, reranker="maxsim-fusion:0.6")}
     return {
         **{n: ("", c) for n, c in plain.items()},
         **{n: (AVG_LEN, c) for n, c in on_avg_len.items()},
@@ -138,18 +142,19 @@ def configs() -> dict[str, tuple[str, RetrievalConfig]]:
         **{n: (LATE, c) for n, c in on_late.items()},
         **{n: (POOLED, c) for n, c in on_pooled.items()},
         **{n: (INT8, c) for n, c in on_int8.items()},
+        **{n: (INT8_DENSE, c) for n, c in on_int8_dense.items()},
     }
 
 
 class QueryVectors:
-    """The real dense encoder, with the questions' vectors computed up front in one batch."""
+    """The real dense encoder, with the questions' vectors computed up front, each alone: an int8
+    vector depends on what shares its forward pass, and the product encodes one question per pass."""
 
     def __init__(self, dense: DenseEncoder, questions: list[str]) -> None:
         self._dense = dense
         self.name = dense.name
         self.dim = dense.dim
-        unique = sorted(set(questions))
-        self._vectors = dict(zip(unique, dense.encode_documents(unique), strict=True))
+        self._vectors = {q: dense.encode_query(q) for q in sorted(set(questions))}
 
     def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         return self._dense.encode_documents(texts, batch_size)
@@ -213,7 +218,7 @@ def open_docs(data_dir: Path, files: list[tuple[str, bytes]], sentence_vectors: 
 
     sentence_vectors=True ingests as the product does by default (each chunk's sentence vectors stored).
     """
-    components = build_components(Settings(data_dir=data_dir, sentence_vectors=sentence_vectors))
+    components = build_components(Settings(data_dir=data_dir, sentence_vectors=sentence_vectors, dense_runtime=FLOAT_RUNTIME))
     t0 = time.perf_counter()
     ingest_files(components, files)
     return components, time.perf_counter() - t0
@@ -244,10 +249,12 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
         target = dataclasses.replace(target, sparse=FastembedBm25Encoder(settings.sparse_model, cache_dir=data_dir / "models", avg_len=avg))
         sparse = target.sparse.encode_documents(texts)
         note = f"avg_len {avg:.0f}"
-    elif variant in (SENTENCES, POOLED, INT8):
-        encoder = int8_encoder(settings.dense_model, data_dir / "models") if variant == INT8 else target.dense
-        sentences = encode_sentences(encoder, [r.chunk for r in records])
-        note = f"{sum(len(rows) for rows in sentences)} sentences"
+    elif variant in (SENTENCES, POOLED, INT8, INT8_DENSE):
+        int8 = dense_encoder(settings.dense_model, INT8_RUNTIME, data_dir / "models")
+        if variant == INT8_DENSE:
+            dense = list(int8.encode_documents(texts))
+        sentences = encode_sentences(int8 if variant in (INT8, INT8_DENSE) else target.dense, [r.chunk for r in records])
+        note = f"{sum(len(rows) for rows in sentences)} sentences" + (f", {len(texts)} chunks" if variant == INT8_DENSE else "")
         if variant == POOLED:
             means = [rows.mean(axis=0) for rows in sentences]
             dense = [m / max(float(np.linalg.norm(m)), 1e-12) for m in means]
@@ -257,7 +264,8 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
         note = f"{sum(len(rows) for rows in sentences)} late-pooled sentences"
     extra = time.perf_counter() - t0
     made = source.store.collection_models()
-    target.store.ensure_collection(dataclasses.replace(made, sentence_vectors=settings.sentence_vectors, sentence_pooling=POOLING.get(variant, "separate")))
+    runtime = INT8_RUNTIME if variant == INT8_DENSE else made.dense_runtime  # the record picks the query encoder
+    target.store.ensure_collection(dataclasses.replace(made, sentence_vectors=settings.sentence_vectors, sentence_pooling=POOLING.get(variant, "separate"), dense_runtime=runtime))
     points = [PointData(r.chunk.id, d, sv, r.payload, sentences=s) for r, d, sv, s in zip(records, dense, sparse, sentences, strict=True)]
     for i in range(0, len(points), 512):
         target.store.upsert(points[i : i + 512])
@@ -306,7 +314,7 @@ class CachedDense:
 def open_sized(data_dir: Path, files: list[tuple[str, bytes]], size: int, cache: dict[str, np.ndarray]) -> Components:
     """A collection of `files` chunked by headings at `size` characters (cached in data_dir)."""
     config = ChunkConfig("heading", size, 0)
-    components = build_components(Settings(data_dir=data_dir, sentence_vectors=False, chunk=config))
+    components = build_components(Settings(data_dir=data_dir, sentence_vectors=False, chunk=config, dense_runtime=FLOAT_RUNTIME))
     components = dataclasses.replace(components, dense=CachedDense(components.dense, cache))
     ingest_files(components, files, config)
     for r in components.store.records(with_vectors=True):  # an earlier run's vectors count as encoded too
@@ -578,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.corpus_limit:
         data = corpus_subset(data, args.limit, args.corpus_limit)
     sci_dir = args.data_dir or root / "scifact"
-    sci = build_components(Settings(data_dir=sci_dir, collection=collection_name(args.scifact), sentence_vectors=False))
+    sci = build_components(Settings(data_dir=sci_dir, collection=collection_name(args.scifact), sentence_vectors=False, dense_runtime=FLOAT_RUNTIME))
     t0 = time.perf_counter()
     if sci.store.count() < len(data.corpus):
         ingest_beir(sci, data)
@@ -603,7 +611,8 @@ def main(argv: list[str] | None = None) -> int:
             copy, extra, note = copy_variant(comp, root / f"{variant}-{key}", variant)
             extra_ingest[variant][key] = extra
             notes.append(f"{key}: {note}, {extra:.0f} s")
-            variants[variant].append((key, dataclasses.replace(copy, dense=cached.dense), qset))
+            own_space = variant == INT8_DENSE  # its queries come from the int8 export, not the plain collection's
+            variants[variant].append((key, with_query_vectors(copy, qset) if own_space else dataclasses.replace(copy, dense=cached.dense), qset))
         print(f"# {variant} variant (extra ingest work): {'; '.join(notes)}", file=sys.stderr)
 
     results: dict[str, dict[str, Measured]] = {}
@@ -633,11 +642,15 @@ def main(argv: list[str] | None = None) -> int:
     print("* interval excludes 0. p50: SciFact per-question wall time through run_eval (shared 2-core machine: rough).")
     # The same configuration on late-pooled or int8 sentence vectors, or on chunk vectors pooled from the
     # sentences, against float sentence vectors encoded on their own under the chunk's own vector.
-    pairs = [(n, "sv:" + n.split(":", 1)[1]) for n in results if n.startswith(("late:", "pooled:", "sv8:")) and "sv:" + n.split(":", 1)[1] in results]
-    for late, separate in pairs:
+    # The whole model on int8 (q8) is also set against int8 sentences alone (sv8).
+    pairs = [(n, "sv:" + n.split(":", 1)[1]) for n in results if n.startswith(("late:", "pooled:", "sv8:", "q8:"))]
+    pairs += [(n, "sv8:" + n.split(":", 1)[1]) for n in results if n.startswith("q8:")]
+    for late, separate in (p for p in pairs if p[1] in results):
         diff = interval(*gain_interval(results[late]["scifact"].values("ndcg@10", qids), results[separate]["scifact"].values("ndcg@10", qids), args.resamples))
         hits = ", ".join(f"{key} hit@5 {results[late][key].mean('hit@5'):.3f} vs {results[separate][key].mean('hit@5'):.3f}" for key in ("sample", "fastapi"))
-        print(f"{late} - {separate}: nDCG@10 {diff}; {hits}")
+        fa_ids = sorted(results[separate]["fastapi"].per_query)
+        mrr = interval(*gain_interval(results[late]["fastapi"].values("mrr@10", fa_ids), results[separate]["fastapi"].values("mrr@10", fa_ids), args.resamples))
+        print(f"{late} - {separate}: nDCG@10 {diff}; {hits}; fastapi MRR@10 {mrr}")
     tmp.cleanup()
     return 0
 
