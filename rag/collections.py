@@ -42,6 +42,7 @@ class CollectionInfo:
         return {
             "name": self.name,
             "dense_model": self.models.dense_model if self.models else None,
+            "dense_runtime": self.models.dense_runtime if self.models else None,
             "sparse_model": self.models.sparse_model if self.models else None,
             "sentence_vectors": self.sentence_vectors,
             "chunks": self.chunks,

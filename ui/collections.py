@@ -108,7 +108,8 @@ def details(base: Settings, components: Components, open_components: Opener) -> 
         models = info.models
         rows.append({
             "collection": name, "documents": info.documents, "chunks": info.chunks,
-            "dense": models.dense_model if models else "", "sparse": models.sparse_model if models else "",
+            "dense": models.dense_model if models else "", "dense runtime": models.dense_runtime if models else "",
+            "sparse": models.sparse_model if models else "",
             "sentence vectors": info.sentence_vectors,
         })  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True, alt="Collections")

@@ -18,7 +18,7 @@ def collection_option(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print [{name, default, dense_model, sparse_model, sentence_vectors, chunks, documents, error}].")
+@click.option("--json", "as_json", is_flag=True, help="Print [{name, default, dense_model, dense_runtime, sparse_model, sentence_vectors, chunks, documents, error}].")
 def collections(as_json: bool) -> None:
     """List the collections with their models, chunk and document counts, and whether they store sentence vectors."""
     from rag.collections import describe_collections
@@ -39,5 +39,5 @@ def collections(as_json: bool) -> None:
             click.echo(f"{mark} {i.name}\tempty")
         else:
             vectors = "sentence vectors" if i.sentence_vectors else "no sentence vectors"
-            click.echo(f"{mark} {i.name}\t{i.documents} documents\t{i.chunks} chunks\tdense {i.models.dense_model}\tsparse {i.models.sparse_model}\t{vectors}")
+            click.echo(f"{mark} {i.name}\t{i.documents} documents\t{i.chunks} chunks\tdense {i.models.dense_model} ({i.models.dense_runtime})\tsparse {i.models.sparse_model}\t{vectors}")
     click.echo("* the default collection (RAGSCOPE_COLLECTION)", err=True)
