@@ -54,6 +54,15 @@ def _stored(comps, source: str):
     return records, np.array([r.dense for r in records], dtype=np.float32)
 
 
+def _made_with(settings: Settings, runtime: str) -> None:
+    """The collection made, with ferry.md in it, by a process configured with `runtime` (closed after)."""
+    first = build_components(dataclasses.replace(settings, dense_runtime=runtime))
+    try:
+        assert not ingest_files(first, [("ferry.md", FERRY)]).errors
+    finally:
+        first.close()
+
+
 def _dense_scores(comps) -> dict[str, float]:
     return {c.chunk.chunk.id: c.dense.score for c in retrieve(comps, QUESTION).ranked("dense")}
 
@@ -83,11 +92,7 @@ def test_an_int8_collection_holds_int8_chunk_vectors_and_is_queried_with_int8(se
 @pytest.mark.parametrize("made, later", [("onnx", INT8_RUNTIME), (INT8_RUNTIME, "onnx")])
 def test_a_collection_keeps_its_dense_space_when_the_runtime_setting_changes(settings, made, later):
     """Chunks added later and every query follow the record; the record never changes."""
-    first = build_components(dataclasses.replace(settings, dense_runtime=made))
-    try:
-        assert not ingest_files(first, [("ferry.md", FERRY)]).errors
-    finally:
-        first.close()
+    _made_with(settings, made)
     comps = build_components(dataclasses.replace(settings, dense_runtime=later))
     try:
         assert not ingest_files(comps, [("bus.md", BUS)]).errors
@@ -105,11 +110,7 @@ def test_a_collection_keeps_its_dense_space_when_the_runtime_setting_changes(set
 def test_a_collection_made_again_in_the_same_process_follows_the_settings(settings):
     """Deleting a float collection and ingesting again, with int8 configured, makes an int8 one: the
     encoder is looked up from the record at each use, not fixed when the process started."""
-    first = build_components(dataclasses.replace(settings, dense_runtime="onnx"))
-    try:
-        assert not ingest_files(first, [("ferry.md", FERRY)]).errors
-    finally:
-        first.close()
+    _made_with(settings, "onnx")
     comps = build_components(dataclasses.replace(settings, dense_runtime=INT8_RUNTIME))
     try:
         flt, int8 = _encoders(settings)
