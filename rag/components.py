@@ -27,7 +27,11 @@ class CollectionDense:
 
     def __init__(self, settings: Settings, store: Store) -> None:
         self._settings, self._store = settings, store
-        self.name = settings.dense_model
+
+    @property
+    def name(self) -> str:
+        """The current encoder's name, which tells the int8 space from the float one (caches key on it)."""
+        return self.encoder.name
 
     @property
     def encoder(self) -> DenseEncoder:

@@ -266,16 +266,18 @@ class OnnxEncoder(LazyModel):
 
     def __init__(self, name: str, models_dir: Path, int8: bool = False) -> None:
         super().__init__()
-        self.name = name
+        self.model = name  # the sentence-transformers name or folder the export is made from
+        # What identifies its vectors (caches key on it): int8 ones are another space than the float ones.
+        self.name = f"{name} (int8)" if int8 else name
         self._models_dir = models_dir
-        self._int8 = int8  # the int8-quantised export (`ensure_int8`): for sentence vectors only
+        self._int8 = int8  # the int8-quantised export (`ensure_int8`)
         self._folder: ModelFolder | None = None
 
     @property
     def folder(self) -> ModelFolder:
         """The model's folder description: reading it costs a few small files, not the model."""
         if self._folder is None:
-            self._folder = ModelFolder.read(self.name)
+            self._folder = ModelFolder.read(self.model)
         return self._folder
 
     @property
@@ -285,7 +287,7 @@ class OnnxEncoder(LazyModel):
     def _build(self) -> _Loaded:
         folder = self.folder
         make = ensure_int8 if self._int8 else ensure_export
-        return _session(folder, make(folder, self._models_dir, self.name), self.name)
+        return _session(folder, make(folder, self._models_dir, self.model), self.model)
 
     def _token_states(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
         """One forward pass over `encodings` padded to their longest: (token states, attention mask)."""

@@ -17,6 +17,8 @@ from rag.components import build_components
 from rag.config import INT8_RUNTIME, Settings
 from rag.encoders import dense_encoder
 from rag.ingest import ingest_files
+from rag.chunker import split_sentences
+from rag.rerank import clear_sentence_cache, sentence_scores
 from rag.retrieve import retrieve
 from rag.store import CollectionModels
 from rag.types import ChunkFilter
@@ -139,3 +141,26 @@ def test_a_collection_made_again_in_the_same_process_follows_the_settings(settin
 def test_the_record_picks_the_runtime_of_its_space(recorded, configured, runs):
     record = CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25", dense_runtime=recorded)
     assert record.runtime_for(configured) == runs
+
+
+def test_sentence_scores_of_a_float_and_an_int8_collection_never_share_cached_vectors(settings):
+    """The sentence-vector cache keys on the encoder's name: one process holding a float and an int8
+    collection must score each with its own vectors (the int8 ones were served the float cache)."""
+    clear_sentence_cache()
+    float_comps = build_components(dataclasses.replace(settings, collection="flt", dense_runtime="onnx"))
+    int8_comps = build_components(dataclasses.replace(settings, collection="q8", dense_runtime=INT8_RUNTIME))
+    try:
+        for comps in (float_comps, int8_comps):
+            assert not ingest_files(comps, [("ferry.md", FERRY)]).errors
+        assert float_comps.dense.name != int8_comps.dense.name
+        flt, int8 = _encoders(settings)
+        text = FERRY.decode().split("## Timetable\n\n")[1].split("\n\n")[0]
+        query = int8.encode_query(QUESTION)
+        first = sentence_scores(float_comps.dense, query, text)  # fills the cache with float vectors
+        scores = sentence_scores(int8_comps.dense, query, text)
+        own = int8.encode_documents([text[a:b] for a, b in split_sentences(text)])  # the same one pass as the scorer's
+        assert len(scores) == 2 and scores == pytest.approx([float(v @ query) for v in own], abs=1e-5)
+        assert scores != pytest.approx(first, abs=1e-4)  # the witness: float vectors score otherwise
+    finally:
+        float_comps.close()
+        int8_comps.close()
