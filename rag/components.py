@@ -9,9 +9,9 @@ import numpy as np
 
 from rag.config import Settings
 from rag.encoders import DenseEncoder, SparseEncoder, SpanVectors, dense_encoder, sparse_encoder
-from rag.lazy import LazyModel
 from rag.errors import ModelMismatchError
 from rag.journal import Journal
+from rag.lazy import LazyModel
 from rag.store import CollectionModels, Store, open_store
 
 

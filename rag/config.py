@@ -24,7 +24,8 @@ CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
 ANSWER_CONTEXTS = ("chunk", "section")
 SENTENCE_POOLINGS = ("separate-int8", "separate", "late")
 # How the dense model runs: PyTorch through sentence-transformers, or ONNX Runtime on an export of the
-# same weights (rag/onnx_encoder.py). Both give the same vectors (cosine >= 0.9999), so they share a collection.
+# same weights (rag/onnx_encoder.py). Both give the same vectors (cosine >= 0.9999), so they share a
+# collection; the int8-quantised export gives other vectors.
 INT8_RUNTIME = "onnx-int8"  # the int8-quantised ONNX export: its own vector space (CollectionModels.runtime_for)
 DENSE_RUNTIMES = ("torch", "onnx", INT8_RUNTIME)
 # A collection name becomes a file and folder name under the data dir (edge store, journal): no path

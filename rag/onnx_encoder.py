@@ -182,9 +182,10 @@ def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     """The export with its weights quantised to int8 (ONNX Runtime's dynamic quantisation), made once
     beside the float export from it, atomically as the export is (`_written_atomically`).
 
-    Only sentence vectors use it (RAGSCOPE_SENTENCE_POOLING=separate-int8): they are 0.96 cosine from the
-    float ones, which moved SciFact train nDCG@10 by -0.001 [-0.004, +0.003] (README, Benchmarks), while
-    the chunk vectors and every query stay float.
+    By default only sentence vectors use it (RAGSCOPE_SENTENCE_POOLING=separate-int8): they are 0.96
+    cosine from the float ones, which moved SciFact train nDCG@10 by -0.001 [-0.004, +0.003] while the
+    chunk vectors and every query stay float. RAGSCOPE_DENSE_RUNTIME=onnx-int8 runs everything on it, as
+    a vector space of its own (README, Benchmarks).
 
     Raises:
         EncoderError: the quantiser failed (a read-only data dir, or onnx missing).
