@@ -18,6 +18,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from rag.config import INT8_RUNTIME
 from rag.errors import EncoderError
 from rag.lazy import LazyModel
 from rag.types import SparseVector
@@ -246,10 +247,10 @@ def dense_encoder(name: str, runtime: str, models_dir: Path) -> DenseEncoder:
     (rag.onnx_encoder, its export kept under `models_dir`) or "onnx-int8" (that export quantised to int8).
     Which one encodes for a collection is its record's call (`rag.components.CollectionDense`).
     """
-    if runtime in ("onnx", "onnx-int8"):
+    if runtime in ("onnx", INT8_RUNTIME):
         from rag.onnx_encoder import OnnxEncoder  # here: that module builds on this one
 
-        return OnnxEncoder(name, models_dir, int8=runtime == "onnx-int8")
+        return OnnxEncoder(name, models_dir, int8=runtime == INT8_RUNTIME)
     return SentenceTransformerEncoder(name)
 
 
