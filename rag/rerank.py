@@ -29,7 +29,6 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from rag.chunker import split_sentences
 from rag.encoders import DenseEncoder
 from rag.errors import ConfigError, EncoderError
 from rag.lazy import LazyModel
@@ -256,9 +255,17 @@ def best_sentence_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> l
     return [by_id[c.chunk.id] for c in chunks]
 
 
-def sentence_scores(dense: DenseEncoder, query: np.ndarray, text: str) -> list[float]:
-    """Cosine of the question with each sentence of `text` (in `split_sentences` order)."""
-    return _cosines(dense, query, [[text[a:b] for a, b in split_sentences(text)]])[0]
+def sentence_cosines(store: Store, dense: DenseEncoder, query: np.ndarray, chunk: StoredChunk) -> tuple[list[float], bool]:
+    """The question's cosine with each of the chunk's `sentence_texts`, from the vectors the reranker reads.
+
+    Returns the cosines and whether they came from the stored sentence vectors (what MaxSim scored);
+    otherwise they are encoded now, as `best_sentence_scores` does for a chunk stored without them.
+    """
+    texts = sentence_texts(chunk.chunk)
+    stored = store.sentence_vectors(chunk.chunk.id)
+    if stored is not None and len(stored) == len(texts):
+        return (np.asarray(stored, dtype=np.float32) @ np.asarray(query, dtype=np.float32)).tolist(), True
+    return _cosines(dense, query, [texts])[0], False
 
 
 def _cosines(dense: DenseEncoder, query: np.ndarray, groups: Sequence[Sequence[str]]) -> list[list[float]]:

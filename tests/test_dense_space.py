@@ -17,9 +17,9 @@ from rag.components import build_components
 from rag.config import INT8_RUNTIME, Settings
 from rag.encoders import dense_encoder
 from rag.ingest import ingest_files
-from rag.chunker import split_sentences
-from rag.rerank import clear_sentence_cache, sentence_scores
+from rag.rerank import clear_sentence_cache, sentence_cosines
 from rag.retrieve import retrieve
+from rag.sentences import sentence_texts
 from rag.store import CollectionModels
 from rag.types import ChunkFilter
 
@@ -63,6 +63,11 @@ def _made_with(settings: Settings, runtime: str) -> None:
         assert not ingest_files(first, [("ferry.md", FERRY)]).errors
     finally:
         first.close()
+
+
+def _timetable(comps):
+    (chunk,) = [r for r in comps.store.records(ChunkFilter(sources=("ferry.md",))) if r.chunk.heading.endswith("Timetable")]
+    return chunk
 
 
 def _dense_scores(comps) -> dict[str, float]:
@@ -143,23 +148,25 @@ def test_the_record_picks_the_runtime_of_its_space(recorded, configured, runs):
     assert record.runtime_for(configured) == runs
 
 
-def test_sentence_scores_of_a_float_and_an_int8_collection_never_share_cached_vectors(settings):
-    """The sentence-vector cache keys on the encoder's name: one process holding a float and an int8
-    collection must score each with its own vectors (the int8 ones were served the float cache)."""
+def test_sentence_cosines_of_a_float_and_an_int8_collection_never_share_cached_vectors(settings):
+    """The sentence-vector cache (sentences encoded at query time, for chunks stored without sentence
+    vectors) keys on the encoder's name: one process holding a float and an int8 collection must score
+    each with its own vectors (the int8 ones were served the float cache)."""
     clear_sentence_cache()
-    float_comps = build_components(dataclasses.replace(settings, collection="flt", dense_runtime="onnx"))
-    int8_comps = build_components(dataclasses.replace(settings, collection="q8", dense_runtime=INT8_RUNTIME))
+    without = dataclasses.replace(settings, sentence_vectors=False)
+    float_comps = build_components(dataclasses.replace(without, collection="flt", dense_runtime="onnx"))
+    int8_comps = build_components(dataclasses.replace(without, collection="q8", dense_runtime=INT8_RUNTIME))
     try:
         for comps in (float_comps, int8_comps):
             assert not ingest_files(comps, [("ferry.md", FERRY)]).errors
         assert float_comps.dense.name != int8_comps.dense.name
         flt, int8 = _encoders(settings)
-        text = FERRY.decode().split("## Timetable\n\n")[1].split("\n\n")[0]
         query = int8.encode_query(QUESTION)
-        first = sentence_scores(float_comps.dense, query, text)  # fills the cache with float vectors
-        scores = sentence_scores(int8_comps.dense, query, text)
-        own = int8.encode_documents([text[a:b] for a, b in split_sentences(text)])  # the same one pass as the scorer's
-        assert len(scores) == 2 and scores == pytest.approx([float(v @ query) for v in own], abs=1e-5)
+        first, _ = sentence_cosines(float_comps.store, float_comps.dense, query, _timetable(float_comps))  # fills the cache with float vectors
+        chunk = _timetable(int8_comps)
+        scores, stored = sentence_cosines(int8_comps.store, int8_comps.dense, query, chunk)
+        own = int8.encode_documents(sentence_texts(chunk.chunk))  # the same one pass as the scorer's
+        assert not stored and len(scores) == 3 and scores == pytest.approx([float(v @ query) for v in own], abs=1e-5)
         assert scores != pytest.approx(first, abs=1e-4)  # the witness: float vectors score otherwise
     finally:
         float_comps.close()

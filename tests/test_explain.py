@@ -6,12 +6,15 @@ import math
 import re
 
 import pytest
-from retrieval_corpus import chunk_at, corpus  # noqa: F401 (fixture)
+from retrieval_corpus import KITCHEN, chunk_at, corpus  # noqa: F401 (fixture)
 
-from rag.config import RetrievalConfig
+from rag.components import build_components
+from rag.config import RetrievalConfig, Settings
+from rag.ingest import ingest_files
 from rag.errors import RagError
 from rag.inspect.explain import explain, highlight_markdown
 from rag.retrieve import retrieve
+from rag.sentences import sentence_texts
 from rag.types import ChunkFilter
 
 QUESTION = "How do I bake the sourdough loaf in the oven?"
@@ -54,6 +57,7 @@ def test_dense_best_sentence_is_the_nearest_one(corpus):
     target = chunk_at(corpus, "kitchen.md", "Kitchen > Sourdough")
     question = "What is the batch marker?"
     ex = explain(corpus, question, target.chunk.id)
+    assert ex.dense.stored
     assert ex.dense.best.text == "The batch marker is zorblaxite."
     direct = float(corpus.dense.encode_documents([ex.dense.best.text])[0] @ corpus.dense.encode_query(question))
     assert ex.dense.best.cosine == pytest.approx(direct, abs=1e-5)
@@ -61,6 +65,59 @@ def test_dense_best_sentence_is_the_nearest_one(corpus):
     assert target.chunk.text[ex.dense.best.start : ex.dense.best.end] == ex.dense.best.text
     result = retrieve(corpus, question, RetrievalConfig(candidates=8, fusion="dense", reranker="none"))
     assert ex.dense.score == pytest.approx(result.get(target.chunk.id).dense.score, abs=1e-5)
+
+
+def test_heading_path_is_scored_as_a_sentence_and_never_highlighted_in_the_text(corpus):
+    target = chunk_at(corpus, "kitchen.md", "Kitchen > Sourdough")
+    ex = explain(corpus, "kitchen sourdough", target.chunk.id)
+    assert [s.text for s in ex.dense.sentences] == sentence_texts(target.chunk)
+    heading = ex.dense.sentences[0]
+    assert heading.heading and heading.text == "Kitchen > Sourdough"
+    assert not any(s.heading for s in ex.dense.sentences[1:])
+    assert ex.dense.best is heading  # the question names the section and nothing else
+    assert ":blue-background[" not in ex.markdown()
+
+
+@pytest.fixture(scope="module")
+def int8_kitchen(tmp_path_factory):
+    """The kitchen document in a collection made with the defaults: int8 sentence vectors."""
+    components = build_components(Settings(data_dir=tmp_path_factory.mktemp("int8") / "data"))
+    assert components.settings.sentence_pooling == "separate-int8"
+    assert not ingest_files(components, [("kitchen.md", KITCHEN.encode())]).errors
+    yield components
+    components.close()
+
+
+def test_dense_cosines_are_the_stored_sentence_vectors_the_reranker_read(int8_kitchen):
+    """With int8 sentence vectors (the default) a fresh float encoding is not what MaxSim scored:
+    the panel must show the stored vectors' cosines, or its "best sentence" disagrees with the rerank."""
+    question = "What is the batch marker?"
+    target = chunk_at(int8_kitchen, "kitchen.md", "Kitchen > Sourdough")
+    result = retrieve(int8_kitchen, question, RetrievalConfig(candidates=8, fusion="dense", reranker="sentence-maxsim:1"))
+    ex = explain(int8_kitchen, question, target.chunk.id, result)
+    assert ex.dense.stored and ex.dense.best.text == "The batch marker is zorblaxite."
+    assert ex.markdown().endswith(":blue-background[The **batch** **marker** is zorblaxite\\.]")
+    assert ex.dense.best.cosine == pytest.approx(result.get(target.chunk.id).rerank.score, abs=1e-5)
+    (maxsim,) = int8_kitchen.store.search_sentences(result.query.dense_run, 1, ChunkFilter(ids=(target.chunk.id,)))
+    assert ex.dense.best.cosine == pytest.approx(maxsim.score, abs=1e-5)
+    fresh = float(int8_kitchen.dense.encode_documents([ex.dense.best.text])[0] @ result.query.dense_run)
+    assert abs(fresh - ex.dense.best.cosine) > 1e-3  # what the panel showed before: not what was scored
+
+
+def test_without_stored_sentence_vectors_the_cosines_are_encoded_as_the_reranker_does(tmp_path):
+    components = build_components(Settings(data_dir=tmp_path / "data", sentence_vectors=False))
+    try:
+        assert not ingest_files(components, [("kitchen.md", KITCHEN.encode())]).errors
+        question = "What is the batch marker?"
+        target = chunk_at(components, "kitchen.md", "Kitchen > Sourdough")
+        result = retrieve(components, question, RetrievalConfig(candidates=8, fusion="dense", reranker="sentence-maxsim:1"))
+        ex = explain(components, question, target.chunk.id, result)
+        assert not ex.dense.stored
+        fresh = components.dense.encode_documents(sentence_texts(target.chunk)) @ result.query.dense_run
+        assert [s.cosine for s in ex.dense.sentences] == pytest.approx(fresh.tolist(), abs=1e-5)
+        assert ex.dense.best.cosine == pytest.approx(result.get(target.chunk.id).rerank.score, abs=1e-5)
+    finally:
+        components.close()
 
 
 def test_unknown_chunk_is_a_clear_error(corpus):

@@ -64,8 +64,14 @@ def test_link_parameters_drive_the_stage_table(store):
     assert caption.count("dense-cosine") == 1 and "Reranker ran" not in caption
     # Stages that did not rank a chunk show a dash, not "None".
     assert at.dataframe(key="inspector_table").proto.placeholder == "–"
-    # The first row's detail: its text, escaped, with the best sentence highlighted.
-    assert any(":blue-background[Refunds are issued within 14 days of purchase to the original card\\.]" in m.value for m in at.markdown)
+    # The first row's detail: its text, escaped, and the sentence that matched best. That is its heading path
+    # "Billing > Refunds" (what sentence rescoring read: 0.51 against 0.39 for the body's one sentence),
+    # quoted, not highlighted in a text it is not part of; the panel says where the cosines come from.
+    assert any("Refunds are issued within 14 days of purchase to the original card\\." in m.value for m in at.markdown)
+    assert not any(":blue-background[" in m.value for m in at.markdown)
+    assert any(m.value.startswith("Best sentence (cosine") and m.value.endswith("the heading path:") for m in at.markdown)
+    assert any(m.value == "> Billing \\> Refunds" for m in at.markdown), [m.value for m in at.markdown]
+    assert any("sentence vectors stored at ingest" in c.value for c in at.caption)
 
 
 STATEMENTS = """# Bank

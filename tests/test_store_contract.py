@@ -280,6 +280,10 @@ def test_maxsim_scores_each_point_by_its_best_sentence_cosine(store, sentence_po
     for hit in hits:
         assert hit.score == pytest.approx(expected[hit.id], abs=1e-4)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # Each point's stored rows read back in order (the inspector's per-sentence cosines come from them).
+    for p in sentence_points[:3]:
+        assert np.allclose(store.sentence_vectors(p.id), p.sentences, atol=1e-5)
+    assert store.sentence_vectors("00000000-0000-0000-0000-000000000000") is None
     # The stored sentences never ride along with the chunk's own vectors.
     (rec,) = store.records(ChunkFilter(ids=(sentence_points[0].id,)), with_vectors=True)
     assert np.allclose(rec.dense, sentence_points[0].dense, atol=1e-5)
@@ -292,6 +296,7 @@ def test_collection_without_sentence_vectors_says_so_and_still_works(filled, poi
     assert filled.collection_models().sentence_vectors is False
     query = default_dense.encode_query("how many days until my refund arrives")
     assert filled.search_sentences(query, 5, ChunkFilter(ids=(points[0].id,))) == []
+    assert filled.sentence_vectors(points[0].id) is None
     filled.ensure_collection(WITH_SENTENCES)  # what a collection was created with stays
     assert filled.collection_models() == MODELS
     assert _ids(filled.search_dense(query, 1)) == [_id_of(points, "Refunds")]
@@ -429,6 +434,7 @@ def _calls(points) -> dict[str, tuple]:
         "search_sparse": (p.sparse, 3),
         "search_fused": (FusedQuery(p.dense, p.sparse, 10, 3, "rrf"),),
         "search_sentences": (p.dense, 3, ChunkFilter(ids=(p.id,))),
+        "sentence_vectors": (p.id,),
         "optimize": (),
         "flush": (),
         "list_collections": (),
@@ -442,7 +448,7 @@ def _calls(points) -> dict[str, tuple]:
 _NO_CALL = {("client-memory", "optimize"), ("client-memory", "flush"), ("server", "optimize"), ("server", "flush"), ("edge", "list_collections")}
 
 
-@pytest.mark.parametrize("method", ["collection_models", "upsert", "set_payload", "set_source_payload", "delete", "delete_source", "records", "records_by_id", "count", "sources", "search_dense", "search_sparse", "search_fused", "search_sentences", "optimize", "flush", "list_collections", "drop_collection", "close"])
+@pytest.mark.parametrize("method", ["collection_models", "upsert", "set_payload", "set_source_payload", "delete", "delete_source", "records", "records_by_id", "count", "sources", "search_dense", "search_sparse", "search_fused", "search_sentences", "sentence_vectors", "optimize", "flush", "list_collections", "drop_collection", "close"])
 @pytest.mark.parametrize("kind", BACKENDS)
 def test_every_method_turns_a_backend_failure_into_a_store_error(kind, method, tmp_path, sentence_points, monkeypatch):
     if (kind, method) in _NO_CALL:

@@ -116,9 +116,16 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
             st.caption("Not in this chunk: " + escape_markdown(", ".join(ex.sparse.missing)))
     with right:
         st.markdown(f"**Dense cosine {ex.dense.score:.4f}** for the whole chunk")
-        if ex.dense.best:
-            st.markdown(f"Best sentence (cosine {ex.dense.best.cosine:.4f}), highlighted above:")
-            st.markdown(f"> {escape_markdown(ex.dense.best.text)}")
+        best = ex.dense.best
+        if best:
+            shown = "the heading path" if best.heading else "highlighted above"
+            st.markdown(f"Best sentence (cosine {best.cosine:.4f}), {shown}:")
+            st.markdown(f"> {escape_markdown(best.text)}")
+            st.caption(
+                "From the sentence vectors stored at ingest: the cosines sentence rescoring read."
+                if ex.dense.stored
+                else "Encoded now: this chunk has no stored sentence vectors, so sentence rescoring encodes them the same way."
+            )
 
 
 # Short headers so none is cut; the help says what each means.

@@ -9,7 +9,9 @@ returned (the tests check it). From the IDF and the collection size we also reco
 contain the term (Qdrant's formula is ln(1 + (N - n + 0.5) / (n + 0.5))).
 
 Dense: the chunk is one vector, so the closest we can get to "why" is the sentence inside it whose own
-vector is nearest to the question, with its cosine.
+vector is nearest to the question, with its cosine. The sentences are the ones sentence-level rescoring
+compares (`rag.sentences.sentence_texts`: the heading path counts as one) and their vectors are the
+stored ones MaxSim read, so the best cosine shown is the one the reranker used.
 
 `highlight_markdown()` marks both in the chunk's text for display, escaping every character Markdown
 or Streamlit would interpret: document text is shown, never rendered.
@@ -25,11 +27,11 @@ from typing import Sequence
 
 import numpy as np
 
-from rag.chunker import split_sentences
 from rag.components import Components
 from rag.errors import RagError
-from rag.rerank import sentence_scores
+from rag.rerank import sentence_cosines
 from rag.retrieve import RetrievalResult
+from rag.sentences import sentence_spans
 from rag.text import escape_markdown
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
@@ -61,17 +63,19 @@ class SparseExplanation:
 
 @dataclass(frozen=True)
 class SentenceMatch:
-    start: int  # offsets in chunk.text
+    start: int  # offsets in chunk.text; (0, 0) for the heading path, which is not in the text
     end: int
     text: str
     cosine: float
+    heading: bool = False  # the chunk's heading path, scored as one more sentence
 
 
 @dataclass(frozen=True)
 class DenseExplanation:
     score: float  # Qdrant's cosine for the whole chunk
     best: SentenceMatch | None
-    sentences: tuple[SentenceMatch, ...]  # in text order
+    sentences: tuple[SentenceMatch, ...]  # the heading path first, then the sentences in text order
+    stored: bool  # the cosines are the stored sentence vectors' (what MaxSim read), not encoded now
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ class Explanation:
 
     def markdown(self) -> str:
         """The chunk's text, escaped, with matched words in bold and the best sentence highlighted."""
-        best = (self.dense.best.start, self.dense.best.end) if self.dense.best else None
+        best = (self.dense.best.start, self.dense.best.end) if self.dense.best and not self.dense.best.heading else None
         return highlight_markdown(self.chunk.chunk.text, self.sparse.spans, best)
 
 
@@ -166,14 +170,17 @@ def explain_sparse(components: Components, query: SparseVector, words: dict[int,
 
 
 def explain_dense(components: Components, query: np.ndarray, chunk: StoredChunk) -> DenseExplanation:
-    """Score each sentence of the chunk against the dense query and keep the best one."""
+    """Score each of the chunk's sentences (heading path included) against the dense query and keep the best one."""
     hits = components.store.search_dense(query, 1, ChunkFilter(ids=(chunk.chunk.id,), include_quarantined=True))
-    text = chunk.chunk.text
-    spans = split_sentences(text)
-    cosines = sentence_scores(components.dense, query, text)
-    sentences = tuple(SentenceMatch(a, b, text[a:b], c) for (a, b), c in zip(spans, cosines, strict=True))
+    cosines, stored = sentence_cosines(components.store, components.dense, query, chunk)
+    c = chunk.chunk
+    body = len(c.embed_text) - len(c.text)  # embed_text is "source > headings\n" + text
+    sentences = tuple(
+        SentenceMatch(0, 0, c.embed_text[a:b], cos, heading=True) if a < body else SentenceMatch(a - body, b - body, c.embed_text[a:b], cos)
+        for (a, b), cos in zip(sentence_spans(c), cosines, strict=True)
+    )
     best = max(sentences, key=lambda s: s.cosine, default=None)
-    return DenseExplanation(hits[0].score if hits else 0.0, best, sentences)
+    return DenseExplanation(hits[0].score if hits else 0.0, best, sentences, stored)
 
 
 def highlight_markdown(text: str, term_spans: Sequence[tuple[int, int]], sentence: tuple[int, int] | None) -> str:

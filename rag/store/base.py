@@ -171,6 +171,14 @@ class Store(Protocol):
         a point stored without them is not among the hits.
         """
         ...
+    def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
+        """The sentence vectors stored for one chunk, one row per `rag.sentences.sentence_texts` entry.
+
+        The inspector shows the per-sentence cosines the reranker's MaxSim read, not fresh encodings
+        (with int8 sentence vectors those differ by the batch they were encoded in). None when the
+        collection, or this chunk, stores none.
+        """
+        ...
 
     def list_collections(self) -> list[str]:
         """Every collection on this store's backend (the data dir, or the server), sorted by name."""
@@ -244,6 +252,12 @@ def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any]) -> dict[str, Any]:
         "heading_weight": chunk.heading_weight,
         **doc_meta,
     }
+
+
+def sentence_rows(vector: Any) -> list[list[float]] | None:
+    """A retrieved point's sentence multivector as plain rows (both backends return a dict of named vectors)."""
+    rows = vector.get(SENTENCES) if isinstance(vector, dict) else None
+    return [[float(x) for x in row] for row in rows] if rows else None
 
 
 def stored_chunk(point_id: Any, payload: dict[str, Any], dense: Any = None, sparse: Any = None) -> StoredChunk:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from qdrant_client import QdrantClient, models
 
 from rag.errors import StoreError
-from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, check_facet_key, FusedQuery, PointData, mismatch_error, store_call, stored_chunk
+from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, check_facet_key, FusedQuery, PointData, mismatch_error, sentence_rows, store_call, stored_chunk
 from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
@@ -189,6 +189,13 @@ class ClientStore:
                 return []
         # The question is a one-row multivector: MaxSim then scores each point by its best sentence.
         return self._query(query=[[float(x) for x in vector]], using=SENTENCES, limit=limit, query_filter=_filter(flt), with_payload=False)
+
+    @store_call
+    def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
+        if not self._exists():
+            return None
+        found = self.client.retrieve(self.collection, ids=[chunk_id], with_payload=False, with_vectors=[SENTENCES])
+        return sentence_rows(found[0].vector if found else None)
 
     def _query(self, with_payload: bool = True, **kwargs: Any) -> list[Hit]:
         if not self._exists():

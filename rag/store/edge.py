@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import qdrant_edge as qe
 
 from rag.errors import StoreError, StoreLockedError
-from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, check_facet_key, FusedQuery, PointData, mismatch_error, store_call, stored_chunk
+from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, check_facet_key, FusedQuery, PointData, mismatch_error, sentence_rows, store_call, stored_chunk
 from rag.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
@@ -256,6 +256,14 @@ class EdgeStore:
         # The question is a one-row multivector: MaxSim then scores each point by its best sentence.
         query = qe.Query.Nearest([[float(x) for x in vector]], using=SENTENCES)
         return self._query(qe.QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=False))
+
+    @store_call
+    def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
+        models = self.collection_models()
+        if models is None or not models.sentence_vectors:
+            return None
+        found = self.shard.retrieve([chunk_id], with_payload=False, with_vector=[SENTENCES])
+        return sentence_rows(found[0].vector if found else None)
 
     def _query(self, request: qe.QueryRequest) -> list[Hit]:
         if self._shard is None:
