@@ -6,16 +6,19 @@ import dataclasses
 import sqlite3
 import threading
 
+import numpy as np
 import pytest
 from anthropic_mock import MockedMessages
 
 from rag.answer import NOT_IN_SOURCES, Answer, ExtractiveGenerator, answer_question, default_generator, stream_answer
 from rag.asklog import AskLog
-from rag.components import Components
-from rag.config import RetrievalConfig
+from rag.components import Components, build_components
+from rag.config import INT8_RUNTIME, RetrievalConfig
 from rag.errors import QuestionError
+from rag.ingest import ingest_files
 from rag.loaders import load_document
 from rag.sample import sample_files
+from rag.types import ChunkFilter
 
 REFUND_Q = "How long does a refund take to reach my card?"
 OFF_TOPIC_Q = "What is the capital of France?"
@@ -69,15 +72,24 @@ def test_min_sources_and_min_score_are_honoured(sample_components):
     assert len(answer_question(lenient, REFUND_Q).sources) == sample_components.settings.retrieval.final_k
 
 
-def test_relevance_is_the_dense_cosine_even_for_chunks_only_the_sparse_stage_found(sample_components):
-    answer = answer_question(sample_components, REFUND_Q, RetrievalConfig(fusion="sparse"))
-    final = answer.retrieval.final
-    assert {c.id for c in final} == set(answer.relevance)
-    query = sample_components.dense.encode_query(REFUND_Q)
-    for c in final:
-        expected = float(sample_components.dense.encode_documents([c.chunk.chunk.embed_text])[0] @ query)
-        assert answer.relevance[c.id] == pytest.approx(expected, abs=1e-3)
-    assert answer.relevance_basis == "dense cosine"
+@pytest.mark.parametrize("runtime", ["onnx", INT8_RUNTIME])
+def test_relevance_is_the_dense_cosine_even_for_chunks_only_the_sparse_stage_found(settings, runtime):
+    """The cosine with the stored vector, as the dense stage computes it: an int8 chunk encoded again
+    in another batch is not the vector stored (the gate used to encode the chunks afresh)."""
+    components = build_components(dataclasses.replace(settings, dense_runtime=runtime))
+    try:
+        assert not ingest_files(components, sample_files()).errors
+        answer = answer_question(components, REFUND_Q, RetrievalConfig(fusion="sparse", candidates=3))
+        final = answer.retrieval.final
+        assert {c.id for c in final} == set(answer.relevance)
+        assert sum(c.dense.score is None for c in final) >= 2  # outside the dense stage's 3
+        query = components.dense.encode_query(REFUND_Q)
+        stored = {r.chunk.id: np.asarray(r.dense) for r in components.store.records(ChunkFilter(ids=tuple(c.id for c in final)), with_vectors=True)}
+        for c in final:
+            assert answer.relevance[c.id] == pytest.approx(float(stored[c.id] @ query), abs=1e-5)
+        assert answer.relevance_basis == "dense cosine"
+    finally:
+        components.close()
 
 
 def test_stream_yields_the_text_then_the_same_answer(sample_components):

@@ -4,7 +4,7 @@ Gate: abstain without calling any generator when fewer than `min_sources` of the
 `min_rerank_score`. Reranker scores do not share a scale ("none" repeats the fused RRF/DBSF scores,
 "score-fusion" is min-max normalised per question so its best chunk always scores 1), so the gate
 compares one absolute score: the dense cosine between question and chunk (the dense stage's score,
-computed for a chunk only the sparse stage found). On the sample help centre answerable questions
+and Qdrant's cosine with the stored vector for a chunk only the sparse stage found). On the sample help centre answerable questions
 reach 0.39-0.79 and off-topic ones stay under 0.16, hence the default 0.25. The exception is a
 cross-encoder, whose score is the relevance judgement it was trained to give: then its own score is
 compared, and RAGSCOPE_MIN_RERANK_SCORE must be set on its scale.
@@ -29,6 +29,7 @@ from rag.config import AnswerConfig
 from rag.rerank import CROSS_ENCODER_PREFIX
 from rag.textnorm import fold
 from rag.retrieve import RetrievalResult
+from rag.types import ChunkFilter
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,11 @@ def relevance_scores(components: Components, result: RetrievalResult) -> tuple[d
     scores = {c.id: float(c.dense.score) for c in final if c.dense.score is not None}
     missing = [c for c in final if c.dense.score is None]
     if missing:
-        query = components.dense.encode_query(result.question)
-        vectors = components.dense.encode_documents([c.chunk.chunk.embed_text for c in missing])
-        scores.update({c.id: float(v @ query) for c, v in zip(missing, vectors)})
+        # Qdrant's cosine with the stored vectors and the query the dense stage ran, as for the others:
+        # encoding the chunks again would not reproduce an int8 collection's stored vectors.
+        query = result.query.dense_run if result.query is not None else components.dense.encode_query(result.question)
+        hits = components.store.search_dense(query, len(missing), ChunkFilter(ids=tuple(c.id for c in missing), include_quarantined=True))
+        scores.update({h.id: h.score for h in hits})
     return scores, "dense cosine"
 
 
