@@ -7,11 +7,13 @@ texts per second and the CPU-time and wall-time ratios to PyTorch; then how clos
 cosine mean and min to PyTorch's for chunks, sentences and late-pooled sentence spans (`encode_spans`).
 The load average before and after is printed beside the table: on a shared machine, read the CPU ratios.
 
-With --int8 the ONNX export is also quantised (onnxruntime's `quantize_dynamic`, int8 weights) into
-a temporary folder and measured alike: it is not a product runtime, this shows why (its vectors drift).
+"onnx" runs what the product runs: the export with ONNX Runtime's BERT fusions (`ensure_fused`).
+With --unfused the export as torch wrote it is measured beside it (what the float runtime ran before
+the fusions); with --int8, the int8-quantised export (RAGSCOPE_DENSE_RUNTIME=onnx-int8, and the default
+sentence vectors).
 
 Usage:
-    python bench/dense_runtime.py [FOLDER] [--limit N] [--rounds R] [--models-dir DIR] [--int8]
+    python bench/dense_runtime.py [FOLDER] [--limit N] [--rounds R] [--models-dir DIR] [--unfused] [--int8]
 
 FOLDER defaults to ../shared/data/fastapi_docs/docs/en/docs/tutorial; the ONNX export is made once
 into --models-dir (default data/models, the default data dir's, so the app finds it too).
@@ -22,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from rag.chunker import chunk_document  # noqa: E402
-from rag.config import ChunkConfig, Settings  # noqa: E402
+from rag.config import INT8_RUNTIME, ChunkConfig, Settings  # noqa: E402
 from rag.encoders import DenseEncoder, dense_encoder  # noqa: E402
 from rag.loaders import load_document  # noqa: E402
 from rag.onnx_encoder import OnnxEncoder, _Loaded, _session, ensure_export  # noqa: E402
@@ -43,19 +44,11 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DOCS = REPO.parent / "shared" / "data" / "fastapi_docs" / "docs" / "en" / "docs" / "tutorial"
 
 
-class Int8Encoder(OnnxEncoder):
-    """The ONNX export with int8 weights (dynamic quantisation), for measuring only."""
-
-    def __init__(self, name: str, models_dir: Path, into: Path) -> None:
-        super().__init__(name, models_dir)
-        self._into = into
+class UnfusedEncoder(OnnxEncoder):
+    """The ONNX export as torch wrote it, without the fusions the product's float runtime runs: for measuring only."""
 
     def _build(self) -> _Loaded:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        target = self._into / "model-int8.onnx"
-        quantize_dynamic(ensure_export(self.folder, self._models_dir, self.name), target, weight_type=QuantType.QInt8)
-        return _session(self.folder, target, self.name)
+        return _session(self.folder, ensure_export(self.folder, self._models_dir, self.name), self.name)
 
 
 @dataclass
@@ -82,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=40, help="the first N Markdown files by name")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--models-dir", type=Path, default=Path("data") / "models")
+    parser.add_argument("--unfused", action="store_true", help="also measure the ONNX export without the BERT fusions")
     parser.add_argument("--int8", action="store_true", help="also measure the int8-quantised ONNX export")
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
@@ -91,29 +85,30 @@ def main(argv: list[str] | None = None) -> int:
     chunks = [c for p in paths for c in chunk_document(load_document(p.name, p.read_bytes()), ChunkConfig())]
     texts = {"chunks": [c.embed_text for c in chunks], "sentences": list(dict.fromkeys(t for c in chunks for t in sentence_texts(c)))}
     name = Settings().dense_model
-    with tempfile.TemporaryDirectory(prefix="ragscope-int8-") as tmp:
-        encoders: dict[str, DenseEncoder] = {"torch": dense_encoder(name, "torch", args.models_dir), "onnx": dense_encoder(name, "onnx", args.models_dir)}
-        if args.int8:
-            encoders["onnx int8"] = Int8Encoder(name, args.models_dir, Path(tmp))
-        for label, encoder in encoders.items():
-            start = time.perf_counter()
-            encoder.encode_query("warm up")  # loads (and for onnx exports, once) outside the timed rounds
-            print(f"{label}: loaded in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    encoders: dict[str, DenseEncoder] = {"torch": dense_encoder(name, "torch", args.models_dir), "onnx": dense_encoder(name, "onnx", args.models_dir)}
+    if args.unfused:
+        encoders["unfused"] = UnfusedEncoder(name, args.models_dir)
+    if args.int8:
+        encoders["onnx int8"] = dense_encoder(name, INT8_RUNTIME, args.models_dir)
+    for label, encoder in encoders.items():
+        start = time.perf_counter()
+        encoder.encode_query("warm up")  # loads (and for onnx exports, once) outside the timed rounds
+        print(f"{label}: loaded in {time.perf_counter() - start:.1f} s", file=sys.stderr)
 
-        load_before = os.getloadavg()
-        tallies = {label: Tally({k: 0.0 for k in texts}, {k: 0.0 for k in texts}) for label in encoders}
-        vectors: dict[str, dict[str, np.ndarray]] = {label: {} for label in encoders}
-        order = list(encoders)
-        for r in range(args.rounds):
-            for label in order[r % len(order) :] + order[: r % len(order)]:  # A B (C), then B (C) A, ...
-                for kind, batch in texts.items():
-                    vectors[label][kind], cpu, wall = timed(encoders[label], batch)
-                    tallies[label].cpu[kind] += cpu
-                    tallies[label].wall[kind] += wall
-            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
-        load_after = os.getloadavg()
-        spans = [sentence_spans(c) for c in chunks]
-        late = {label: encoders[label].encode_spans(texts["chunks"], spans) for label in encoders}
+    load_before = os.getloadavg()
+    tallies = {label: Tally({k: 0.0 for k in texts}, {k: 0.0 for k in texts}) for label in encoders}
+    vectors: dict[str, dict[str, np.ndarray]] = {label: {} for label in encoders}
+    order = list(encoders)
+    for r in range(args.rounds):
+        for label in order[r % len(order) :] + order[: r % len(order)]:  # A B (C), then B (C) A, ...
+            for kind, batch in texts.items():
+                vectors[label][kind], cpu, wall = timed(encoders[label], batch)
+                tallies[label].cpu[kind] += cpu
+                tallies[label].wall[kind] += wall
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    load_after = os.getloadavg()
+    spans = [sentence_spans(c) for c in chunks]
+    late = {label: encoders[label].encode_spans(texts["chunks"], spans) for label in encoders}
 
     total = {k: len(v) for k, v in texts.items()}
     print(f"dense runtimes on {len(paths)} Markdown files of {args.folder}: {total['chunks']} chunks, {total['sentences']} distinct sentences, {args.rounds} rounds")
@@ -127,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{label:<10} {kind:<10} {tally.cpu[kind]:>8.1f} {tally.wall[kind]:>8.1f} {rate:>8.1f} "
                 f"{tally.cpu[kind] / base.cpu[kind]:>12.2f}x {tally.wall[kind] / base.wall[kind]:>13.2f}x"
             )
+    if "unfused" in tallies:
+        fused, plain = tallies["onnx"], tallies["unfused"]
+        shown = [f"{kind} CPU {fused.cpu[kind] / plain.cpu[kind]:.2f}x, wall {fused.wall[kind] / plain.wall[kind]:.2f}x" for kind in texts]
+        print(f"onnx (fused) against the unfused export: {'; '.join(shown)}")
     print("cosine to torch's vectors (mean, min):")
     beyond = set(late["torch"].beyond)  # spans past the window have no pooled vector (ingest encodes them alone)
     pooled = np.array([(i, j) not in beyond for i, rows in enumerate(late["torch"].spans) for j in range(len(rows))])

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import filecmp
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from rag.chunker import chunk_document
@@ -20,7 +24,7 @@ from rag.encoders import SentenceTransformerEncoder, _resolve_dense_path, dense_
 from rag.errors import ConfigError, EncoderError
 from rag.ingest import ingest_files
 from rag.loaders import load_document
-from rag.onnx_encoder import ModelFolder, OnnxEncoder, ensure_export, ensure_int8
+from rag.onnx_encoder import FUSED_FILE, ModelFolder, OnnxEncoder, _session, ensure_export, ensure_fused, ensure_int8
 from rag.retrieve import retrieve
 from rag.sample import sample_files
 from rag.sentences import sentence_spans
@@ -98,8 +102,46 @@ def test_the_export_is_made_once_and_reused(onnx_dense, models_dir, caplog):
     with caplog.at_level(logging.INFO, logger="rag.encoders"):
         assert ensure_export(folder, models_dir, MODEL) == target
     assert target.stat().st_mtime_ns == made and "exporting" not in caplog.text
-    # No temporary file left; the int8 export sits beside it once some test's ingest has made it.
-    assert target.parent.parent == models_dir / "onnx" and {p.name for p in target.parent.iterdir()} - {"model-int8.onnx"} == {"model.onnx"}
+    # No temporary file left: the export, the fused graph the float encoder runs, and the int8 export
+    # once some test's ingest has made it.
+    assert target.parent.parent == models_dir / "onnx" and {p.name for p in target.parent.iterdir()} - {"model-int8.onnx"} == {"model.onnx", FUSED_FILE}
+
+
+def test_the_float_encoder_runs_the_fused_graph_and_gets_the_exports_vectors(onnx_dense, models_dir, chunks, caplog):
+    """One Attention kernel per layer instead of the exporter's small operators: the same vectors, faster."""
+    onnx_dense.encode_query("warm")
+    folder = ModelFolder.read(MODEL)
+    with caplog.at_level(logging.INFO, logger="rag.encoders"):
+        fused = ensure_fused(folder, models_dir, MODEL)
+    assert fused.name == FUSED_FILE and "fusing" not in caplog.text  # made once, by the first use
+    ops = Counter(node.op_type for node in onnx.load(str(fused)).graph.node)
+    assert ops["Attention"] == 6 and ops["EmbedLayerNormalization"] == 1  # MiniLM-L6: six layers
+    plain = OnnxEncoder(MODEL, models_dir)
+    plain._model = _session(folder, ensure_export(folder, models_dir, MODEL), MODEL)  # the unfused export
+    texts = [c.embed_text for c in chunks[:40]]
+    assert np.abs(onnx_dense.encode_documents(texts) - plain.encode_documents(texts)).max() < 1e-5
+
+
+@pytest.mark.parametrize("failure", ["disagrees", "raises"])
+def test_a_fused_graph_that_fails_its_check_is_replaced_by_the_export(tmp_path, models_dir, monkeypatch, caplog, failure):
+    folder = ModelFolder.read(MODEL)
+    shared = ensure_export(folder, models_dir, MODEL)
+    where = tmp_path / "onnx" / shared.parent.name
+    where.mkdir(parents=True)
+    (where / "model.onnx").symlink_to(shared)
+    monkeypatch.setattr("rag.onnx_encoder.export_onnx", lambda _folder, target, attention=None: shutil.copyfile(shared, target))
+
+    def bad_fusion(_source, target, _heads, _hidden) -> None:
+        if failure == "raises":
+            raise RuntimeError("unsupported graph")
+        shutil.copyfile(ensure_int8(folder, models_dir, MODEL), target)  # a graph whose token states differ
+
+    monkeypatch.setattr("rag.onnx_encoder.fuse_bert", bad_fusion)
+    with caplog.at_level(logging.WARNING, logger="rag.encoders"):
+        fused = ensure_fused(folder, tmp_path, MODEL)
+    assert filecmp.cmp(fused, shared, shallow=False)  # the export as it is, under the name, so never retried
+    assert sorted(p.name for p in where.iterdir()) == [FUSED_FILE, "model.onnx"]  # no temporary file left
+    assert ("could not fuse" if failure == "raises" else "differ from the export") in caplog.text
 
 
 def test_the_int8_export_is_made_once_from_the_float_export_and_reused(tmp_path, models_dir, caplog):
