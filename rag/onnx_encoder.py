@@ -157,19 +157,23 @@ def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     if config.get("model_type") != "bert":
         return export
     log.info("fusing the dense model's attention for ONNX Runtime (once): %s", target)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp, _written_atomically(target) as out:
-        eager = Path(tmp) / "eager.onnx"
-        try:
-            export_onnx(folder, eager, attention="eager")
-            fuse_bert(eager, out, int(config["num_attention_heads"]), int(config["hidden_size"]))
-            kept = same_token_states(folder, export, out)
+    try:
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp, _written_atomically(target) as out:
+            eager = Path(tmp) / "eager.onnx"
+            try:
+                export_onnx(folder, eager, attention="eager")
+                fuse_bert(eager, out, int(config["num_attention_heads"]), int(config["hidden_size"]))
+                kept = same_token_states(folder, export, out)
+                if not kept:
+                    log.warning("the fused dense model's token states differ from the export's; running the export as it is")
+            except Exception as e:  # noqa: BLE001 - an export or optimiser failure means the same: run the export
+                log.warning("could not fuse the dense model (%s: %s); running the export as it is", type(e).__name__, e)
+                kept = False
             if not kept:
-                log.warning("the fused dense model's token states differ from the export's; running the export as it is")
-        except Exception as e:  # noqa: BLE001 - an export or optimiser failure means the same: run the export
-            log.warning("could not fuse the dense model (%s: %s); running the export as it is", type(e).__name__, e)
-            kept = False
-        if not kept:
-            shutil.copyfile(export, out)
+                shutil.copyfile(export, out)
+    except OSError as e:  # a full disk or a read-only models folder: the export still runs, as it did before
+        log.warning("could not write the fused dense model in %s (%s); running the export as it is", target.parent, e)
+        return export
     return target
 
 

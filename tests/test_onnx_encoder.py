@@ -122,6 +122,23 @@ def test_the_float_encoder_runs_the_fused_graph_and_gets_the_exports_vectors(onn
     assert np.abs(onnx_dense.encode_documents(texts) - plain.encode_documents(texts)).max() < 1e-5
 
 
+def test_a_fused_graph_that_cannot_be_written_leaves_the_export_running(tmp_path, models_dir, monkeypatch, caplog):
+    folder = ModelFolder.read(MODEL)
+    shared = ensure_export(folder, models_dir, MODEL)
+    where = tmp_path / "onnx" / shared.parent.name
+    where.mkdir(parents=True)
+    (where / "model.onnx").symlink_to(shared)
+
+    def full_disk(*_args) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("rag.onnx_encoder.os.replace", full_disk)
+    with caplog.at_level(logging.WARNING, logger="rag.encoders"):
+        assert ensure_fused(folder, tmp_path, MODEL) == where / "model.onnx"
+    assert "No space left on device" in caplog.text
+    assert [p.name for p in where.iterdir()] == ["model.onnx"]  # neither the fused file nor a temporary one
+
+
 @pytest.mark.parametrize("failure", ["disagrees", "raises"])
 def test_a_fused_graph_that_fails_its_check_is_replaced_by_the_export(tmp_path, models_dir, monkeypatch, caplog, failure):
     folder = ModelFolder.read(MODEL)
