@@ -143,8 +143,8 @@ def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     scaled-dot-product path) that neither ONNX Runtime's load-time optimiser nor its offline BERT
     optimiser recognises. Exported on the eager attention path instead, the offline optimiser fuses
     each layer into one Attention kernel (plus embedding, skip and bias-GELU fusions). On the 40
-    FastAPI tutorial files' 506 chunks the vectors were the same (cosine 1.000000, minimum) at 0.90x
-    the CPU time and 0.83-0.86x the wall time (README, Benchmarks). The fused graph is checked against
+    FastAPI tutorial files' 506 chunks the vectors were the same (cosine 1.000000, minimum) at 0.91x
+    the CPU time and 0.85x the wall time (`bench/dense_runtime.py --unfused`; README, Benchmarks). The fused graph is checked against
     the export on a padded probe batch before it is kept; a model that is not BERT-shaped, or one
     whose fused graph disagrees, is run from the export as it is. The int8 files stay quantised from
     the export itself (`ensure_int8`): quantising the fused graph gives other int8 vectors.
