@@ -180,19 +180,23 @@ class ClientStore:
             fusion = models.RrfQuery(rrf=models.Rrf(k=q.rrf_k, weights=q.rrf_weights(len(prefetch))))
         return self._query(prefetch=prefetch, query=fusion, limit=q.limit, query_filter=qfilter)
 
-    @store_call
-    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+    def _stores_sentences(self) -> bool:
+        """Whether the collection has the sentences vector: a server refuses a query naming a vector it lacks."""
         if not self._has_sentences:
             found = self.collection_models()
             self._has_sentences = bool(found and found.sentence_vectors)
-            if not self._has_sentences:
-                return []
+        return self._has_sentences
+
+    @store_call
+    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        if not self._stores_sentences():
+            return []
         # The question is a one-row multivector: MaxSim then scores each point by its best sentence.
         return self._query(query=[[float(x) for x in vector]], using=SENTENCES, limit=limit, query_filter=_filter(flt), with_payload=False)
 
     @store_call
     def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
-        if not self._exists():
+        if not self._stores_sentences():
             return None
         found = self.client.retrieve(self.collection, ids=[chunk_id], with_payload=False, with_vectors=[SENTENCES])
         return sentence_rows(found[0].vector if found else None)
