@@ -107,6 +107,21 @@ def test_the_export_is_made_once_and_reused(onnx_dense, models_dir, caplog):
     assert target.parent.parent == models_dir / "onnx" and {p.name for p in target.parent.iterdir()} - {"model-int8.onnx"} == {"model.onnx", FUSED_FILE}
 
 
+def _linked_export(models: Path, shared_models: Path) -> tuple[ModelFolder, Path, Path]:
+    """A models folder holding only the session's float export (linked, not made again): the
+    model's folder, the shared export and the folder the linked export sits in."""
+    folder = ModelFolder.read(MODEL)
+    shared = ensure_export(folder, shared_models, MODEL)
+    where = models / "onnx" / shared.parent.name
+    where.mkdir(parents=True)
+    (where / "model.onnx").symlink_to(shared)
+    return folder, shared, where
+
+
+def _full_disk(*_args) -> None:
+    raise OSError(28, "No space left on device")
+
+
 def test_the_float_encoder_runs_the_fused_graph_and_gets_the_exports_vectors(onnx_dense, models_dir, chunks, caplog):
     """One Attention kernel per layer instead of the exporter's small operators: the same vectors, faster."""
     onnx_dense.encode_query("warm")
@@ -123,16 +138,8 @@ def test_the_float_encoder_runs_the_fused_graph_and_gets_the_exports_vectors(onn
 
 
 def test_a_fused_graph_that_cannot_be_written_leaves_the_export_running(tmp_path, models_dir, monkeypatch, caplog):
-    folder = ModelFolder.read(MODEL)
-    shared = ensure_export(folder, models_dir, MODEL)
-    where = tmp_path / "onnx" / shared.parent.name
-    where.mkdir(parents=True)
-    (where / "model.onnx").symlink_to(shared)
-
-    def full_disk(*_args) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr("rag.onnx_encoder.os.replace", full_disk)
+    folder, shared, where = _linked_export(tmp_path, models_dir)
+    monkeypatch.setattr("rag.onnx_encoder.os.replace", _full_disk)
     with caplog.at_level(logging.WARNING, logger="rag.encoders"):
         assert ensure_fused(folder, tmp_path, MODEL) == where / "model.onnx"
     assert "No space left on device" in caplog.text
@@ -141,11 +148,7 @@ def test_a_fused_graph_that_cannot_be_written_leaves_the_export_running(tmp_path
 
 @pytest.mark.parametrize("failure", ["disagrees", "raises"])
 def test_a_fused_graph_that_fails_its_check_is_replaced_by_the_export(tmp_path, models_dir, monkeypatch, caplog, failure):
-    folder = ModelFolder.read(MODEL)
-    shared = ensure_export(folder, models_dir, MODEL)
-    where = tmp_path / "onnx" / shared.parent.name
-    where.mkdir(parents=True)
-    (where / "model.onnx").symlink_to(shared)
+    folder, shared, where = _linked_export(tmp_path, models_dir)
     monkeypatch.setattr("rag.onnx_encoder.export_onnx", lambda _folder, target, attention=None: shutil.copyfile(shared, target))
 
     def bad_fusion(_source, target, _heads, _hidden) -> None:
@@ -164,11 +167,7 @@ def test_a_fused_graph_that_fails_its_check_is_replaced_by_the_export(tmp_path, 
 def test_the_int8_export_is_made_once_from_the_float_export_and_reused(tmp_path, models_dir, caplog):
     """RAGSCOPE_SENTENCE_POOLING=separate-int8's model: quantised from the float export, once per data dir."""
     models = tmp_path / "models"
-    (models / "onnx").mkdir(parents=True)
-    folder = ModelFolder.read(MODEL)
-    shared = ensure_export(folder, models_dir, MODEL)
-    (models / "onnx" / shared.parent.name).mkdir()
-    (models / "onnx" / shared.parent.name / "model.onnx").symlink_to(shared)  # the float export, not made again here
+    folder, shared, _ = _linked_export(models, models_dir)  # the float export, not made again here
     with caplog.at_level(logging.INFO, logger="rag.encoders"):
         target = ensure_int8(folder, models, MODEL)
         made = target.stat().st_mtime_ns
@@ -183,26 +182,15 @@ def test_the_int8_export_is_made_once_from_the_float_export_and_reused(tmp_path,
 
 
 def test_a_failed_quantisation_leaves_nothing_under_the_final_name(tmp_path, models_dir, monkeypatch):
-    folder = ModelFolder.read(MODEL)
-    shared = ensure_export(folder, models_dir, MODEL)
-    where = tmp_path / "onnx" / shared.parent.name
-    where.mkdir(parents=True)
-    (where / "model.onnx").symlink_to(shared)
-
-    def full_disk(*_args) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr("rag.onnx_encoder.os.replace", full_disk)
+    folder, shared, where = _linked_export(tmp_path, models_dir)
+    monkeypatch.setattr("rag.onnx_encoder.os.replace", _full_disk)
     with pytest.raises(EncoderError, match="could not quantise.*RAGSCOPE_SENTENCE_POOLING=separate"):
         ensure_int8(folder, tmp_path, MODEL)
     assert [p.name for p in where.iterdir()] == ["model.onnx"]  # neither model-int8.onnx nor the temporary file
 
 
 def test_a_failed_export_leaves_nothing_under_the_final_name(tmp_path, monkeypatch):
-    def full_disk(*_args) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr("rag.onnx_encoder.os.replace", full_disk)
+    monkeypatch.setattr("rag.onnx_encoder.os.replace", _full_disk)
     with pytest.raises(EncoderError, match="could not export"):
         ensure_export(ModelFolder.read(MODEL), tmp_path, MODEL)
     (where,) = (tmp_path / "onnx").iterdir()
