@@ -224,10 +224,15 @@ def offered_reranker(name: str, configured: str) -> str:
 
 
 def exact_dense_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> list[float]:
-    """Qdrant's cosine for each chunk, by a dense query restricted to their ids (exact for few ids)."""
-    hits = ctx.store.search_dense(ctx.dense_query, len(chunks), _ids_filter(ctx.flt, chunks)) if chunks else []
-    by_id = {h.id: h.score for h in hits}
+    """Qdrant's cosine for each chunk (`stored_dense_scores`); 0 for one not found."""
+    by_id = stored_dense_scores(ctx.store, ctx.dense_query, _ids_filter(ctx.flt, chunks)) if chunks else {}
     return [by_id.get(c.chunk.id, 0.0) for c in chunks]
+
+
+def stored_dense_scores(store: Store, query: np.ndarray, flt: ChunkFilter) -> dict[str, float]:
+    """Qdrant's cosine of `query` with the stored vector of each chunk `flt.ids` names, by a dense query
+    restricted to those ids (exact for few ids): what the dense stage scores, never a re-encoding."""
+    return {h.id: h.score for h in store.search_dense(query, len(flt.ids), flt)}
 
 
 def exact_sparse_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> list[float]:

@@ -26,7 +26,7 @@ from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Source, source_label
 from rag.components import Components
 from rag.config import AnswerConfig
-from rag.rerank import CROSS_ENCODER_PREFIX
+from rag.rerank import CROSS_ENCODER_PREFIX, stored_dense_scores
 from rag.textnorm import fold
 from rag.retrieve import RetrievalResult
 from rag.types import ChunkFilter
@@ -68,8 +68,7 @@ def relevance_scores(components: Components, result: RetrievalResult) -> tuple[d
         # Qdrant's cosine with the stored vectors and the query the dense stage ran, as for the others:
         # encoding the chunks again would not reproduce an int8 collection's stored vectors.
         query = result.query.dense_run if result.query is not None else components.dense.encode_query(result.question)
-        hits = components.store.search_dense(query, len(missing), ChunkFilter(ids=tuple(c.id for c in missing), include_quarantined=True))
-        scores.update({h.id: h.score for h in hits})
+        scores.update(stored_dense_scores(components.store, query, ChunkFilter(ids=tuple(c.id for c in missing), include_quarantined=True)))
     return scores, "dense cosine"
 
 
