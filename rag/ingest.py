@@ -568,7 +568,7 @@ def name_clashes(entries: Sequence[tuple[str, str]]) -> dict[int, str]:
 
 
 # Folders that hold tool state, not documents; anything whose name starts with "." is hidden too.
-_NOT_DOCUMENT_FOLDERS = {"__pycache__", "node_modules", "__MACOSX"}
+_NOT_DOCUMENT_FOLDERS = {"__pycache__", "node_modules", "__MACOSX", "site-packages", "dist-packages"}
 
 
 @dataclass(frozen=True)
@@ -579,15 +579,17 @@ class CollectedPaths:
     skipped: tuple[tuple[str, str], ...]  # (path, reason)
 
 
-def collect_paths(paths: Iterable[Path]) -> CollectedPaths:
+def collect_paths(paths: Iterable[Path], own_folders: Iterable[Path] = ()) -> CollectedPaths:
     """Expand files and folders (recursively) into (source name, path); folders keep relative paths.
 
     In a folder, documents and `.zip` archives (expanded by the caller, within the archive limits)
-    are collected; hidden files and folders (`.git`, `.env`, a file named `.md`), `__pycache__` and
-    `node_modules` (not descended into), symbolic links and unsupported types are skipped, and each
-    is reported so nothing disappears silently. A file named explicitly is always collected. A file
-    reached twice (given twice, or also inside a folder given) is listed once, under the name it was
-    first reached by: it is one document, not two.
+    are collected; hidden files and folders (`.git`, `.env`, a file named `.md`), tool and package
+    folders (`__pycache__`, `node_modules`, a Python virtual environment: its licences and READMEs
+    are not the user's documents), `own_folders` (ragscope's own data dir, which `ragscope ingest .`
+    in the folder holding `./data` would otherwise walk), symbolic links and unsupported types are
+    skipped, none descended into, and each is reported so nothing disappears silently. A file named
+    explicitly is always collected. A file reached twice (given twice, or also inside a folder
+    given) is listed once, under the name it was first reached by: it is one document, not two.
     """
     import os
 
@@ -595,6 +597,7 @@ def collect_paths(paths: Iterable[Path]) -> CollectedPaths:
 
     files: dict[Path, tuple[str, Path]] = {}
     skipped: list[tuple[str, str]] = []
+    own = {p.resolve() for p in own_folders}
     for path in paths:
         if not path.is_dir():
             files.setdefault(path.resolve(), (path.name, path))
@@ -606,7 +609,7 @@ def collect_paths(paths: Iterable[Path]) -> CollectedPaths:
         for folder, dirs, names in os.walk(path, onerror=unreadable):
             here = Path(folder)
             for d in sorted(dirs):
-                reason = _left_out(d, here / d)
+                reason = _left_out(d, here / d) or _folder_left_out(here / d, own)
                 if reason:
                     skipped.append((str(here / d) + "/", reason))
                     dirs.remove(d)
@@ -632,4 +635,13 @@ def _left_out(name: str, path: Path) -> str:
         return "hidden (its name starts with a dot)"
     if name in _NOT_DOCUMENT_FOLDERS and path.is_dir():
         return "tool or package folder, not documents"
+    return ""
+
+
+def _folder_left_out(folder: Path, own: set[Path]) -> str:
+    """Why a folder walk does not enter this folder, judged by what it is rather than its name."""
+    if (folder / "pyvenv.cfg").is_file():
+        return "a Python virtual environment, not documents"
+    if folder.resolve() in own:
+        return "ragscope's own data folder (RAGSCOPE_DATA_DIR), not documents"
     return ""

@@ -203,3 +203,28 @@ def test_folder_ingest_expands_archives_skips_hidden_and_tool_folders_and_report
     # The same report, one line each, on stderr.
     assert f"skipped {folder / '.git'}/: hidden" in result.stderr and f"skipped {folder / 'logo.png'}: unsupported" in result.stderr
     assert {r["source"] for r in report["files"]} == {"guide.md", "billing/prices.md", "notes.txt", "billing/boats.md"}
+
+
+def test_folder_ingest_leaves_out_virtual_environments_and_its_own_data_dir(folder, monkeypatch):
+    """`ragscope ingest .` in a project folder: a venv's licences and READMEs and the app's own ./data are
+    not the user's documents, and neither is walked (each is reported once, as a folder)."""
+    site = folder / "venv" / "lib" / "python3.11" / "site-packages"
+    (site / "pkg-1.0.dist-info").mkdir(parents=True)
+    (folder / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (site / "pkg-1.0.dist-info" / "LICENSE.md").write_bytes(b"# MIT License\n\nPermission is hereby granted.\n")
+    (site / "pkg-1.0.dist-info" / "top_level.txt").write_bytes(b"pkg\n")
+    (folder / "system" / "dist-packages" / "tool").mkdir(parents=True)  # a distribution's packages, no pyvenv.cfg
+    (folder / "system" / "dist-packages" / "tool" / "README.md").write_bytes(b"# Tool\n")
+    data = folder / "data"
+    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(data))
+    assert _run("ingest", str(folder / "guide.md")).exit_code == 0  # the data dir now holds a collection
+    (data / "notes.md").write_bytes(b"# Not a document\n")  # whatever lies there, it is not walked
+
+    result = _run("ingest", str(folder), "--json")
+    assert result.exit_code == 0, result.output
+    assert set(_docs()) == {"guide.md", "billing/prices.md", "notes.txt"}
+    skipped = {Path(s["path"]).relative_to(folder).as_posix(): s["reason"] for s in json.loads(result.stdout)["skipped"]}
+    assert "virtual environment" in skipped["venv"]
+    assert "tool or package folder" in skipped["system/dist-packages"]
+    assert "own data folder" in skipped["data"]
+    assert not any(p.startswith(("venv/", "data/", "system/dist-packages/")) for p in skipped)  # reported once, not walked

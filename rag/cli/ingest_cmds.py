@@ -48,7 +48,7 @@ def ingest(
     except RagError as e:
         components.close()
         raise click.ClickException(str(e)) from None
-    collected = collect_paths(paths)
+    collected = collect_paths(paths, own_folders=[components.settings.data_dir])
     skipped = list(collected.skipped)
     for path, reason in skipped:
         click.echo(f"skipped {path}: {reason}", err=True)
