@@ -20,6 +20,10 @@ from rag.config import ChunkConfig
 from rag.types import Chunk, Document
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+# A setext underline: "Title" over "=====" is a level-1 heading, over "-----" level 2 (CommonMark).
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+# Lines that start another block, so a "---" under them is a rule or list syntax, never a setext underline.
+_NOT_SETEXT_TITLE = re.compile(r"^(?: {4}|\t| {0,3}(?:[-+*>|]|\d{1,9}[.)])(?:\s|$)| {0,3}#{1,6}(?:\s|$))")
 # A fence may be indented: MkDocs admonitions and list items indent theirs by four spaces or more.
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 # An indented code block line (CommonMark: four spaces or a tab). Its "# comment" lines are never headings.
@@ -73,15 +77,33 @@ def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chu
 
 
 def parse_sections(text: str) -> list[Section]:
-    """Split Markdown-shaped text at headings (ignoring `#` lines inside code fences)."""
+    """Split Markdown-shaped text at headings: ATX ("## Title") and setext ("Title" underlined with = or -).
+
+    `#` lines inside code fences are never headings. A setext title is a one-line paragraph (after a blank
+    line or at the start): a "---" under a longer paragraph, a list item or a table is left as text, and
+    after a blank line it is a thematic break, as CommonMark reads them.
+    """
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     body_start = 0
     fence: str | None = None
     pos = 0
     current: tuple[str, ...] = ()
+    # The line before, if it could be a setext title: (its start offset, its text).
+    title: tuple[int, str] | None = None
+    before_blank = True  # the line before the previous one was blank (or there was none)
+
+    def open_section(start: int, level: int, name: str, body: int) -> None:
+        nonlocal stack, current, body_start
+        if start > body_start:
+            sections.append(Section(current, body_start, start))
+        stack = [(lvl, t) for lvl, t in stack if lvl < level] + [(level, _HEADING_ATTRS.sub("", name).strip())]
+        current = tuple(t for _, t in stack)
+        body_start = body
+
     for line in text.split("\n"):
         line_end = pos + len(line)
+        candidate: tuple[int, str] | None = None
         fence_match = _FENCE.match(line)
         if fence_match:
             marker = fence_match.group(1)
@@ -91,13 +113,15 @@ def parse_sections(text: str) -> list[Section]:
                 fence = None
         elif fence is None:
             heading = _HEADING.match(line)
+            underline = _SETEXT.match(line)
             if heading:
-                if pos > body_start:
-                    sections.append(Section(current, body_start, pos))
-                level = len(heading.group(1))
-                stack = [(lvl, title) for lvl, title in stack if lvl < level] + [(level, _HEADING_ATTRS.sub("", heading.group(2)).strip())]
-                current = tuple(title for _, title in stack)
-                body_start = min(line_end + 1, len(text))
+                open_section(pos, len(heading.group(1)), heading.group(2), min(line_end + 1, len(text)))
+            elif underline and title is not None:
+                open_section(title[0], 1 if underline.group(1)[0] == "=" else 2, title[1], min(line_end + 1, len(text)))
+            elif line.strip() and before_blank and not _NOT_SETEXT_TITLE.match(line):
+                candidate = (pos, line.strip())
+        before_blank = not line.strip()
+        title = candidate
         pos = line_end + 1
     if len(text) > body_start:
         sections.append(Section(current, body_start, len(text)))

@@ -261,3 +261,50 @@ def test_heading_weight_repeats_the_heading_path_for_the_encoders_and_survives_t
     assert not {c.id for c in plain} & {c.id for c in heavy}
     back = stored_chunk(heavy[0].id, chunk_payload(heavy[0], {}))
     assert back.chunk == heavy[0] and back.chunk.embed_text == heavy[0].embed_text
+
+
+SETEXT = """Ferry handbook
+==============
+
+Welcome aboard.
+
+Tickets
+-------
+
+A single ticket costs four euros.
+Children ride free
+---
+
+Timetable notes
+
+---
+
+The first ferry leaves at seven.
+
+- deck chairs
+---
+
+```text
+Not a title
+-----------
+```
+
+Night service
+=============
+
+The last ferry leaves at midnight.
+"""
+
+
+def test_setext_headings_are_headings_and_rules_lists_and_code_are_not():
+    doc = load_document("ferry.md", SETEXT.encode())
+    sections = parse_sections(doc.text)
+    assert [s.path for s in sections] == [("Ferry handbook",), ("Ferry handbook", "Tickets"), ("Night service",)]
+    chunks = chunk_document(doc, ChunkConfig("heading", 2000, 0))
+    tickets = next(c for c in chunks if c.heading_path == ("Ferry handbook", "Tickets"))
+    # A "---" under a two-line paragraph, after a blank line (a rule), under a list item and inside a fence
+    # leaves the text in the section it is in.
+    for text in ("Children ride free\n---", "Timetable notes\n\n---", "- deck chairs\n---", "Not a title\n-----------"):
+        assert text in tickets.text
+    assert all(c.text == doc.text[c.start : c.end] for c in chunks)
+    assert not any("====" in c.text or "Tickets\n---" in c.text for c in chunks)  # title and underline are the heading
