@@ -181,3 +181,29 @@ def test_a_heading_written_as_a_leaf_or_trailing_path_counts_every_section_it_na
     assert ids("Guide > Linux") == ids("linux") == {by_heading["Guide > Linux > Install"]}  # a section counts its subsections
     missing = index.resolve(SectionGold((SectionRef("notes.md", "Instal"),)))
     assert missing.chunk_ids == frozenset() and "nearest: 'Guide > Linux > Install', 'Guide > Windows > Install'" in missing.invalid
+
+
+def test_a_heading_is_matched_as_it_reads_rendered_and_a_title_may_hold_a_greater_than_sign():
+    text = (
+        "# The [`frobnicate`](api.md#frob) API\n\nCall it with a level.\n\n"
+        "## Q&amp;A: **when** is `a > b`?\n\nWhen a is larger.\n\n"
+        "## Sorting <code>a</code> first\n\nSort ascending.\n"
+    )
+    chunks = _doc_chunks(text, 60)
+    by_leaf = {c.heading_path[-1]: c.id for c in chunks}
+    assert set(by_leaf) == {"The [`frobnicate`](api.md#frob) API", "Q&amp;A: **when** is `a > b`?", "Sorting <code>a</code> first"}
+    index = CollectionIndex(chunks)
+
+    def ids(heading: str) -> set[str]:
+        res = index.resolve(SectionGold((SectionRef("notes.md", heading),)))
+        assert res.invalid is None, res.invalid
+        return set(res.chunk_ids)
+
+    everything = set(by_leaf.values())
+    # As a reader copies the titles from the rendered page, and as they stand in the Markdown source.
+    assert ids("The frobnicate API") == ids("The `frobnicate` API") == ids("The [`frobnicate`](api.md#frob) API") == everything
+    qa = {by_leaf["Q&amp;A: **when** is `a > b`?"]}
+    assert ids("Q&A: when is a > b?") == ids("The frobnicate API > Q&A: when is a > b?") == ids("Q&amp;A: **when** is `a > b`?") == qa
+    assert ids("Sorting a first") == {by_leaf["Sorting <code>a</code> first"]}
+    # Still whole titles: "b?" is the end of one title, not a title of its own.
+    assert index.resolve(SectionGold((SectionRef("notes.md", "b?"),))).invalid

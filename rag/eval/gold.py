@@ -8,7 +8,9 @@ chunks it spans, the way BEIR counts a document once however it is split into pa
 
 A section's heading is matched the way people write it: the leaf title ("Refunds"), any trailing part
 of the heading path ("Billing > Refunds") or the whole path, trimmed and case- and
-whitespace-insensitive; every section it names counts, subsections included. Gold that names
+whitespace-insensitive, and as the heading reads rendered: "The frobnicate API" names the Markdown title
+"The [`frobnicate`](api.md) API" (link targets, code ticks, emphasis and entities are not what a reader
+sees). Every section it names counts, subsections included. Gold that names
 something the collection does not have (a chunk id, a document, a heading) is a mistake in the set,
 not a retrieval failure: its unit carries a `problem`, and the question is left out of the metrics.
 """
@@ -30,6 +32,10 @@ from rag.originals import Originals
 from rag.types import Chunk, ChunkFilter
 
 _WORD = re.compile(r"\w+")
+# Inline Markdown/HTML a rendered heading does not show: link and image targets, tags, code ticks, emphasis.
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_MARKS = re.compile(r"[`*_~]")
 
 
 @dataclass(frozen=True)
@@ -171,8 +177,8 @@ class CollectionIndex:
             near = difflib.get_close_matches(ref.source, list(self.by_source), n=3, cutoff=0.8)
             hint = f"; did you mean {_quoted(near)}?" if near else ""
             return GoldUnit(key, label, ref.grade, (), f"document {ref.source!r} is not in the collection{hint}")
-        want = heading_parts(ref.heading)
-        ids = tuple(c.id for c in chunks if _contains(heading_parts(c.heading), want))
+        want = " > ".join(heading_parts(ref.heading))
+        ids = tuple(c.id for c in chunks if _contains(c.heading_path, want))
         if ids:
             return GoldUnit(key, label, ref.grade, ids)
         headings = list(dict.fromkeys(c.heading for c in chunks if c.heading))
@@ -218,14 +224,17 @@ class CollectionIndex:
 
 
 def heading_parts(heading: str) -> tuple[str, ...]:
-    """A heading path as comparable parts: split on ">", each trimmed, case- and whitespace-folded."""
-    return tuple(p for p in (normalize(part) for part in heading.split(">")) if p)
+    """A heading path as comparable parts: as rendered (see the module docstring), split on ">", each
+    trimmed, case- and whitespace-folded."""
+    shown = _MARKS.sub("", _LINK.sub(r"\1", _TAG.sub("", html.unescape(heading))))
+    return tuple(p for p in (normalize(part) for part in shown.split(">")) if p)
 
 
-def _contains(path: tuple[str, ...], want: tuple[str, ...]) -> bool:
-    """True when `want` appears as consecutive parts of `path`: that section itself or a subsection of it."""
-    n = len(want)
-    return any(path[i : i + n] == want for i in range(len(path) - n + 1))
+def _contains(path: tuple[str, ...], want: str) -> bool:
+    """True when `want` (folded parts joined by " > ") is consecutive titles of `path`: that section itself
+    or a subsection of it. Titles are folded one by one, so a title holding ">" ("a > b") still matches."""
+    titles = [" > ".join(heading_parts(t)) for t in path]
+    return any(" > ".join(titles[i:j]) == want for i in range(len(titles)) for j in range(i + 1, len(titles) + 1))
 
 
 def nearest_headings(heading: str, headings: Sequence[str], n: int = 3) -> list[str]:
