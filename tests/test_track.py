@@ -120,6 +120,7 @@ def test_find_target_by_text_heading_and_id(corpus):
     assert fuzzy.id == sourdough.chunk.id and "closest" in fuzzy.note
     assert find_target(corpus, source="kitchen.md", heading="Kitchen > Sourdough").id == sourdough.chunk.id
     assert find_target(corpus, source="kitchen.md", heading="sourdough").id == sourdough.chunk.id
+    assert find_target(corpus, source="kitchen.md", heading=" kitchen  >  SOURDOUGH ").id == sourdough.chunk.id
     assert find_target(corpus, chunk_id=sourdough.chunk.id).how == "id"
     with pytest.raises(RagError, match="no heading"):
         find_target(corpus, source="kitchen.md", heading="Pizza")
@@ -215,3 +216,16 @@ def test_track_explain_and_compare_encode_the_question_once(corpus, monkeypatch)
     calls.clear()
     compare(corpus, KEYWORD_QUESTION, config, dataclasses.replace(config, fusion="dense"))
     assert calls == [KEYWORD_QUESTION]
+
+
+def test_every_heading_that_counts_as_gold_can_be_tracked(corpus):
+    """The inspector tracks by heading exactly where section gold resolves: one matcher for both."""
+    from rag.eval.gold import CollectionIndex, SectionGold, SectionRef
+
+    index = CollectionIndex.from_components(corpus)
+    for source, chunks in index.by_source.items():
+        for path in {c.heading_path for c in chunks if c.heading_path}:
+            for written in {" > ".join(path[i:]) for i in range(len(path))} | {path[-1].upper(), "  " + path[-1] + " "}:
+                gold = index.resolve(SectionGold((SectionRef(source, written),)))
+                assert gold.invalid is None, (source, written)
+                assert find_target(corpus, source=source, heading=written).id in gold.chunk_ids, (source, written)

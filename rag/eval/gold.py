@@ -177,8 +177,7 @@ class CollectionIndex:
             near = difflib.get_close_matches(ref.source, list(self.by_source), n=3, cutoff=0.8)
             hint = f"; did you mean {_quoted(near)}?" if near else ""
             return GoldUnit(key, label, ref.grade, (), f"document {ref.source!r} is not in the collection{hint}")
-        want = " > ".join(heading_parts(ref.heading))
-        ids = tuple(c.id for c in chunks if _contains(c.heading_path, want))
+        ids = tuple(c.id for c in chunks if heading_names(c.heading_path, ref.heading))
         if ids:
             return GoldUnit(key, label, ref.grade, ids)
         headings = list(dict.fromkeys(c.heading for c in chunks if c.heading))
@@ -230,9 +229,12 @@ def heading_parts(heading: str) -> tuple[str, ...]:
     return tuple(p for p in (normalize(part) for part in shown.split(">")) if p)
 
 
-def _contains(path: tuple[str, ...], want: str) -> bool:
-    """True when `want` (folded parts joined by " > ") is consecutive titles of `path`: that section itself
-    or a subsection of it. Titles are folded one by one, so a title holding ">" ("a > b") still matches."""
+def heading_names(path: Sequence[str], heading: str) -> bool:
+    """True when `heading`, as a person writes it, names the section with heading path `path` or one it is
+    inside: its folded parts are consecutive titles of `path`. Gold and the inspector's tracking both ask
+    this, so a heading that counts as gold is one the inspector can track. Titles are folded one by one,
+    so a title holding ">" ("a > b") still matches."""
+    want = " > ".join(heading_parts(heading))
     titles = [" > ".join(heading_parts(t)) for t in path]
     return any(" > ".join(titles[i:j]) == want for i in range(len(titles)) for j in range(i + 1, len(titles) + 1))
 

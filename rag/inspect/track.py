@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 from rag.components import Components
 from rag.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
+from rag.eval.gold import heading_names
 from rag.inspect.explain import get_chunk
 from rag.inspect.mode_trail import ModeTrail, mode_trail
 from rag.modes.result import ModeResult
@@ -433,8 +434,7 @@ def _by_heading(components: Components, source: str, heading: str, question: str
     records = components.store.records(ChunkFilter(sources=(source,), include_quarantined=True))
     if not records:
         raise RagError(f"no document named {source!r}; the Documents page lists them")
-    want = heading.strip().lower()
-    under = [r for r in records if not want or r.chunk.heading.lower() == want or (r.chunk.heading_path and r.chunk.heading_path[-1].lower() == want)]
+    under = [r for r in records if not heading.strip() or heading_names(r.chunk.heading_path, heading)]
     if not under:
         headings = sorted({r.chunk.heading for r in records})
         raise RagError(f"{source} has no heading {heading!r}; it has: {'; '.join(headings[:12])}")
