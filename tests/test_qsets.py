@@ -207,3 +207,20 @@ def test_a_heading_is_matched_as_it_reads_rendered_and_a_title_may_hold_a_greate
     assert ids("Sorting a first") == {by_leaf["Sorting <code>a</code> first"]}
     # Still whole titles: "b?" is the end of one title, not a title of its own.
     assert index.resolve(SectionGold((SectionRef("notes.md", "b?"),))).invalid
+
+
+def test_answer_text_copied_from_the_rendered_page_finds_the_markdown_it_came_from():
+    text = (
+        "# API\n\nCall `frobnicate(level=3)` to **frobnicate** the widget; see the [API reference](api.md#ref).\n\n"
+        "## Q&amp;A\n\nAsk the <em>support</em> desk.\n"
+    )
+    chunks = _doc_chunks(text, 200)
+    index = CollectionIndex(chunks)
+    api, qa = (c.id for c in chunks)
+    for copied, chunk_id in (
+        ("Call frobnicate(level=3) to frobnicate the widget", api),
+        ("see the API reference.", api),
+        ("Q&A Ask the support desk", qa),  # a heading running into the body, rendered
+    ):
+        found = index.resolve(TextGold(copied))
+        assert found.chunk_ids == {chunk_id} and found.invalid is None, copied

@@ -117,7 +117,18 @@ def gold_to_json(gold: Gold | None) -> Any:
 
 
 def normalize(text: str) -> str:
-    """Case- and whitespace-insensitive form used to find answer text in chunks."""
+    """The form answer text is found in chunks by: case-, whitespace- and markup-insensitive, so that text
+    copied from the rendered page ("call frobnicate(level=3)") finds the Markdown it was rendered from
+    ("call `frobnicate(level=3)`"), links, code ticks, emphasis, tags and entities included."""
+    return _fold(_shown(text))
+
+
+def _shown(text: str) -> str:
+    """Text as a reader sees it rendered: link targets, tags, code ticks and emphasis marks dropped, entities decoded."""
+    return _MARKS.sub("", _LINK.sub(r"\1", _TAG.sub("", html.unescape(text))))
+
+
+def _fold(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
@@ -211,8 +222,7 @@ class CollectionIndex:
         """Each document's original as folded text, or None when the originals cannot settle the question."""
         if self._files is None and self.originals is not None:
             texts = self.originals.texts(self.by_source)
-            # Entities decoded: a Markdown file's "&amp;" reads as "&" to a person, as the gold is written.
-            self._files = None if texts is None else {s: normalize(html.unescape(t)) for s, t in texts.items()}
+            self._files = None if texts is None else {s: normalize(t) for s, t in texts.items()}
         return self._files
 
     def _nearest(self, wanted: str) -> str | None:
@@ -225,8 +235,7 @@ class CollectionIndex:
 def heading_parts(heading: str) -> tuple[str, ...]:
     """A heading path as comparable parts: as rendered (see the module docstring), split on ">", each
     trimmed, case- and whitespace-folded."""
-    shown = _MARKS.sub("", _LINK.sub(r"\1", _TAG.sub("", html.unescape(heading))))
-    return tuple(p for p in (normalize(part) for part in shown.split(">")) if p)
+    return tuple(p for p in (_fold(part) for part in _shown(heading).split(">")) if p)
 
 
 def heading_names(path: Sequence[str], heading: str) -> bool:
