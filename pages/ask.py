@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from ui import answer_view, forms, mode_view
+from ui import answer_view, forms, kept, mode_view
 from ui.links import empty_collection_notice
 from ui.setup import page
 from rag.answer import Answer, stream_answer
@@ -37,12 +37,14 @@ def run_ask(question: str, config: RetrievalConfig) -> None:
         with st.spinner("Retrieving and answering…"):
             for item in stream_answer(components, question, config):
                 if isinstance(item, Answer):
-                    st.session_state["ask_answer"] = item
+                    answer = item
                 else:
                     text += item
                     shown.html(answer_html(text, None))
         shown.empty()
-        st.session_state["ask_log_id"] = log.record(st.session_state["ask_answer"], settings.collection)
+        # Kept for this collection only: after a switch, its sources, gold and inspector link would name another.
+        kept.keep("ask_answer", answer, settings.collection)
+        st.session_state["ask_log_id"] = log.record(answer, settings.collection)
     except RagError as e:
         shown.empty()
         st.error(str(e))
@@ -121,8 +123,9 @@ with ask_tab:
             run_ask(question, config)
         else:
             st.warning("Type a question first.")
-    if "ask_answer" in st.session_state:
-        show_answer(st.session_state["ask_answer"], demo)
+    answer = kept.kept("ask_answer", settings.collection)
+    if answer is not None:
+        show_answer(answer, demo)
     if not demo:
         show_recent()
 with eval_tab:

@@ -14,10 +14,11 @@ Session-state keys start with `inspector_`. Document text is only ever shown esc
 """
 
 import dataclasses
+from collections.abc import Hashable
 
 import streamlit as st
 
-from ui import forms, inspector_view, mode_view
+from ui import forms, inspector_view, kept, mode_view
 from ui.links import empty_collection_notice
 from ui.setup import page
 from rag.inspect.compare import Comparison, compare, config_label, feedback_notes
@@ -29,7 +30,7 @@ from rag.inspect.params import parse_inspector_params
 from rag.inspect.probe import ProbeReport, probe
 from rag.modes import run_mode
 from rag.sentences import sentence_vectors_note
-from rag.inspect.track import TrackReport, TrackTarget, find_target, track
+from rag.inspect.track import TrackReport, TrackTarget, find_target, refreshed, track
 from rag.types import ChunkFilter
 
 components = page("Search inspector")
@@ -86,18 +87,18 @@ def filter_inputs() -> ChunkFilter:
     return ChunkFilter(sources=tuple(chosen_sources), tags=tuple(chosen_tags))
 
 
-def run_track(question: str, target: TrackTarget, config: RetrievalConfig, flt: ChunkFilter) -> TrackReport | None:
+def run_track(question: str, target: TrackTarget, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable) -> TrackReport | None:
     try:
         with st.spinner("Scoring the chunk in every stage and re-running retrieval with candidate fixes…"):
             report = track(components, question, target, config, flt, mode=st.session_state.get("inspector_mode_result"))
     except RagError as e:
         st.error(str(e))
         report = None
-    st.session_state["inspector_track_report"] = report
+    kept.keep("inspector_track_report", report, scope)
     return report
 
 
-def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> None:
+def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable) -> None:
     by = st.radio("Pick the expected chunk by", TRACK_BY, key="inspector_track_by", horizontal=True)
     pick: dict[str, str] = {}
     if by == TRACK_BY[0]:
@@ -109,33 +110,39 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> N
         pick = {"source": source or "", "heading": st.selectbox("Heading", headings, key="inspector_track_heading") or ""}
     else:
         pick["text"] = st.text_area("Text the expected chunk should contain", key="inspector_track_text")
-    report: TrackReport | None = st.session_state.get("inspector_track_report")
-    if st.button("Track", key="inspector_track_button") or st.session_state.pop("inspector_track_auto", False):
-        try:
-            report = run_track(question, find_target(components, question=question, **pick), config, flt)
-        except RagError as e:
-            st.error(str(e))
-            report = st.session_state["inspector_track_report"] = None
-    elif report is not None and (report.result.question, report.result.config, report.result.filter) != (question, config, flt):
-        # The question or a setting changed (an applied fix included): follow the same chunk again, never show an old verdict.
-        report = run_track(question, report.target, config, flt)
+    report: TrackReport | None = kept.kept("inspector_track_report", scope)
+    old: TrackReport | None = kept.outdated("inspector_track_report", scope)
+    try:
+        if st.button("Track", key="inspector_track_button") or st.session_state.pop("inspector_track_auto", False):
+            report = run_track(question, find_target(components, question=question, **pick), config, flt, scope)
+        elif old is not None:
+            # The question, a setting (an applied fix included), the collection or its documents changed:
+            # follow the same chunk again, read afresh, and never show an old verdict.
+            report = run_track(question, refreshed(components, old.target), config, flt, scope)
+    except RagError as e:
+        st.error(str(e))
+        report = None
+        kept.keep("inspector_track_report", None, scope)
     if report is not None:
         inspector_view.show_track(report, on_apply=set_config_state)
 
 
-def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter) -> None:
+def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable) -> None:
     st.caption(f"A = the settings in the sidebar: {config_label(config)}")
     with st.expander("B: the settings to compare with", expanded=True):
         config_b = forms.retrieval_form("inspector_cmp", dataclasses.replace(config, fusion="dense", reranker="none", mode="plain"), base, claude=CLAUDE)
+    here = (scope, config_b)
     if st.button("Compare", key="inspector_cmp_button") and config_b is not None:
         try:
             with st.spinner("Running both configs…"):
-                st.session_state["inspector_cmp"] = compare(components, question, config, config_b, flt)
+                kept.keep("inspector_cmp", compare(components, question, config, config_b, flt), here)
         except RagError as e:
             st.error(str(e))
-    comparison: Comparison | None = st.session_state.get("inspector_cmp")
-    if comparison is not None and comparison.a.question == question:
+    comparison: Comparison | None = kept.kept("inspector_cmp", here)
+    if comparison is not None:
         inspector_view.show_comparison(comparison)
+    elif kept.outdated("inspector_cmp", here) is not None:
+        st.info("The question, A or B, the collection or its documents changed since the last comparison: press Compare to run it again.")
 
 
 def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
@@ -144,12 +151,16 @@ def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
     if st.button("Run health check", key="inspector_probe_button"):
         bar = st.progress(0.0, text="Probing…")
         try:
-            st.session_state["inspector_probe"] = probe(components, int(sample), config, flt, progress=lambda f, m: bar.progress(f, text=m))
+            report = probe(components, int(sample), config, flt, progress=lambda f, m: bar.progress(f, text=m))
+            kept.keep("inspector_probe", report, (kept.documents_scope(components), config, flt))
         except RagError as e:
             st.error(str(e))
         bar.empty()
-    report: ProbeReport | None = st.session_state.get("inspector_probe")
+    here = (kept.documents_scope(components), config, flt) if "inspector_probe" in st.session_state else None
+    report: ProbeReport | None = kept.kept("inspector_probe", here)
     if report is None:
+        if kept.outdated("inspector_probe", here) is not None:
+            st.info("The settings, filter, collection or its documents changed since the last health check: run it again.")
         return
     st.metric("Own chunk at rank 1", f"{report.share_at_1:.0%}", help=f"{len(report.cases) - len(report.failures)} of {len(report.cases)} probed chunks")
     inspector_view.probe_failures(report)
@@ -181,11 +192,12 @@ if config is not None and question.strip():
         chosen = inspector_view.stage_table(result) if result.candidates else None  # an empty table has no columns to format
         if chosen is not None:
             inspector_view.chunk_detail(components, result, chosen, bool(feedback_notes(result)))
+        scope = kept.retrieval_scope(components, result)
         track_tab, compare_tab, health_tab = st.tabs(["Track an expected chunk", "Compare two configs", "Health check"])
         with track_tab:
-            track_section(question, config, flt)
+            track_section(question, config, flt, scope)
         with compare_tab:
-            compare_section(question, config, flt)
+            compare_section(question, config, flt, scope)
         with health_tab:
             health_section(config, flt)
 elif config is not None:

@@ -144,3 +144,26 @@ def test_add_asked_question_to_a_question_set(sample_store):
     assert question.question == "How long does a refund take to reach my card?" and question.answerable
     assert isinstance(question.gold, SectionGold)
     assert ("billing/plans.md", "Billing > Refunds") in {(s.source, s.heading) for s in question.gold.sections}
+
+
+def test_an_answer_stays_with_its_collection(sample_store):
+    """After switching collection, the last answer (its sources, gold picker and inspector link) is not shown as if
+    it came from the collection now picked; switching back shows it again."""
+    from rag.collections import for_collection
+    from rag.components import build_components
+    from rag.ingest import ingest_files
+
+    other = build_components(for_collection(sample_store, "ferries"))
+    assert not ingest_files(other, [("ferry.md", b"# Ferry\n\n## Tickets\n\nA single ferry ticket costs four euros.\n")]).errors
+    other.close()
+    at = _ask(_ask_page(), "How long does a refund take to reach my card?")
+    assert "5 to 10 business days" in at.get("html")[0].proto.body
+    picker = at.sidebar.selectbox(key="ui_collection_picker")
+    picker.select("ferries")
+    at.run()
+    assert not at.exception
+    assert not any("business days" in h.proto.body for h in at.get("html"))
+    assert not any(p.proto.label == "Open in inspector" for p in at.get("page_link"))
+    at.sidebar.selectbox(key="ui_collection_picker").select("docs")
+    at.run()
+    assert "5 to 10 business days" in at.get("html")[0].proto.body

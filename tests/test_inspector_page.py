@@ -260,3 +260,37 @@ def test_empty_collection_points_to_the_documents_page():
 def test_a_stored_collection_shows_no_empty_notice(store):
     at = _open()
     assert not any("has no documents yet" in i.value for i in at.info)
+
+
+def test_no_panel_outlives_the_search_it_was_computed_on(store):
+    """Comparison, health check and tracking each belong to one question, settings, collection and state of
+    the documents: after any changes, none is shown as if it described the search on screen."""
+    from ui import setup as ui_setup
+
+    at = _open(q=PARAPHRASE_QUESTION, fusion="rrf", candidates="3", k="1", reranker="none", track=store)
+    at.button(key="inspector_cmp_button").click()
+    at.run()
+    at.number_input(key="inspector_probe_n").set_value(3)
+    at.button(key="inspector_probe_button").click()
+    at.run()
+    assert not at.exception
+    assert any(m.label == "Own chunk at rank 1" for m in at.metric)
+    assert any({"rank A", "rank B"} <= set(d.value.columns) for d in at.dataframe)
+
+    # A setting changes: the comparison (A was k=1) and the health check (run with k=1) are not shown.
+    at.number_input(key="inspector_k").set_value(3)
+    at.run()
+    assert not any({"rank A", "rank B"} <= set(d.value.columns) for d in at.dataframe)
+    assert not any(m.label == "Own chunk at rank 1" for m in at.metric)
+    infos = " ".join(i.value for i in at.info)
+    assert "since the last comparison" in infos and "since the last health check" in infos
+
+    # The tracked chunk's document is re-ingested with other text (by the page's own engine, as the
+    # Documents page would): the chunk is gone, and the tracking panel says so instead of its old verdict.
+    engine = ui_setup.get_components(ui_setup.get_settings())
+    changed = "# Billing\n\n## Refunds\n\nRefunds now take thirty days and go to store credit only.\n"
+    assert not ingest_files(engine, [("billing.md", changed.encode())], tags=["billing"]).errors
+    at.run()
+    assert not at.exception
+    assert not at.success  # no "found: final rank" left from before
+    assert any("no longer stored" in e.value for e in at.error), [e.value for e in at.error]

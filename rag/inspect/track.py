@@ -135,6 +135,18 @@ def find_target(
     raise RagError("say which chunk to track: a chunk id, a source and heading, or text it contains")
 
 
+def refreshed(components: Components, target: TrackTarget) -> TrackTarget:
+    """The same chunk read afresh from the store, to follow it again after the question, settings or documents changed.
+
+    Raises:
+        RagError: it is no longer stored (its document was re-ingested with other text or deleted).
+    """
+    try:
+        return dataclasses.replace(target, chunk=get_chunk(components, target.id))
+    except RagError as e:
+        raise RagError(f"the tracked chunk is no longer stored (its document was re-ingested or deleted, or the collection changed): {e}") from None
+
+
 def track(
     components: Components,
     question: str,
