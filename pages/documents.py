@@ -6,6 +6,7 @@ or message that reaches a Markdown-rendering element goes through md_escape.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,7 +83,8 @@ def add_documents() -> None:
     if not uploads:
         return
     try:
-        config = ChunkConfig(strategy, int(size), int(overlap))
+        # The configured chunking with the form's three fields: the rest (heading weight) as the CLI ingests.
+        config = dataclasses.replace(settings.chunk, strategy=strategy, size=int(size), overlap=int(overlap))
     except RagError as e:
         st.error(str(e))
         return

@@ -338,3 +338,27 @@ def test_chunk_browser_filters_and_shows_a_clicked_chunk_whole_as_plain_text(see
     assert f"chunk #1 · characters {record.chunk.start:,}–{record.chunk.end:,} · active" in texts[0]
     assert texts[0].startswith("Ferry guide > Timetable")
     assert texts[1] == "The first ferry leaves at seven."
+
+
+def test_the_page_ingests_with_the_configured_heading_weight_as_the_cli_does(monkeypatch, tmp_path):
+    """The form sets strategy, size and overlap; every other chunking setting is the configured one, so a file
+    ingested here is stored as `ragscope ingest` stores it (same chunk ids: the CLI then finds it unchanged)."""
+    from click.testing import CliRunner
+
+    from rag.chunker import chunk_document
+    from rag.cli import main
+    from rag.config import ChunkConfig
+    from rag.loaders import load_document
+
+    monkeypatch.setenv("RAGSCOPE_HEADING_WEIGHT", "3")
+    at = _upload(_page(), ("guide.md", GUIDE))
+    _click(at, "documents_ingest")
+    engine = _engine()
+    stored = {r.chunk.id for r in engine.store.records(ChunkFilter(sources=("guide.md",)))}
+    weighted = {c.id for c in chunk_document(load_document("guide.md", GUIDE), ChunkConfig(heading_weight=3))}
+    assert stored == weighted != {c.id for c in chunk_document(load_document("guide.md", GUIDE), ChunkConfig())}
+    engine.close()  # the CLI needs the data dir the page's engine locks
+    ui_setup.get_components.clear()
+    (tmp_path / "guide.md").write_bytes(GUIDE)
+    again = CliRunner().invoke(main, ["ingest", str(tmp_path / "guide.md")])
+    assert again.exit_code == 0 and "0 chunks written, 3 unchanged" in again.stdout, again.output

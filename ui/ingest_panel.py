@@ -27,10 +27,13 @@ Item = tuple[str, bytes] | Prepared
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def load_and_chunk(name: str, data: bytes, strategy: str, size: int, overlap: int, max_bytes: int) -> tuple[Document, list[Chunk]]:
-    """Loading and chunking is pure: cached so reruns (every widget change) do not parse PDFs again."""
+def load_and_chunk(name: str, data: bytes, config: ChunkConfig, max_bytes: int) -> tuple[Document, list[Chunk]]:
+    """Loading and chunking is pure: cached so reruns (every widget change) do not parse PDFs again.
+
+    Keyed on the whole ChunkConfig: a field left out of the key would preview (and ingest) the chunks of
+    another configuration."""
     doc = load_document(name, data, max_bytes=max_bytes)
-    return doc, preview(doc, ChunkConfig(strategy, size, overlap))
+    return doc, preview(doc, config)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -111,7 +114,7 @@ def preview_files(components: Components, files: list[tuple[str, bytes]], config
     overview = []
     for name, data in files:
         try:
-            doc, chunks = load_and_chunk(name, data, config.strategy, config.size, config.overlap, max_bytes)
+            doc, chunks = load_and_chunk(name, data, config, max_bytes)
             diff = diff_document(components, chunks, doc.source)
         except RagError as e:
             st.error(md_escape(str(e)))
