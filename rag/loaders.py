@@ -31,8 +31,13 @@ MAX_SOURCE_CHARS = 200
 
 
 def safe_source(name: str) -> str:
-    """A display/storage name that cannot escape a folder: no `..`, no NUL, no absolute path, bounded length."""
-    name = name.replace("\\", "/").replace("\x00", "")
+    """A display/storage name that cannot escape a folder: no `..`, no NUL, no absolute path, bounded length.
+
+    Unicode NFC: macOS file systems and zips write "café" decomposed (NFD), browsers and most keyboards
+    composed; both must name one document, or an edited version re-uploaded under the other form would be
+    stored beside the old one instead of replacing it.
+    """
+    name = unicodedata.normalize("NFC", name.replace("\\", "/").replace("\x00", ""))
     name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
     parts = [p for p in posixpath.normpath("/" + name).split("/") if p not in ("", ".", "..")]
     cleaned = "/".join(parts)

@@ -116,3 +116,25 @@ def test_cli_the_same_file_reached_twice_is_one_document(tmp_path: Path):
     assert inside.exit_code == 0, inside.output
     assert "2 documents, 1 chunks written, 1 unchanged" in inside.stdout
     assert _docs() == {"guide.md", "billing/prices.md"}  # not also as "prices.md"
+
+
+def test_names_in_either_unicode_form_are_one_document(components, tmp_path: Path):
+    """'café.md' decomposed (as macOS writes it) and composed (as a browser sends it) is one document: a
+    re-upload in the other form replaces the stored version, two such files together are refused, and
+    gold naming it in either form finds it."""
+    import unicodedata
+
+    from rag.documents import list_documents
+    from rag.eval.gold import CollectionIndex, parse_gold
+
+    nfd, nfc = (unicodedata.normalize(form, "café.md") for form in ("NFD", "NFC"))
+    assert nfd != nfc
+    assert not ingest_files(components, [(nfd, A)]).errors
+    assert not ingest_files(components, [(nfc, B)]).errors
+    assert [d.source for d in list_documents(components)] == [nfc]
+    assert "Team B" in " ".join(r.chunk.text for r in components.store.records())
+    together = ingest_files(components, [(nfd, OTHER), (nfc, A)])
+    assert len(together.errors) == 2 and all("would all be stored as the document" in e.error for e in together.errors)
+    index = CollectionIndex.from_components(components)
+    gold = index.resolve(parse_gold([{"source": nfd, "heading": "Guide B"}]))
+    assert gold.invalid is None and gold.chunk_ids

@@ -23,6 +23,7 @@ import hashlib
 import html
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +99,7 @@ def _section(item: dict) -> SectionRef:
     source, heading, grade = item.get("source"), item.get("heading", ""), item.get("grade", 1)
     if not isinstance(source, str) or not source:
         raise ValueError("each gold object needs a non-empty \"source\" string")
+    source = unicodedata.normalize("NFC", source)  # as document names are stored (rag.loaders.safe_source)
     if not isinstance(heading, str):
         raise ValueError("\"heading\" must be a string (the heading path joined with \" > \")")
     if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
@@ -129,7 +131,8 @@ def _shown(text: str) -> str:
 
 
 def _fold(text: str) -> str:
-    return " ".join(text.casefold().split())
+    """Case, spacing and Unicode form (documents are stored NFC; a Mac may type "é" decomposed) folded."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
 
 
 class CollectionIndex:
