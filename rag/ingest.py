@@ -640,7 +640,7 @@ def _left_out(name: str, path: Path) -> str:
 
 def _folder_left_out(folder: Path, own: set[Path]) -> str:
     """Why a folder walk does not enter this folder, judged by what it is rather than its name."""
-    if (folder / "pyvenv.cfg").is_file():
+    if (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir():
         return "a Python virtual environment, not documents"
     if folder.resolve() in own:
         return "ragscope's own data folder (RAGSCOPE_DATA_DIR), not documents"

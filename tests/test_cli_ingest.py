@@ -213,6 +213,9 @@ def test_folder_ingest_leaves_out_virtual_environments_and_its_own_data_dir(fold
     (folder / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (site / "pkg-1.0.dist-info" / "LICENSE.md").write_bytes(b"# MIT License\n\nPermission is hereby granted.\n")
     (site / "pkg-1.0.dist-info" / "top_level.txt").write_bytes(b"pkg\n")
+    (folder / "env" / "conda-meta").mkdir(parents=True)  # a conda environment has no pyvenv.cfg
+    (folder / "env" / "share" / "doc").mkdir(parents=True)
+    (folder / "env" / "share" / "doc" / "README.md").write_bytes(b"# Conda package docs\n")
     (folder / "system" / "dist-packages" / "tool").mkdir(parents=True)  # a distribution's packages, no pyvenv.cfg
     (folder / "system" / "dist-packages" / "tool" / "README.md").write_bytes(b"# Tool\n")
     data = folder / "data"
@@ -224,7 +227,7 @@ def test_folder_ingest_leaves_out_virtual_environments_and_its_own_data_dir(fold
     assert result.exit_code == 0, result.output
     assert set(_docs()) == {"guide.md", "billing/prices.md", "notes.txt"}
     skipped = {Path(s["path"]).relative_to(folder).as_posix(): s["reason"] for s in json.loads(result.stdout)["skipped"]}
-    assert "virtual environment" in skipped["venv"]
+    assert "virtual environment" in skipped["venv"] and "virtual environment" in skipped["env"]
     assert "tool or package folder" in skipped["system/dist-packages"]
     assert "own data folder" in skipped["data"]
-    assert not any(p.startswith(("venv/", "data/", "system/dist-packages/")) for p in skipped)  # reported once, not walked
+    assert not any(p.startswith(("venv/", "env/", "data/", "system/dist-packages/")) for p in skipped)  # reported once, not walked
