@@ -368,3 +368,18 @@ def test_every_verdict_is_covered_here():
     codes = {c[0] for c in RETRIEVAL_CASES} | {"text_not_found", "not_cited", "answered_unanswerable", "abstained_answerable"}
     modes = {"grader_discarded", "mode_merge_dropped", "hop_drifted", "agent_never_searched"}  # tests/test_mode_verdicts.py
     assert codes | modes == set(VERDICTS)
+
+
+def test_eval_reads_quarantine_from_the_store_and_says_why_such_gold_is_left_out(components):
+    """Through the store: a question whose gold only a quarantined chunk holds is listed as invalid gold with
+    that reason (never a retrieval miss, never "no such heading")."""
+    from rag.documents import set_quarantine
+    from rag.eval.gold import CollectionIndex, SectionGold, SectionRef
+    from rag.ingest import ingest_files
+
+    text = b"# Help\n\n## Refunds\n\nRefunds take five days.\n\n## Odd\n\nThe ferry is blue.\n"
+    assert not ingest_files(components, [("help.md", text)]).errors
+    odd = next(r.chunk for r in components.store.records() if r.chunk.heading_path[-1] == "Odd")
+    set_quarantine(components, [odd.id], True)
+    res = CollectionIndex.from_components(components).resolve(SectionGold((SectionRef("help.md", "Odd"),)))
+    assert res.chunk_ids == frozenset() and "quarantined" in res.invalid

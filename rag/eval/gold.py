@@ -144,8 +144,10 @@ class CollectionIndex:
         resolution.chunk_ids
     """
 
-    def __init__(self, chunks: Iterable[Chunk], models: Sequence[str] = (), originals: Originals | None = None) -> None:
+    def __init__(self, chunks: Iterable[Chunk], models: Sequence[str] = (), originals: Originals | None = None, quarantined: Iterable[Chunk] = ()) -> None:
         self.by_id: dict[str, Chunk] = {c.id: c for c in chunks}
+        # Chunks retrieval never returns: gold only they hold is explained as quarantined, not as missing.
+        self.quarantined: tuple[Chunk, ...] = tuple(quarantined)
         self.originals = originals
         self._files: dict[str, str] | None = None  # source -> folded text of its original, read on first need
         self.by_source: dict[str, list[Chunk]] = {}
@@ -165,7 +167,11 @@ class CollectionIndex:
     def from_components(cls, components: Components) -> CollectionIndex:
         """Read the chunks retrieval can return (quarantined ones are never returned, so never gold)."""
         s = components.settings
-        return cls((r.chunk for r in components.store.records(ChunkFilter())), (s.collection, s.dense_model, s.sparse_model), Originals(s.originals_dir))
+        records = components.store.records(ChunkFilter(include_quarantined=True))
+        return cls(
+            (r.chunk for r in records if not r.quarantined), (s.collection, s.dense_model, s.sparse_model), Originals(s.originals_dir),
+            quarantined=(r.chunk for r in records if r.quarantined),
+        )  # fmt: skip
 
     def resolve(self, gold: Gold | None) -> Resolution:
         """Turn a gold spec into gold units; text that no chunk holds is checked for a boundary split."""
@@ -187,6 +193,9 @@ class CollectionIndex:
         label = f"{ref.source} › {ref.heading}" if ref.heading else ref.source
         key = f"section:{ref.source}#{ref.heading}"
         chunks = self.by_source.get(ref.source)
+        held = [c for c in self.quarantined if c.source == ref.source and heading_names(c.heading_path, ref.heading)]
+        if held and not (chunks and any(heading_names(c.heading_path, ref.heading) for c in chunks)):
+            return GoldUnit(key, label, ref.grade, (), _quarantined(len(held)))
         if chunks is None:
             near = difflib.get_close_matches(ref.source, list(self.by_source), n=3, cutoff=0.8)
             hint = f"; did you mean {_quoted(near)}?" if near else ""
@@ -210,6 +219,9 @@ class CollectionIndex:
             for first, second in itertools.pairwise(chunks):
                 if wanted in normalize(_joined(first, second)):
                     return Resolution((GoldUnit("text", label, 1, ()),), split=(first.id, second.id))
+        held = sum(wanted in normalize(" ".join((*c.heading_path, c.text))) for c in self.quarantined)
+        if held:
+            return Resolution((GoldUnit("text", label, 1, (), _quarantined(held)),))
         nearest = self._nearest(wanted)
         files = self._file_texts()
         if files is None:  # some document has no kept original: absence from the files proves nothing
@@ -256,6 +268,13 @@ def nearest_headings(heading: str, headings: Sequence[str], n: int = 3) -> list[
     want = " > ".join(heading_parts(heading))
     score = {h: max(difflib.SequenceMatcher(None, want, " > ".join(heading_parts(h)[-k:])).ratio() for k in range(1, len(heading_parts(h)) + 1)) for h in headings}
     return [h for h in sorted(headings, key=lambda h: -score[h]) if score[h] >= 0.5][:n]
+
+
+def _quarantined(n: int) -> str:
+    return (
+        f"only {n} quarantined chunk{'s' if n > 1 else ''} hold{'s' if n == 1 else ''} it (flagged as prompt injection and quarantined on "
+        "the Documents page), and retrieval never returns quarantined chunks: release them, or name other gold"
+    )
 
 
 def _quoted(items: Sequence[str]) -> str:
