@@ -179,6 +179,7 @@ def test_a_heading_written_as_a_leaf_or_trailing_path_counts_every_section_it_na
     assert ids("install") == both  # the leaf names two sections: both count, "Reinstall" does not
     assert ids("Windows > Install") == ids(" windows >  INSTALL ") == {by_heading["Guide > Windows > Install"]}
     assert ids("Guide > Linux") == ids("linux") == {by_heading["Guide > Linux > Install"]}  # a section counts its subsections
+    assert ids("") == ids("  ") == set(by_heading.values())  # no heading: the whole document
     missing = index.resolve(SectionGold((SectionRef("notes.md", "Instal"),)))
     assert missing.chunk_ids == frozenset() and "nearest: 'Guide > Linux > Install', 'Guide > Windows > Install'" in missing.invalid
 

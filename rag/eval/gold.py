@@ -259,6 +259,8 @@ def heading_names(path: Sequence[str], heading: str) -> bool:
     this, so a heading that counts as gold is one the inspector can track. Titles are folded one by one,
     so a title holding ">" ("a > b") still matches."""
     want = " > ".join(heading_parts(heading))
+    if not want:
+        return True  # no heading: the whole document
     titles = [" > ".join(heading_parts(t)) for t in path]
     return any(" > ".join(titles[i:j]) == want for i in range(len(titles)) for j in range(i + 1, len(titles) + 1))
 
