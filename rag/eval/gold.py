@@ -13,6 +13,7 @@ whitespace-insensitive, and as the heading reads rendered: "The frobnicate API" 
 sees). Every section it names counts, subsections included. Gold that names
 something the collection does not have (a chunk id, a document, a heading) is a mistake in the set,
 not a retrieval failure: its unit carries a `problem`, and the question is left out of the metrics.
+So is gold that only quarantined chunks hold: retrieval never returns them, and the problem says so.
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ class CollectionIndex:
 
     @classmethod
     def from_components(cls, components: Components) -> CollectionIndex:
-        """Read the chunks retrieval can return (quarantined ones are never returned, so never gold)."""
+        """Read the chunks retrieval can return: quarantined ones are never returned, so never gold, and are
+        kept apart only to say so when gold names what only they hold."""
         s = components.settings
         records = components.store.records(ChunkFilter(include_quarantined=True))
         return cls(
@@ -193,16 +195,16 @@ class CollectionIndex:
         label = f"{ref.source} › {ref.heading}" if ref.heading else ref.source
         key = f"section:{ref.source}#{ref.heading}"
         chunks = self.by_source.get(ref.source)
-        held = [c for c in self.quarantined if c.source == ref.source and heading_names(c.heading_path, ref.heading)]
-        if held and not (chunks and any(heading_names(c.heading_path, ref.heading) for c in chunks)):
-            return GoldUnit(key, label, ref.grade, (), _quarantined(len(held)))
+        ids = tuple(c.id for c in chunks or () if heading_names(c.heading_path, ref.heading))
+        if ids:
+            return GoldUnit(key, label, ref.grade, ids)
+        held = sum(c.source == ref.source and heading_names(c.heading_path, ref.heading) for c in self.quarantined)
+        if held:
+            return GoldUnit(key, label, ref.grade, (), _quarantined(held))
         if chunks is None:
             near = difflib.get_close_matches(ref.source, list(self.by_source), n=3, cutoff=0.8)
             hint = f"; did you mean {_quoted(near)}?" if near else ""
             return GoldUnit(key, label, ref.grade, (), f"document {ref.source!r} is not in the collection{hint}")
-        ids = tuple(c.id for c in chunks if heading_names(c.heading_path, ref.heading))
-        if ids:
-            return GoldUnit(key, label, ref.grade, ids)
         headings = list(dict.fromkeys(c.heading for c in chunks if c.heading))
         near = nearest_headings(ref.heading, headings)
         hint = f"; nearest: {_quoted(near)}" if near else f"; it has: {_quoted(headings[:8])}"
