@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui import ingest_panel
+from ui import ingest_panel, kept
 from ui.chunks import CHUNK_COLUMNS, chunk_browser, stored_rows
 from ui.collections import switch_collection
 from ui.setup import page
@@ -150,8 +150,9 @@ def documents_table() -> None:
     cols[0].text_input("Tags", ", ".join(info.tags), key=tag_key)
     cols[1].button("Save tags", key="documents_save_tags", on_click=save_tags, args=(source, tag_key))
     if cols[2].button("Delete…", key="documents_delete"):
-        st.session_state["documents_confirm_delete"] = source
-    if st.session_state.get("documents_confirm_delete") == source:
+        # Asked in this collection: after a switch, a document of the same name there is not the one meant.
+        kept.keep("documents_confirm_delete", source, components.settings.collection)
+    if kept.kept("documents_confirm_delete", components.settings.collection) == source:
         st.warning(md_escape(f"Delete {source} and its {info.chunks} chunks? This cannot be undone."))
         yes, no = st.columns(2)
         yes.button("Yes, delete", type="primary", key="documents_delete_yes", on_click=delete, args=(source,))

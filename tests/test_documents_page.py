@@ -362,3 +362,21 @@ def test_the_page_ingests_with_the_configured_heading_weight_as_the_cli_does(mon
     (tmp_path / "guide.md").write_bytes(GUIDE)
     again = CliRunner().invoke(main, ["ingest", str(tmp_path / "guide.md")])
     assert again.exit_code == 0 and "0 chunks written, 3 unchanged" in again.stdout, again.output
+
+
+def test_a_delete_asked_in_one_collection_is_not_offered_in_another(seeded):
+    """'Delete…' on guide.md, then a switch to a collection that also holds a guide.md: no confirmation is
+    waiting there, so one click cannot delete a document nobody asked to delete."""
+    from rag.collections import for_collection
+
+    other = build_components(for_collection(seeded, "ferries"))
+    assert not ingest_files(other, [("guide.md", GUIDE)]).errors
+    other.close()
+    at = _page()
+    _click(at, "documents_delete")
+    assert any(b.key == "documents_delete_yes" for b in at.button)
+    at.sidebar.selectbox(key="ui_collection_picker").select("ferries")
+    at.run()
+    assert not at.exception and at.selectbox(key="documents_selected").value == "guide.md"
+    assert not any(b.key == "documents_delete_yes" for b in at.button)
+    assert not any("This cannot be undone" in w.value for w in at.warning)
