@@ -213,7 +213,8 @@ def test_a_heading_is_matched_as_it_reads_rendered_and_a_title_may_hold_a_greate
 def test_answer_text_copied_from_the_rendered_page_finds_the_markdown_it_came_from():
     text = (
         "# API\n\nCall `frobnicate(level=3)` to **frobnicate** the widget; see the [API reference](api.md#ref).\n\n"
-        "## Q&amp;A\n\nAsk the <em>support</em> desk.\n"
+        "## Q&amp;A\n\nAsk the <em>support</em> desk. Open daily:\n\n- weekdays from nine\n- weekends from ten\n\n"
+        "| option | meaning |\n|---|:---:|\n| level | how hard to frobnicate |\n| retries | how often |\n"
     )
     chunks = _doc_chunks(text, 200)
     index = CollectionIndex(chunks)
@@ -222,6 +223,8 @@ def test_answer_text_copied_from_the_rendered_page_finds_the_markdown_it_came_fr
         ("Call frobnicate(level=3) to frobnicate the widget", api),
         ("see the API reference.", api),
         ("Q&A Ask the support desk", qa),  # a heading running into the body, rendered
+        ("Ask the support desk. Open daily: weekdays from nine", qa),  # a list, copied without its bullets
+        ("level how hard to frobnicate retries", qa),  # table rows, copied without pipes or the rule
     ):
         found = index.resolve(TextGold(copied))
         assert found.chunk_ids == {chunk_id} and found.invalid is None, copied

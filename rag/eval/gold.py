@@ -38,6 +38,10 @@ _WORD = re.compile(r"\w+")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _MARKS = re.compile(r"[`*_~]")
+# Block syntax a rendered page shows as layout, not text (a copy from the browser leaves it out): list
+# bullets and numbers, quote markers, a table's pipes and its header separator row.
+_BLOCK_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?", re.MULTILINE)
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,9 @@ def normalize(text: str) -> str:
 
 
 def _shown(text: str) -> str:
-    """Text as a reader sees it rendered: link targets, tags, code ticks and emphasis marks dropped, entities decoded."""
+    """Text as a reader sees it rendered: list, quote and table syntax, link targets, tags, code ticks and
+    emphasis marks dropped, entities decoded."""
+    text = _BLOCK_MARKS.sub("", _TABLE_RULE.sub("", text)).replace("|", " ")
     return _MARKS.sub("", _LINK.sub(r"\1", _TAG.sub("", html.unescape(text))))
 
 
