@@ -164,9 +164,8 @@ def _retrieved(candidate: Any, answer: Answer) -> dict[str, Any]:  # noqa: ANN40
 
 def _record(row: tuple) -> AskRecord:
     (ask_id, asked_at, collection, question, config, flt, mode, model, text, abstained, reason, citations, sources, invented, uncited, retrieved, latency) = row
-    known = {f.name for f in dataclasses.fields(RetrievalConfig)}
     try:
-        cfg = RetrievalConfig(**{k: v for k, v in json.loads(config).items() if k in known})
+        cfg = RetrievalConfig.from_record(json.loads(config))
     except ConfigError:
         cfg = RetrievalConfig()  # a value this version no longer accepts (e.g. a removed fusion): show the ask with defaults
     filt = json.loads(flt)

@@ -188,6 +188,21 @@ class RetrievalConfig:
     def __post_init__(self) -> None:
         check_fields(self)
 
+    @classmethod
+    def from_record(cls, raw: Mapping[str, Any]) -> RetrievalConfig:
+        """A config stored with an eval run or an ask, as this version reads it.
+
+        Keys this version no longer knows are dropped. A field the record predates takes the value the
+        record ran with (`_BEFORE_FIELD`), not today's default: a default that changed later (collapse
+        became on) would otherwise make an old run claim a setting it never ran with.
+        """
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**(_BEFORE_FIELD | {k: v for k, v in raw.items() if k in known}))
+
+
+# How records stored before a field existed ran: the field's behaviour then, where it differs from today's default.
+_BEFORE_FIELD: dict[str, Any] = {"collapse": False}
+
 
 @dataclass(frozen=True)
 class AnswerConfig:

@@ -182,3 +182,22 @@ def test_a_history_from_before_run_names_is_migrated(tmp_path):
     assert old.name == config_label(config) and old.baseline and old.id == "20261101-120000-ab12"
     rename_run(data_dir, old.id, "from last month")
     assert load_run(data_dir, old.id).label == "from last month"
+
+
+def test_a_run_stored_before_a_setting_existed_reads_as_it_ran(sample_components, sample_set):
+    """A run stored before collapsing existed ran without it: read back, it must not claim today's default
+    (one hit per section), and a key this version no longer knows does not break the history."""
+    import json
+    import sqlite3
+
+    from rag.eval.runs import db_path
+
+    run = run_eval(sample_components, sample_set, RetrievalConfig(final_k=3))
+    data_dir = sample_components.settings.data_dir
+    old = {k: v for k, v in json.loads(json.dumps(__import__("dataclasses").asdict(run.config))).items() if k != "collapse"}
+    with sqlite3.connect(db_path(data_dir)) as con:
+        con.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(old | {"a_removed_knob": 7}), run.id))
+    assert RetrievalConfig().collapse is True  # today's default differs from how the old run ran
+    loaded = load_run(data_dir, run.id)
+    assert loaded.config.collapse is False and loaded.config.final_k == 3
+    assert [r.id for r in list_runs(data_dir)] == [run.id]

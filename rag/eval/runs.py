@@ -190,7 +190,7 @@ def _migrate(con: sqlite3.Connection) -> None:
     with con:
         con.execute("ALTER TABLE runs ADD COLUMN name TEXT NOT NULL DEFAULT ''")
         rows = con.execute("SELECT id, config FROM runs").fetchall()
-        con.executemany("UPDATE runs SET name = ? WHERE id = ?", [(config_label(RetrievalConfig(**json.loads(c))), rid) for rid, c in rows])
+        con.executemany("UPDATE runs SET name = ? WHERE id = ?", [(config_label(RetrievalConfig.from_record(json.loads(c))), rid) for rid, c in rows])
 
 
 def save_run(data_dir: Path, run: EvalRun) -> None:
@@ -260,7 +260,7 @@ def baseline_of(data_dir: Path, set_name: str) -> str | None:
 def _run(row: tuple, questions: tuple[QuestionResult, ...]) -> EvalRun:
     rid, created, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name = row
     return EvalRun(
-        rid, created, set_name, collection, RetrievalConfig(**json.loads(config)), json.loads(models), fingerprint,
+        rid, created, set_name, collection, RetrievalConfig.from_record(json.loads(config)), json.loads(models), fingerprint,
         json.loads(per_stage), json.loads(answers), questions, bool(baseline), name,
     )  # fmt: skip
 
