@@ -79,9 +79,9 @@ def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chu
 def parse_sections(text: str) -> list[Section]:
     """Split Markdown-shaped text at headings: ATX ("## Title") and setext ("Title" underlined with = or -).
 
-    `#` lines inside code fences are never headings. A setext title is a one-line paragraph (after a blank
-    line or at the start): a "---" under a longer paragraph, a list item or a table is left as text, and
-    after a blank line it is a thematic break, as CommonMark reads them.
+    `#` lines inside code fences are never headings. A setext title is a one-line paragraph (at the start,
+    or after a blank line, a heading or a fence): a "---" under a longer paragraph, a list item or a table
+    is left as text, and after a blank line it is a thematic break, as CommonMark reads them.
     """
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
@@ -91,7 +91,7 @@ def parse_sections(text: str) -> list[Section]:
     current: tuple[str, ...] = ()
     # The line before, if it could be a setext title: (its start offset, its text).
     title: tuple[int, str] | None = None
-    before_blank = True  # the line before the previous one was blank (or there was none)
+    before_blank = True  # the line before the previous one ended a block: blank, a heading, a fence (or none)
 
     def open_section(start: int, level: int, name: str, body: int) -> None:
         nonlocal stack, current, body_start
@@ -104,8 +104,10 @@ def parse_sections(text: str) -> list[Section]:
     for line in text.split("\n"):
         line_end = pos + len(line)
         candidate: tuple[int, str] | None = None
+        ends_block = not line.strip()
         fence_match = _FENCE.match(line)
         if fence_match:
+            ends_block = True  # a paragraph may start right after a fence line
             marker = fence_match.group(1)
             if fence is None:
                 fence = marker[0] * 3
@@ -116,11 +118,13 @@ def parse_sections(text: str) -> list[Section]:
             underline = _SETEXT.match(line)
             if heading:
                 open_section(pos, len(heading.group(1)), heading.group(2), min(line_end + 1, len(text)))
+                ends_block = True
             elif underline and title is not None:
                 open_section(title[0], 1 if underline.group(1)[0] == "=" else 2, title[1], min(line_end + 1, len(text)))
+                ends_block = True
             elif line.strip() and before_blank and not _NOT_SETEXT_TITLE.match(line):
                 candidate = (pos, line.strip())
-        before_blank = not line.strip()
+        before_blank = ends_block
         title = candidate
         pos = line_end + 1
     if len(text) > body_start:
