@@ -97,7 +97,7 @@ def parse_sections(text: str) -> list[Section]:
         nonlocal stack, current, body_start
         if start > body_start:
             sections.append(Section(current, body_start, start))
-        stack = [(lvl, t) for lvl, t in stack if lvl < level] + [(level, _HEADING_ATTRS.sub("", name).strip())]
+        stack = [(lvl, t) for lvl, t in stack if lvl < level] + [(level, heading_title(name))]
         current = tuple(t for _, t in stack)
         body_start = body
 
@@ -130,6 +130,15 @@ def parse_sections(text: str) -> list[Section]:
     if len(text) > body_start:
         sections.append(Section(current, body_start, len(text)))
     return [s for s in sections if text[s.start : s.end].strip()]
+
+
+def heading_title(line: str) -> str:
+    """A heading's title as the chunker stores it: no "#" markers, no trailing attribute list ("{ #caveat }").
+
+    Gold written from the Markdown source ("## Caveat { #caveat }") is cleaned the same way (rag.eval.gold).
+    """
+    heading = _HEADING.match(line.strip())
+    return _HEADING_ATTRS.sub("", heading.group(2) if heading else line).strip()
 
 
 def heading_path_at(sections: list[Section], offset: int) -> tuple[str, ...]:

@@ -206,6 +206,8 @@ def test_a_heading_is_matched_as_it_reads_rendered_and_a_title_may_hold_a_greate
     qa = {by_leaf["Q&amp;A: **when** is `a > b`?"]}
     assert ids("Q&A: when is a > b?") == ids("The frobnicate API > Q&A: when is a > b?") == ids("Q&amp;A: **when** is `a > b`?") == qa
     assert ids("Sorting a first") == {by_leaf["Sorting <code>a</code> first"]}
+    # As copied from the Markdown source: "#" markers and an attribute list are not part of the title.
+    assert ids("## Sorting <code>a</code> first { #sorting }") == ids("# The frobnicate API > ## Sorting a first") == {by_leaf["Sorting <code>a</code> first"]}
     # Still whole titles: "b?" is the end of one title, not a title of its own.
     assert index.resolve(SectionGold((SectionRef("notes.md", "b?"),))).invalid
 

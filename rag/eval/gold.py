@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rag.chunker import heading_title
 from rag.components import Components
 from rag.originals import Originals
 from rag.types import Chunk, ChunkFilter
@@ -256,9 +257,11 @@ class CollectionIndex:
 
 
 def heading_parts(heading: str) -> tuple[str, ...]:
-    """A heading path as comparable parts: as rendered (see the module docstring), split on ">", each
-    trimmed, case- and whitespace-folded."""
-    return tuple(p for p in (_fold(part) for part in _shown(heading).split(">")) if p)
+    """A heading path as comparable parts: split on ">", each as rendered (see the module docstring) and as
+    the chunker stores titles (a copied "## Caveat { #caveat }" is "Caveat"), trimmed, case- and
+    whitespace-folded."""
+    parts = _TAG.sub("", heading).split(">")  # tags first: their own ">" is not a path separator
+    return tuple(p for p in (_fold(_shown(heading_title(part))) for part in parts) if p)
 
 
 def heading_names(path: Sequence[str], heading: str) -> bool:
