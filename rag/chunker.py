@@ -97,7 +97,7 @@ def parse_sections(text: str) -> list[Section]:
         nonlocal stack, current, body_start
         if start > body_start:
             sections.append(Section(current, body_start, start))
-        stack = [(lvl, t) for lvl, t in stack if lvl < level] + [(level, heading_title(name))]
+        stack = [(lvl, t) for lvl, t in stack if lvl < level] + [(level, _title(name))]
         current = tuple(t for _, t in stack)
         body_start = body
 
@@ -133,12 +133,17 @@ def parse_sections(text: str) -> list[Section]:
 
 
 def heading_title(line: str) -> str:
-    """A heading's title as the chunker stores it: no "#" markers, no trailing attribute list ("{ #caveat }").
+    """A heading line or title as the chunker stores its title: no "#" markers, no trailing attribute list.
 
-    Gold written from the Markdown source ("## Caveat { #caveat }") is cleaned the same way (rag.eval.gold).
+    Gold written from the Markdown source ("## Caveat { #caveat }") is cleaned with it (rag.eval.gold).
     """
     heading = _HEADING.match(line.strip())
-    return _HEADING_ATTRS.sub("", heading.group(2) if heading else line).strip()
+    return _title(heading.group(2) if heading else line)
+
+
+def _title(name: str) -> str:
+    """A heading's text (the part after its "#" markers, or a setext title) as stored: no attribute list."""
+    return _HEADING_ATTRS.sub("", name).strip()
 
 
 def heading_path_at(sections: list[Section], offset: int) -> tuple[str, ...]:

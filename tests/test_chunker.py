@@ -321,3 +321,10 @@ def test_setext_headings_are_headings_and_rules_lists_and_code_are_not():
         assert text in tickets.text
     assert all(c.text == doc.text[c.start : c.end] for c in chunks)
     assert not any("====" in c.text or "Tickets\n---" in c.text for c in chunks)  # title and underline are the heading
+
+
+def test_a_title_is_stored_as_written_after_its_markers():
+    """Only the heading's own "#" markers and a trailing attribute list are dropped: a title that starts
+    with "#" ("# of users") keeps it."""
+    text = "## # of users\n\nCounted daily.\n\n## C# tips { #csharp }\n\nUse var.\n"
+    assert [s.path for s in parse_sections(text)] == [("# of users",), ("C# tips",)]
