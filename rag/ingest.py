@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -609,7 +609,7 @@ def collect_paths(paths: Iterable[Path], own_folders: Iterable[Path] = ()) -> Co
         for folder, dirs, names in os.walk(path, onerror=unreadable):
             here = Path(folder)
             for d in sorted(dirs):
-                reason = _left_out(d, here / d) or _folder_left_out(here / d, own)
+                reason = _left_out(d, here / d, own)
                 if reason:
                     skipped.append((str(here / d) + "/", reason))
                     dirs.remove(d)
@@ -627,21 +627,19 @@ def collect_paths(paths: Iterable[Path], own_folders: Iterable[Path] = ()) -> Co
     return CollectedPaths(tuple(files.values()), tuple(skipped))
 
 
-def _left_out(name: str, path: Path) -> str:
-    """Why a folder walk does not take this file or folder ("" when it does)."""
+def _left_out(name: str, path: Path, own: AbstractSet[Path] = frozenset()) -> str:
+    """Why a folder walk does not take this file or folder ("" when it does); folders are also judged by
+    what they are (a virtual environment, ragscope's own data dir), not only by name."""
     if path.is_symlink():
         return "a symbolic link (not followed)"
     if name.startswith("."):
         return "hidden (its name starts with a dot)"
-    if name in _NOT_DOCUMENT_FOLDERS and path.is_dir():
+    if not path.is_dir():
+        return ""
+    if name in _NOT_DOCUMENT_FOLDERS:
         return "tool or package folder, not documents"
-    return ""
-
-
-def _folder_left_out(folder: Path, own: set[Path]) -> str:
-    """Why a folder walk does not enter this folder, judged by what it is rather than its name."""
-    if (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir():
+    if (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir():
         return "a Python virtual environment, not documents"
-    if folder.resolve() in own:
+    if path.resolve() in own:
         return "ragscope's own data folder (RAGSCOPE_DATA_DIR), not documents"
     return ""
