@@ -148,15 +148,16 @@ def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter, sc
 def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
     st.caption("Searches a sentence lifted from each sampled chunk: a healthy chunk comes back first for its own words.")
     sample = st.number_input("Chunks to probe", 1, 1000, value=20, key="inspector_probe_n")
-    if st.button("Run health check", key="inspector_probe_button"):
+    pressed = st.button("Run health check", key="inspector_probe_button")
+    # What a health check depends on; read only when one is run or kept (it lists the documents).
+    here = (kept.documents_scope(components), config, flt) if pressed or "inspector_probe" in st.session_state else None
+    if pressed:
         bar = st.progress(0.0, text="Probing…")
         try:
-            report = probe(components, int(sample), config, flt, progress=lambda f, m: bar.progress(f, text=m))
-            kept.keep("inspector_probe", report, (kept.documents_scope(components), config, flt))
+            kept.keep("inspector_probe", probe(components, int(sample), config, flt, progress=lambda f, m: bar.progress(f, text=m)), here)
         except RagError as e:
             st.error(str(e))
         bar.empty()
-    here = (kept.documents_scope(components), config, flt) if "inspector_probe" in st.session_state else None
     report: ProbeReport | None = kept.kept("inspector_probe", here)
     if report is None:
         if kept.outdated("inspector_probe", here) is not None:
