@@ -169,7 +169,7 @@ class CollectionIndex:
         """Each chunk's heading path and text, folded. A heading line lives in the chunk's heading path, not
         in its text: a text gold quoting a heading (or running from a heading into the body) is found here,
         not called lost in parsing. Folded on first need: most text golds are found in the text alone."""
-        return {cid: normalize(" ".join((*c.heading_path, c.text))) for cid, c in self.by_id.items()}
+        return {cid: normalize(_with_path(c)) for cid, c in self.by_id.items()}
 
     @classmethod
     def from_components(cls, components: Components) -> CollectionIndex:
@@ -228,7 +228,7 @@ class CollectionIndex:
             for first, second in itertools.pairwise(chunks):
                 if wanted in normalize(_joined(first, second)):
                     return Resolution((GoldUnit("text", label, 1, ()),), split=(first.id, second.id))
-        held = sum(wanted in normalize(" ".join((*c.heading_path, c.text))) for c in self.quarantined)
+        held = sum(wanted in normalize(_with_path(c)) for c in self.quarantined)
         if held:
             return Resolution((GoldUnit("text", label, 1, (), _quarantined(held)),))
         nearest = self._nearest(wanted)
@@ -281,6 +281,11 @@ def nearest_headings(heading: str, headings: Sequence[str], n: int = 3) -> list[
     want = " > ".join(heading_parts(heading))
     score = {h: max(difflib.SequenceMatcher(None, want, " > ".join(heading_parts(h)[-k:])).ratio() for k in range(1, len(heading_parts(h)) + 1)) for h in headings}
     return [h for h in sorted(headings, key=lambda h: -score[h]) if score[h] >= 0.5][:n]
+
+
+def _with_path(chunk: Chunk) -> str:
+    """A chunk's heading path then its text: where a text gold that quotes a heading line is found."""
+    return " ".join((*chunk.heading_path, chunk.text))
 
 
 def _quarantined(n: int) -> str:
