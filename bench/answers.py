@@ -32,13 +32,15 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from rag.answer import Answer, answer_question  # noqa: E402
+from rag.answer.result import Answer  # noqa: E402
+from rag.ask.answerer import answer_question  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
-from rag.config import Settings  # noqa: E402
-from rag.eval.gold import CollectionIndex, TextGold, normalize  # noqa: E402
+from rag.settings.config import Settings  # noqa: E402
+from rag.eval.gold import CollectionIndex, TextGold  # noqa: E402
+from rag.text.fold import reader_form  # noqa: E402
 from rag.eval.qsets import Question, QuestionSet, read_question_set_file  # noqa: E402
-from rag.ingest import ingest_files  # noqa: E402
-from rag.sample import sample_files  # noqa: E402
+from rag.ingest.pipeline import ingest_files  # noqa: E402
+from rag.catalog.sample import sample_files  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SETS = (REPO / "rag" / "resources" / "sample_qa.jsonl", REPO / "tests" / "data" / "sample_unanswerable.jsonl")
@@ -72,7 +74,7 @@ def is_correct(answer: Answer, question: Question, index: CollectionIndex) -> bo
     gold = index.resolve(question.gold).chunk_ids
     if answer.abstained or not answer.citations or answer.citations[0].id not in gold:
         return False
-    return not isinstance(question.gold, TextGold) or normalize(question.gold.text) in normalize(answer.text)
+    return not isinstance(question.gold, TextGold) or reader_form(question.gold.text) in reader_form(answer.text)
 
 
 def score_set(components: Components, qset: QuestionSet, index: CollectionIndex, verbose: bool) -> Scores:

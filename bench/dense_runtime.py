@@ -33,12 +33,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from rag.chunker import chunk_document  # noqa: E402
-from rag.config import INT8_RUNTIME, ChunkConfig, Settings  # noqa: E402
-from rag.encoders import DenseEncoder, dense_encoder  # noqa: E402
-from rag.loaders import load_document  # noqa: E402
-from rag.onnx_encoder import OnnxEncoder, _Loaded, _session, ensure_export  # noqa: E402
-from rag.sentences import sentence_spans, sentence_texts  # noqa: E402
+from rag.ingest.chunker import chunk_document  # noqa: E402
+from rag.settings.config import INT8_RUNTIME, ChunkConfig, Settings  # noqa: E402
+from rag.encoders.base import DenseEncoder  # noqa: E402
+from rag.encoders.factory import dense_encoder  # noqa: E402
+from rag.ingest.loaders.document import load_document  # noqa: E402
+from rag.encoders.dense_onnx import OnnxEncoder, _Loaded, _session  # noqa: E402
+from rag.encoders.export import ensure_export  # noqa: E402
+from rag.ingest.sentences import sentence_spans, sentence_texts  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DOCS = REPO.parent / "shared" / "data" / "fastapi_docs" / "docs" / "en" / "docs" / "tutorial"

@@ -32,13 +32,13 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from rag.chunker import chunk_document  # noqa: E402
+from rag.ingest.chunker import chunk_document  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
-from rag.config import Settings  # noqa: E402
+from rag.settings.config import Settings  # noqa: E402
 from rag.errors import RagError  # noqa: E402
-from rag.ingest import IngestSummary, collect_paths, ingest_files  # noqa: E402
-from rag.loaders import load_document  # noqa: E402
-from rag.sentences import sentence_texts  # noqa: E402
+from rag.ingest.pipeline import IngestSummary, collect_paths, ingest_files  # noqa: E402
+from rag.ingest.loaders.document import load_document  # noqa: E402
+from rag.ingest.sentences import sentence_texts  # noqa: E402
 from rag.types import Chunk  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

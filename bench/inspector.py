@@ -9,7 +9,7 @@ tracks one chunk (the 8th of the final ranking) for each question, as the Track 
 
 Each script run is split into exclusive step times by wrapping the functions the page calls:
   encode   the dense and sparse query encoders,
-  retrieve rag.retrieve.retrieve as the page's run_mode calls it, without its encoding (store searches,
+  retrieve rag.retrieval.retrieve.retrieve as the page's run_mode calls it, without its encoding (store searches,
            fusion, rescoring),
   explain  rag.inspect.explain.explain (the chosen chunk's score explanation),
   track    rag.inspect.track.track without its encoding (the tracked chunk in every stage, fixes tried),
@@ -70,9 +70,9 @@ class Steps:
 def build(data_dir: Path, docs: Path, chunks: int) -> str:
     """The collection for the runs (made once per data dir); returns its name."""
     from rag.components import build_components
-    from rag.config import Settings
-    from rag.ingest import collect_paths, ingest_files
-    from rag.store import PointData
+    from rag.settings.config import Settings
+    from rag.ingest.pipeline import collect_paths, ingest_files
+    from rag.store.base import PointData
     from rag.store.base import SENTENCES
     from rag.types import Chunk
 
@@ -120,10 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     import rag.inspect.explain
     import rag.modes
     import rag.inspect.track
-    import rag.retrieve
+    import rag.retrieval.retrieve
     import ui.inspector_view
     from rag.components import build_components
-    from rag.config import Settings
+    from rag.settings.config import Settings
     from rag.eval.qsets import read_question_set_file
     from streamlit.testing.v1 import AppTest
 
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     # The chunk each question tracks: the 8th of its final ranking, found before the page runs.
     components = build_components(Settings.from_env())
     try:
-        targets = [rag.retrieve.retrieve(components, q).ranked("rerank")[7].id for q in questions]
+        targets = [rag.retrieval.retrieve.retrieve(components, q).ranked("rerank")[7].id for q in questions]
         encoders, store_class = (type(components.dense), type(components.sparse)), type(components.store)
     finally:
         components.close()
@@ -139,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     steps = Steps()
     for cls in encoders:  # whichever runtime the settings chose
         cls.encode_query = steps.wrap("encode", cls.encode_query)
-    original, timed = rag.retrieve.retrieve, steps.wrap("retrieve", rag.retrieve.retrieve)
-    rag.retrieve.retrieve = timed
+    original, timed = rag.retrieval.retrieve.retrieve, steps.wrap("retrieve", rag.retrieval.retrieve.retrieve)
+    rag.retrieval.retrieve.retrieve = timed
     for module in [m for name, m in sys.modules.items() if name.startswith("rag.modes")]:  # run_mode's searches
         if getattr(module, "retrieve", None) is original:
             module.retrieve = timed

@@ -38,14 +38,15 @@ import numpy as np  # noqa: E402
 from quality import FASTAPI_DOCS, FASTAPI_QA, REPO, SAMPLE_QA, SCIFACT, gain_interval, interval, open_docs  # noqa: E402
 
 from rag.components import Components, build_components  # noqa: E402
-from rag.config import RetrievalConfig, Settings  # noqa: E402
+from rag.settings.config import RetrievalConfig, Settings  # noqa: E402
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.gold import CollectionIndex  # noqa: E402
 from rag.eval.metrics import ndcg_at_k  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
-from rag.ingest import collect_paths  # noqa: E402
-from rag.modes import ModeOptions, run_mode  # noqa: E402
-from rag.sample import sample_files  # noqa: E402
+from rag.ingest.pipeline import collect_paths  # noqa: E402
+from rag.modes.run import run_mode  # noqa: E402
+from rag.modes.options import ModeOptions  # noqa: E402
+from rag.catalog.sample import sample_files  # noqa: E402
 
 MULTIHOP = REPO / "tests" / "data" / "fastapi_multihop.jsonl"
 CONFIG = RetrievalConfig(candidates=50, final_k=10, fusion="dbsf", reranker="score-fusion")

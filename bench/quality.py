@@ -48,14 +48,16 @@ import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from rag.components import Components, build_components  # noqa: E402
-from rag.config import INT8_RUNTIME, ChunkConfig, RetrievalConfig, Settings  # noqa: E402
-from rag.encoders import DenseEncoder, FastembedBm25Encoder, collection_avg_len, dense_encoder  # noqa: E402
+from rag.settings.config import INT8_RUNTIME, ChunkConfig, RetrievalConfig, Settings  # noqa: E402
+from rag.encoders.base import DenseEncoder  # noqa: E402
+from rag.encoders.factory import dense_encoder  # noqa: E402
+from rag.encoders.sparse import FastembedBm25Encoder, collection_avg_len  # noqa: E402
 from rag.eval.beir import BeirData, beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.eval.runner import run_eval  # noqa: E402
-from rag.ingest import collect_paths, encode_late, encode_sentences, ingest_files  # noqa: E402
-from rag.sample import sample_files  # noqa: E402
-from rag.store import PointData  # noqa: E402
+from rag.ingest.pipeline import collect_paths, encode_late, encode_sentences, ingest_files  # noqa: E402
+from rag.catalog.sample import sample_files  # noqa: E402
+from rag.store.base import PointData  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SCIFACT = REPO.parent / "shared" / "data" / "scifact"
@@ -71,8 +73,8 @@ OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a
 
 
 AVG_LEN = "avg_len"  # the collection variant whose BM25 vectors use the collection's own average length
-SENTENCES = "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/sentences.py)
-LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.encode_late)
+SENTENCES = "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/ingest/sentences.py)
+LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.pipeline.encode_late)
 INT8 = "int8"  # sentence vectors encoded on their own by the int8-quantised export (RAGSCOPE_SENTENCE_POOLING=separate-int8)
 POOLED = "pooled"  # sentence vectors encoded on their own, and each chunk's vector their mean: no chunk pass
 INT8_DENSE = "int8-dense"  # INT8, and the chunk vectors and queries also on the int8 export (RAGSCOPE_DENSE_RUNTIME=onnx-int8)
@@ -340,7 +342,7 @@ def copy_heading_weighted(source: Components, data_dir: Path, weight: int, dense
 
 def context_chars(components: Components, qset: QuestionSet, config: RetrievalConfig) -> float:
     """Mean characters handed to the answerer per question (the final chunks, or their sections under small-to-big)."""
-    from rag.retrieve import retrieve
+    from rag.retrieval.retrieve import retrieve
 
     sizes = [sum(len(c.answer_chunk.text) for c in retrieve(components, q.question, config).final) for q in qset.questions if q.answerable]
     return statistics.fmean(sizes)
@@ -410,7 +412,7 @@ def print_misses(components: Components, qset: QuestionSet, config: RetrievalCon
     rank of each gold section in every stage (chunks of other sections counted, as the metrics count them), the
     Eval verdict, and what ranked above the first gold, so that a miss can be read without the app."""
     from rag.eval.gold import CollectionIndex
-    from rag.retrieve import STAGES, retrieve
+    from rag.retrieval.retrieve import STAGES, retrieve
 
     index = CollectionIndex.from_components(components)
     print(f"\n## {key}: misses of {config_label_text(config)}")
@@ -542,7 +544,7 @@ def sections_main(args: argparse.Namespace) -> int:
 
 
 def config_label_text(config: RetrievalConfig) -> str:
-    from rag.inspect.compare import config_label
+    from rag.settings.labels import config_label
 
     return config_label(config)
 

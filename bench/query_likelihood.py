@@ -36,12 +36,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from quality import FASTAPI_DOCS, FASTAPI_QA, STARLETTE_QA, gain_interval, interval, open_docs  # noqa: E402
-from rag.config import RetrievalConfig  # noqa: E402
+from rag.settings.config import RetrievalConfig  # noqa: E402
 from rag.eval.gold import CollectionIndex  # noqa: E402
 from rag.eval.metrics import mrr_at_k, recall_at_k  # noqa: E402
 from rag.eval.qsets import read_question_set_file  # noqa: E402
-from rag.ingest import collect_paths  # noqa: E402
-from rag.retrieve import retrieve  # noqa: E402
+from rag.ingest.pipeline import collect_paths  # noqa: E402
+from rag.retrieval.retrieve import retrieve  # noqa: E402
 
 PROMPT = "Passage: {passage}\n\nPlease write a question based on this passage.\nQuestion:"
 MAX_PASSAGE_TOKENS = 400

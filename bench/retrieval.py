@@ -47,14 +47,16 @@ import numpy as np  # noqa: E402
 from qdrant_client import QdrantClient  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from rag.inspect.compare import config_label  # noqa: E402
+from rag.settings.labels import config_label  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
-from rag.config import RetrievalConfig, Settings  # noqa: E402
+from rag.settings.config import RetrievalConfig, Settings  # noqa: E402
 from rag.eval.beir import BeirData, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.metrics import evaluate  # noqa: E402
-from rag.rerank import clear_sentence_cache  # noqa: E402
-from rag.retrieve import QDRANT_FUSIONS, retrieve  # noqa: E402
-from rag.store import ClientStore, CollectionModels, EdgeStore, FusedQuery, PointData, Store  # noqa: E402
+from rag.retrieval.rerank import clear_sentence_cache  # noqa: E402
+from rag.retrieval.retrieve import QDRANT_FUSIONS, retrieve  # noqa: E402
+from rag.store.base import CollectionModels, FusedQuery, PointData, Store  # noqa: E402
+from rag.store.client import ClientStore  # noqa: E402
+from rag.store.edge import EdgeStore  # noqa: E402
 from rag.types import StoredChunk  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

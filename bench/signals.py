@@ -4,7 +4,7 @@ Some techniques of issue 7 need a schema change before `retrieve()` can use them
 vector for titles, sentence multivectors, a learned sparse model). Building each into the store to
 find out whether it helps is slow, so this script scores them first, brute force over every abstract,
 with the product's own pieces: the loader and chunker as `ragscope eval --beir` ingests SciFact, each
-chunk's `embed_text`, `rag.sentences.sentence_texts`, the offline MiniLM and BM25 encoders, and Qdrant's
+chunk's `embed_text`, `rag.ingest.sentences.sentence_texts`, the offline MiniLM and BM25 encoders, and Qdrant's
 BM25 IDF formula. What wins here is then built and measured through the product path by
 bench/quality.py; what loses is reported and left out.
 
@@ -19,7 +19,7 @@ Signals (one score per question and abstract):
 
 Fusion: the candidates are the union of the top 50 by dense and by BM25 (what `union` hands a
 reranker); each signal is min-max normalised over them and mixed with fixed weights, the way
-rag/rerank.py's score-fusion does. Every row prints nDCG@10 with the paired-bootstrap 95% interval of
+rag/retrieval/rerank.py's score-fusion does. Every row prints nDCG@10 with the paired-bootstrap 95% interval of
 its gain over score-fusion (dense 0.5 + bm25 0.5, the rescoring the product shipped with). The last
 rows search all weight mixes in steps of 0.1 and report the best, plus a 2-fold cross-validated
 estimate of it (weights chosen on one half of the questions, scored on the other), because the best
@@ -52,14 +52,16 @@ from scipy import sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from quality import gain_interval, interval
-from rag.sentences import sentence_texts
+from rag.ingest.sentences import sentence_texts
 
-from rag.chunker import chunk_document, split_sentences
-from rag.config import ChunkConfig, Settings
-from rag.encoders import FastembedBm25Encoder, collection_avg_len, dense_encoder
+from rag.ingest.chunker import chunk_document
+from rag.text.sentences import split_sentences
+from rag.settings.config import ChunkConfig, Settings
+from rag.encoders.factory import dense_encoder
+from rag.encoders.sparse import FastembedBm25Encoder, collection_avg_len
 from rag.eval.beir import load_beir
 from rag.eval.metrics import ndcg_at_k
-from rag.loaders import load_document
+from rag.ingest.loaders.document import load_document
 from rag.types import Chunk, SparseVector
 
 REPO = Path(__file__).resolve().parent.parent

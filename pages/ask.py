@@ -6,14 +6,15 @@ import streamlit as st
 from ui import answer_view, forms, kept, mode_view
 from ui.links import empty_collection_notice
 from ui.setup import page
-from rag.answer import Answer, stream_answer
-from rag.answer.render import answer_html, md_escape
-from rag.asklog import AskLog, AskRecord
-from rag.config import RetrievalConfig
+from rag.answer.result import Answer
+from rag.ask.answerer import stream_answer
+from ui.render import answer_html, md_escape
+from rag.ask.log import AskLog, AskRecord
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import append_question, list_question_sets
-from rag.inspect.params import collection_param, inspector_params
+from rag.settings.links import collection_param, inspector_params
 
 INSPECTOR = "pages/inspector.py"
 

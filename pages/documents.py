@@ -17,15 +17,16 @@ from ui import ingest_panel, kept
 from ui.chunks import CHUNK_COLUMNS, chunk_browser, stored_rows
 from ui.collections import switch_collection
 from ui.setup import page
-from rag.answer.render import md_escape
-from rag.collections import SAMPLE_COLLECTION
-from rag.config import CHUNK_STRATEGIES, ChunkConfig
+from ui.render import md_escape
+from rag.catalog.collections import SAMPLE_COLLECTION
+from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
-from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
-from rag.ingest import Prepared
-from rag.sample import SAMPLE_TAG, sample_files
-from rag.sentences import sentence_vectors_note
-from rag.text import plural
+from rag.catalog.documents import collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
+from rag.types import clean_tags
+from rag.ingest.pipeline import Prepared
+from rag.catalog.sample import SAMPLE_TAG, sample_files
+from rag.ingest.sentences import sentence_vectors_note
+from rag.text.words import plural
 
 components = page("Documents")
 settings = components.settings

@@ -2,7 +2,7 @@
 
 Thin: widgets here; retrieval, explanations, tracking, comparison and the probe live in rag/.
 
-Query parameters, so other pages can link "Open in inspector" (parsed by rag.inspect.params):
+Query parameters, so other pages can link "Open in inspector" (parsed by rag.settings.links):
     ?q=QUESTION&fusion=rrf|dbsf|weighted_rrf|union|dense|sparse&candidates=N&k=N
     &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|maxsim-fusion[:w]|cross-encoder:<name or path>
     &dense_weight=W&rrf_k=N&min_score=S&prf=1&prf_docs=N&prf_terms=N&prf_weight=W
@@ -21,16 +21,18 @@ import streamlit as st
 from ui import forms, inspector_view, kept, mode_view
 from ui.links import empty_collection_notice
 from ui.setup import page
-from rag.inspect.compare import Comparison, compare, config_label, feedback_notes
-from rag.config import RetrievalConfig
+from rag.inspect.compare import Comparison, compare, feedback_notes
+from rag.settings.labels import config_label
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
-from rag.text import escape_markdown
-from rag.documents import document_chunks, sentence_vectors_stored
-from rag.inspect.params import parse_inspector_params
+from rag.text.markdown import escape_markdown
+from rag.catalog.documents import document_chunks, sentence_vectors_stored
+from rag.settings.links import parse_inspector_params
 from rag.inspect.probe import ProbeReport, probe
-from rag.modes import run_mode
-from rag.sentences import sentence_vectors_note
+from rag.modes.run import run_mode
+from rag.ingest.sentences import sentence_vectors_note
 from rag.inspect.track import TrackReport, TrackTarget, find_target, refreshed, track
+from rag.settings.rerankers import reads_sentence_vectors
 from rag.types import ChunkFilter
 
 components = page("Search inspector")
@@ -72,7 +74,7 @@ def settings_sidebar() -> RetrievalConfig | None:
     with st.sidebar:
         st.subheader("Stage settings")
         config = forms.retrieval_form("inspector", base, claude=CLAUDE)
-        if config is not None and "maxsim" in config.reranker and (stored := sentence_vectors_stored(components)) is False:
+        if config is not None and reads_sentence_vectors(config.reranker) and (stored := sentence_vectors_stored(components)) is False:
             st.caption(sentence_vectors_note(stored))
     return config
 

@@ -7,12 +7,14 @@ from typing import Sequence
 
 import numpy as np
 
-from rag.config import Settings
-from rag.encoders import DenseEncoder, SparseEncoder, SpanVectors, dense_encoder, sparse_encoder
+from rag.settings.config import Settings
+from rag.encoders.base import DenseEncoder, SpanVectors, SparseEncoder
+from rag.encoders.factory import dense_encoder, sparse_encoder
 from rag.errors import ModelMismatchError
-from rag.journal import Journal
+from rag.store.journal import Journal
 from rag.lazy import LazyModel
-from rag.store import CollectionModels, Store, open_store
+from rag.store import open_store
+from rag.store.base import CollectionModels, Store
 
 
 class CollectionDense:
@@ -45,7 +47,7 @@ class CollectionDense:
 
     @property
     def loaded(self) -> bool:
-        """False while the model behind the current space has not loaded (rag.retrieve times loading apart)."""
+        """False while the model behind the current space has not loaded (rag.retrieval.retrieve times loading apart)."""
         return getattr(self.encoder, "loaded", True)
 
     def load(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 # Fixed namespace so a chunk's id depends only on its content, never on when it was ingested.
 CHUNK_NAMESPACE = uuid.UUID("6f0e1f55-2d3c-4b8a-9a43-5a1c0b7d2e10")
@@ -23,7 +23,7 @@ class Document:
     size_bytes: int
     pages: tuple[int, ...] = ()  # char offset where each page starts; empty when the format has no pages
     title: str = ""
-    original: bytes = field(default=b"", repr=False, compare=False)  # the file as given, kept by ingest (rag.originals)
+    original: bytes = field(default=b"", repr=False, compare=False)  # the file as given, kept by ingest (rag.ingest.originals)
 
     @property
     def sha256(self) -> str:
@@ -163,3 +163,8 @@ class Hit:
     id: str
     score: float
     payload: dict[str, Any] = field(compare=False, hash=False, default_factory=dict)
+
+
+def clean_tags(tags: Iterable[str]) -> list[str]:
+    """Tags as stored: stripped, without empties or duplicates, sorted."""
+    return sorted({t.strip() for t in tags if t.strip()})

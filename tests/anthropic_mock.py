@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 import anthropic
 import httpx2
 
-from rag.answer import AnthropicGenerator
-from rag.config import AnswerConfig
+from rag.answer.anthropic_gen import AnthropicGenerator
+from rag.settings.config import AnswerConfig
 
 MODEL = "claude-sonnet-4-6"  # not a deprecated id: the SDK warns about those
 Reply = str | httpx2.Response | Exception

@@ -17,11 +17,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from rag.components import Components, build_components  # noqa: E402
-from rag.config import Settings  # noqa: E402
-from rag.encoders import DenseEncoder, dense_encoder  # noqa: E402
-from rag.ingest import ingest_files  # noqa: E402
-from rag.onnx_encoder import ONNX_DIR  # noqa: E402
-from rag.sample import sample_files  # noqa: E402
+from rag.settings.config import Settings  # noqa: E402
+from rag.encoders.base import DenseEncoder  # noqa: E402
+from rag.encoders.factory import dense_encoder  # noqa: E402
+from rag.ingest.pipeline import ingest_files  # noqa: E402
+from rag.encoders.export import ONNX_DIR  # noqa: E402
+from rag.catalog.sample import sample_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"

@@ -36,10 +36,10 @@ torch.set_num_threads(1)
 from rag import components as components_module  # noqa: E402
 from rag import journal  # noqa: E402
 from rag.components import build_components  # noqa: E402
-from rag.config import Settings  # noqa: E402
-from rag.encoders import dense_encoder, sparse_encoder  # noqa: E402
-from rag.ingest import ingest_document  # noqa: E402
-from rag.loaders import load_document  # noqa: E402
+from rag.settings.config import Settings  # noqa: E402
+from rag.encoders.factory import dense_encoder, sparse_encoder  # noqa: E402
+from rag.ingest.pipeline import ingest_document  # noqa: E402
+from rag.ingest.loaders.document import load_document  # noqa: E402
 
 STORE_WRITES = ("upsert", "set_payload", "delete", "flush")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from rag.components import build_components
-from rag.config import Settings
-from rag.ingest import ingest_files
+from rag.settings.config import Settings
+from rag.ingest.pipeline import ingest_files
 
 PRODUCTS = """# Products
 

@@ -54,13 +54,13 @@ def engine(docs_dir: str) -> None:
 
     from click.testing import CliRunner
 
-    from rag.answer import answer_question
+    from rag.ask.answerer import answer_question
     from rag.cli import main
     from rag.components import build_components
-    from rag.config import Settings
-    from rag.ingest import ingest_files
-    from rag.retrieve import retrieve
-    from rag.sample import sample_files
+    from rag.settings.config import Settings
+    from rag.ingest.pipeline import ingest_files
+    from rag.retrieval.retrieve import retrieve
+    from rag.catalog.sample import sample_files
 
     components = build_components(Settings.from_env())
     assert not ingest_files(components, sample_files()).errors

@@ -16,8 +16,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui import setup as ui_setup
-from rag.config import Settings
-from rag.store import ClientStore, open_store
+from rag.settings.config import Settings
+from rag.store import open_store
+from rag.store.client import ClientStore
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -217,7 +218,7 @@ class _Clock:
 
 
 def test_attempt_limiter_locks_out_per_client_and_overall_with_doubling_waits():
-    from rag.attempts import AttemptLimiter
+    from ui.attempts import AttemptLimiter
 
     clock = _Clock()
     limiter = AttemptLimiter(free=3, global_free=10, base_s=2, max_s=60, forget_s=600, clock=clock)
@@ -237,7 +238,7 @@ def test_attempt_limiter_locks_out_per_client_and_overall_with_doubling_waits():
 
 
 def test_attempt_limiter_counts_every_failure_under_concurrency():
-    from rag.attempts import GLOBAL, AttemptLimiter
+    from ui.attempts import GLOBAL, AttemptLimiter
 
     limiter = AttemptLimiter(free=10_000, global_free=10_000)
     threads = [threading.Thread(target=lambda i=i: [limiter.failed([f"s{i % 4}"]) for _ in range(50)]) for i in range(8)]

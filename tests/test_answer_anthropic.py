@@ -14,14 +14,17 @@ import httpx2
 import pytest
 from anthropic_mock import MODEL, MockedMessages, api_error, message_json, sse
 
-from rag.answer import NOT_IN_SOURCES, SYSTEM_PROMPT, Answer, AnthropicGenerator, answer_question, default_generator, stream_answer
+from rag.answer.anthropic_gen import AnthropicGenerator
+from rag.answer.prompt import NOT_IN_SOURCES, SYSTEM_PROMPT
+from rag.answer.result import Answer
+from rag.ask.answerer import answer_question, default_generator, stream_answer
 from rag.answer.result import Source, source_label
-from rag.chunker import chunk_document
-from rag.config import AnswerConfig
+from rag.ingest.chunker import chunk_document
+from rag.settings.config import AnswerConfig
 from rag.errors import GenerationError
-from rag.loaders import load_document
-from rag.retrieve import Candidate
-from rag.sample import sample_files
+from rag.ingest.loaders.document import load_document
+from rag.retrieval.retrieve import Candidate
+from rag.catalog.sample import sample_files
 from rag.types import StoredChunk
 
 REFUND_Q = "How long does a refund take to reach my card?"

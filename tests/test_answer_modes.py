@@ -11,9 +11,10 @@ import dataclasses
 from anthropic_mock import MockedMessages, blocks, text_block, tool_use
 from modes_corpus import OFF_TOPIC_QUESTION, TWO_HOP_QUESTION, heading_of, two_hop  # noqa: F401 (fixture)
 
-from rag.answer import Answer, answer_question, stream_answer
-from rag.asklog import AskLog
-from rag.config import RetrievalConfig
+from rag.answer.result import Answer
+from rag.ask.answerer import answer_question, stream_answer
+from rag.ask.log import AskLog
+from rag.settings.config import RetrievalConfig
 from rag.modes.hyde import HYDE_SYSTEM
 
 MAKER = "Manufacturers > Halberd Instruments"

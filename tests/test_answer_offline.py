@@ -10,14 +10,17 @@ import numpy as np
 import pytest
 from anthropic_mock import MockedMessages
 
-from rag.answer import NOT_IN_SOURCES, Answer, ExtractiveGenerator, answer_question, default_generator, stream_answer
-from rag.asklog import AskLog
+from rag.answer.extractive import ExtractiveGenerator
+from rag.answer.prompt import NOT_IN_SOURCES
+from rag.answer.result import Answer
+from rag.ask.answerer import answer_question, default_generator, stream_answer
+from rag.ask.log import AskLog
 from rag.components import Components, build_components
-from rag.config import INT8_RUNTIME, RetrievalConfig
+from rag.settings.config import INT8_RUNTIME, RetrievalConfig
 from rag.errors import QuestionError
-from rag.ingest import ingest_files
-from rag.loaders import load_document
-from rag.sample import sample_files
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.loaders.document import load_document
+from rag.catalog.sample import sample_files
 from rag.types import ChunkFilter
 
 REFUND_Q = "How long does a refund take to reach my card?"

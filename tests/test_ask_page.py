@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 
 from streamlit.testing.v1 import AppTest
 
-from rag.asklog import AskLog
+from rag.ask.log import AskLog
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -149,9 +149,9 @@ def test_add_asked_question_to_a_question_set(sample_store):
 def test_an_answer_stays_with_its_collection(sample_store):
     """After switching collection, the last answer (its sources, gold picker and inspector link) is not shown as if
     it came from the collection now picked; switching back shows it again."""
-    from rag.collections import for_collection
+    from rag.catalog.collections import for_collection
     from rag.components import build_components
-    from rag.ingest import ingest_files
+    from rag.ingest.pipeline import ingest_files
 
     other = build_components(for_collection(sample_store, "ferries"))
     assert not ingest_files(other, [("ferry.md", b"# Ferry\n\n## Tickets\n\nA single ferry ticket costs four euros.\n")]).errors

@@ -16,15 +16,16 @@ from click.testing import CliRunner
 from reportlab.lib.pdfencrypt import StandardEncryption
 from reportlab.pdfgen import canvas
 
-from rag.archive import ArchiveLimits, expand_zip
-from rag.chunker import chunk_document
+from rag.ingest.loaders.archive import ArchiveLimits, expand_zip
+from rag.ingest.chunker import chunk_document
 from rag.cli import main
 from rag.components import build_components
-from rag.config import Settings
+from rag.settings.config import Settings
 from rag.errors import ConfigError
-from rag.documents import list_documents
-from rag.ingest import ingest_files
-from rag.loaders import MAX_SOURCE_CHARS, load_document
+from rag.catalog.documents import list_documents
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.loaders.document import load_document
+from rag.ingest.loaders.names import MAX_SOURCE_CHARS
 from rag.types import ChunkFilter
 
 LATIN = "Café crème: naïve résumé, façade, déjà vu."

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from rag.cli import main
 from rag.components import build_components
-from rag.config import Settings
+from rag.settings.config import Settings
 from rag.errors import EvalSetError
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir
 from rag.eval.runner import run_eval

@@ -10,9 +10,9 @@ from __future__ import annotations
 import itertools
 import uuid
 
-from rag.chunker import chunk_document
-from rag.ingest import ingest_files
-from rag.loaders import load_document
+from rag.ingest.chunker import chunk_document
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.loaders.document import load_document
 from rag.types import CHUNK_NAMESPACE, Chunk
 
 NESTED = b"# A > B\n\nThe ferry leaves at seven.\n\n# A\n\n## B\n\nThe ferry leaves at seven.\n"

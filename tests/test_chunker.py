@@ -7,10 +7,11 @@ import re
 
 import pytest
 
-from rag.chunker import chunk_document, parse_sections, split_sentences
-from rag.config import CHUNK_STRATEGIES, ChunkConfig
-from rag.loaders import load_document
-from rag.sample import sample_files
+from rag.ingest.chunker import chunk_document, parse_sections
+from rag.text.sentences import split_sentences
+from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
+from rag.ingest.loaders.document import load_document
+from rag.catalog.sample import sample_files
 
 TRICKY = """# Ferry guide
 
@@ -169,7 +170,7 @@ def test_ids_are_stable_and_depend_on_content_and_place(doc):
 
 
 def test_ordinary_table_stays_whole_but_a_giant_table_is_cut_at_rows():
-    from rag.chunker import _table_limit
+    from rag.ingest.chunker import _table_limit
 
     header = "| id | value |\n|---|---|\n"
     small = header + "".join(f"| {i} | v{i} |\n" for i in range(60))  # over the chunk size, under the table limit

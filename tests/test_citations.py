@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from rag.answer import NOT_IN_SOURCES, answer_sentences, check_answer, parse_citations
+from rag.answer.checks import check_answer
+from rag.answer.citations import answer_sentences, parse_citations
+from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.citations import strip_markers
-from rag.answer.context import Piece, stitch
-from rag.answer.render import answer_html, context_html, md_escape
-from rag.chunker import chunk_document
-from rag.config import ChunkConfig
+from rag.retrieval.context import Piece, stitch
+from ui.render import answer_html, context_html, md_escape
+from rag.ingest.chunker import chunk_document
+from rag.settings.config import ChunkConfig
 from rag.types import Document
 
 A = "0b7a3f2e-1111-4c2d-9e8f-aaaaaaaaaaaa"
@@ -91,7 +93,7 @@ def test_answer_html_renders_backticked_spans_as_code_and_links_cited_markers():
 
 
 def test_sources_html_escapes_titles_and_text_and_gives_each_panel_its_anchor():
-    from rag.answer.render import SourcePanel, sources_html
+    from ui.render import SourcePanel, sources_html
 
     html = sources_html([SourcePanel("S1", "a.md › <img src=x onerror=alert(1)>", [Piece("kept <script>", cited=True)], "characters 1-5"), SourcePanel("S2", "b.md", None)])
     assert "<img" not in html and "<script>" not in html and "&lt;img src=x" in html

@@ -11,9 +11,9 @@ from rag.cli import main
 from rag.components import build_components
 from rag.eval.qsets import sample_question_set_text
 from rag.eval.runs import list_runs
-from rag.ingest import ingest_files
-from rag.retrieve import STAGES
-from rag.sample import sample_files
+from rag.ingest.pipeline import ingest_files
+from rag.retrieval.retrieve import STAGES
+from rag.catalog.sample import sample_files
 
 
 @pytest.fixture

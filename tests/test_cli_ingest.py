@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from rag.cli import main
 from rag.components import build_components
-from rag.config import Settings
-from rag.documents import list_documents
+from rag.settings.config import Settings
+from rag.catalog.documents import list_documents
 
 GUIDE = b"# Ferry guide\n\n## Tickets\n\nA single ticket costs four euros.\n\n## Timetable\n\nThe first ferry leaves at seven.\n"
 PRICES = b"# Prices\n\nA day pass costs ten euros.\n"

@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 from modes_corpus import FILES, TWO_HOP_QUESTION
 
-from rag.asklog import AskLog
+from rag.ask.log import AskLog
 from rag.cli import main
-from rag.config import Settings
+from rag.settings.config import Settings
 from rag.eval.runs import list_runs
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 
 GOLD = {"source": "makers.md", "heading": "Halberd Instruments"}
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from modes_corpus import FILES, TWO_HOP_QUESTION
 
 from rag.cli import main
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rag.components import build_components
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("fastembed", "onnxruntime", "torch", "sentence_transformers", "qdrant_client", "qdrant_edge", "anthropic", "streamlit")

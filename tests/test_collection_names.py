@@ -1,4 +1,4 @@
-"""A collection name is one safe folder name, checked once (`rag.config.validate_collection_name`)
+"""A collection name is one safe folder name, checked once (`rag.settings.config.validate_collection_name`)
 wherever a name comes in: the environment, `--collection`, opening a store or a journal.
 
 A name like `../../x` once put the collection's files outside the data dir.
@@ -13,10 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from rag.cli import main
-from rag.config import Settings, validate_collection_name
+from rag.settings.config import Settings, validate_collection_name
 from rag.errors import ConfigError
-from rag.journal import Journal
-from rag.store import ClientStore, EdgeStore
+from rag.store.journal import Journal
+from rag.store.client import ClientStore
+from rag.store.edge import EdgeStore
 
 BAD = ["../../x", "..", ".", "../docs", "a/b", "/tmp/abs", "a\\b", "", ".hidden", "x" * 65, "a\x00b", "a b", "naïve", "docs\n"]
 GOOD = ["docs", "team-a", "beir_scifact", "v1.2", "-", "A" * 64]

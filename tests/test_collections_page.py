@@ -10,12 +10,12 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from rag.collections import SAMPLE_COLLECTION, for_collection
+from rag.catalog.collections import SAMPLE_COLLECTION, for_collection
 from rag.components import build_components
-from rag.ingest import ingest_files
-from rag.originals import Originals
-from rag.retrieve import retrieve
-from rag.sample import sample_files
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.originals import Originals
+from rag.retrieval.retrieve import retrieve
+from rag.catalog.sample import sample_files
 from ui import setup as ui_setup
 from tests.apptest_pages import open_page
 

@@ -13,12 +13,12 @@ import sys
 import threading
 import time
 
-from rag.chunker import chunk_document
+from rag.ingest.chunker import chunk_document
 from rag.components import build_components
-from rag.config import Settings
-from rag.ingest import ingest_files
-from rag.loaders import load_document
-from rag.retrieve import retrieve
+from rag.settings.config import Settings
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.loaders.document import load_document
+from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter
 
 STOPS = ("harbour", "lighthouse", "market", "castle")
@@ -139,7 +139,7 @@ def test_second_process_is_refused_clearly_and_the_first_keeps_working(component
         "import sys\n"
         "from pathlib import Path\n"
         "from rag.components import build_components\n"
-        "from rag.config import Settings\n"
+        "from rag.settings.config import Settings\n"
         "from rag.errors import StoreLockedError\n"
         "try:\n"
         f"    build_components(Settings(data_dir=Path({env_dir!r})))\n"

@@ -17,11 +17,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rag.chunker import chunk_document
+from rag.ingest.chunker import chunk_document
 from rag.components import build_components
-from rag.config import Settings
-from rag.loaders import load_document
-from rag.retrieve import retrieve
+from rag.settings.config import Settings
+from rag.ingest.loaders.document import load_document
+from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter
 
 WORKER = Path(__file__).with_name("crash_worker.py")

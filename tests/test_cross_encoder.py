@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from rag.config import RetrievalConfig
-from rag.encoders import _resolve_dense_path
+from rag.settings.config import RetrievalConfig
+from rag.encoders.base import resolve_dense_path
 from rag.errors import EncoderError
-from rag.retrieve import retrieve
+from rag.retrieval.retrieve import retrieve
 
 QUESTION = "How long do refunds take to reach my card?"
 
@@ -27,7 +27,7 @@ def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     folder = tmp_path_factory.mktemp("tiny-cross-encoder")
-    tokenizer = AutoTokenizer.from_pretrained(_resolve_dense_path("all-MiniLM-L6-v2"))
+    tokenizer = AutoTokenizer.from_pretrained(resolve_dense_path("all-MiniLM-L6-v2"))
     torch.manual_seed(7)
     config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1)
     BertForSequenceClassification(config).save_pretrained(folder)

@@ -12,15 +12,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from rag.collections import delete_collection
+from rag.catalog.collections import delete_collection
 from rag.components import build_components
-from rag.config import INT8_RUNTIME, Settings
-from rag.encoders import dense_encoder
-from rag.ingest import ingest_files
-from rag.rerank import clear_sentence_cache, sentence_cosines
-from rag.retrieve import retrieve
-from rag.sentences import sentence_texts
-from rag.store import CollectionModels
+from rag.settings.config import INT8_RUNTIME, Settings
+from rag.encoders.factory import dense_encoder
+from rag.ingest.pipeline import ingest_files
+from rag.retrieval.rerank import clear_sentence_cache, sentence_cosines
+from rag.retrieval.retrieve import retrieve
+from rag.ingest.sentences import sentence_texts
+from rag.store.base import CollectionModels
 from rag.types import ChunkFilter
 
 FERRY = b"""# Ferry guide

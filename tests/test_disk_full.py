@@ -13,12 +13,12 @@ from collections import namedtuple
 import pytest
 from click.testing import CliRunner
 
-import rag.journal
+import rag.store.journal
 import rag.store.edge
 from rag.cli import main
 from rag.components import build_components
 from rag.errors import StoreError
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 from rag.types import ChunkFilter
 
 GUIDE = b"# Ferry guide\n\n## Tickets\n\nA ticket costs four euros.\n\n## Bikes\n\nBikes ride free.\n"
@@ -79,7 +79,7 @@ def test_a_journal_write_failing_with_enospc_changes_nothing(stored, monkeypatch
         def full(fd: int) -> None:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-        monkeypatch.setattr(rag.journal.os, "fsync", full)
+        monkeypatch.setattr(rag.store.journal.os, "fsync", full)
         (failed,) = ingest_files(components, [("guide.md", EDITED)]).errors
         assert "could not write the crash journal" in failed.error and "No space left on device" in failed.error
         monkeypatch.undo()

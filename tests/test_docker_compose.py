@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rag.config import Settings
+from rag.settings.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

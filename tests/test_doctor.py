@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from rag.cli import main
 from rag.components import build_components
-from rag.ingest import ingest_files
-from rag.journal import JournalEntry
+from rag.ingest.pipeline import ingest_files
+from rag.store.journal import JournalEntry
 
 GUIDE = b"# Ferry guide\n\n## Tickets\n\nA ticket costs four euros.\n\n## Bikes\n\nBikes ride free.\n"
 

@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from ui import setup as ui_setup
 from ui.chunks import table_key
 from rag.components import Components, build_components
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 from rag.types import ChunkFilter
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -345,10 +345,10 @@ def test_the_page_ingests_with_the_configured_heading_weight_as_the_cli_does(mon
     ingested here is stored as `ragscope ingest` stores it (same chunk ids: the CLI then finds it unchanged)."""
     from click.testing import CliRunner
 
-    from rag.chunker import chunk_document
+    from rag.ingest.chunker import chunk_document
     from rag.cli import main
-    from rag.config import ChunkConfig
-    from rag.loaders import load_document
+    from rag.settings.config import ChunkConfig
+    from rag.ingest.loaders.document import load_document
 
     monkeypatch.setenv("RAGSCOPE_HEADING_WEIGHT", "3")
     at = _upload(_page(), ("guide.md", GUIDE))
@@ -367,7 +367,7 @@ def test_the_page_ingests_with_the_configured_heading_weight_as_the_cli_does(mon
 def test_a_delete_asked_in_one_collection_is_not_offered_in_another(seeded):
     """'Delete…' on guide.md, then a switch to a collection that also holds a guide.md: no confirmation is
     waiting there, so one click cannot delete a document nobody asked to delete."""
-    from rag.collections import for_collection
+    from rag.catalog.collections import for_collection
 
     other = build_components(for_collection(seeded, "ferries"))
     assert not ingest_files(other, [("guide.md", GUIDE)]).errors

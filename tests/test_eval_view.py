@@ -11,7 +11,7 @@ import pytest
 from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.eval.qsets import list_question_sets
 from rag.eval.runs import list_runs, load_run
 

@@ -17,15 +17,15 @@ from click.testing import CliRunner
 from streamlit.testing.v1 import AppTest
 
 from rag.cli import main
-from rag.inspect.compare import config_label
+from rag.settings.labels import config_label
 from rag.components import build_components
-from rag.config import RetrievalConfig, Settings
+from rag.settings.config import RetrievalConfig, Settings
 from rag.errors import ConfigError
 from rag.eval.qsets import parse_question_set, sample_question_set_text
 from rag.eval.runner import run_eval
 from rag.eval.runs import db_path, list_runs, load_run
-from rag.inspect.params import inspector_params, parse_inspector_params
-from rag.retrieve import RetrievalResult, retrieve
+from rag.settings.links import inspector_params, parse_inspector_params
+from rag.retrieval.retrieve import RetrievalResult, retrieve
 
 QUESTION = "How do refunds work?"
 PRF = RetrievalConfig(fusion="rrf", reranker="none", prf=True, prf_terms=6)

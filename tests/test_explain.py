@@ -9,12 +9,12 @@ import pytest
 from retrieval_corpus import KITCHEN, chunk_at, corpus  # noqa: F401 (fixture)
 
 from rag.components import build_components
-from rag.config import RetrievalConfig, Settings
-from rag.ingest import ingest_files
+from rag.settings.config import RetrievalConfig, Settings
+from rag.ingest.pipeline import ingest_files
 from rag.errors import RagError
 from rag.inspect.explain import explain, highlight_markdown
-from rag.retrieve import retrieve
-from rag.sentences import sentence_texts
+from rag.retrieval.retrieve import retrieve
+from rag.ingest.sentences import sentence_texts
 from rag.types import ChunkFilter
 
 QUESTION = "How do I bake the sourdough loaf in the oven?"

@@ -10,12 +10,13 @@ import pytest
 from counting import CountingDense
 
 from rag.components import Components, build_components
-from rag.config import INT8_RUNTIME
-from rag.encoders import dense_encoder
-from rag.documents import clean_tags, collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
-from rag.ingest import ENCODE_BATCH, diff_document, encode_sentences, ingest_document, ingest_files, preview
-from rag.loaders import load_document
-from rag.sentences import sentence_spans, sentence_texts
+from rag.settings.config import INT8_RUNTIME
+from rag.encoders.factory import dense_encoder
+from rag.catalog.documents import collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
+from rag.types import clean_tags
+from rag.ingest.pipeline import ENCODE_BATCH, diff_document, encode_sentences, ingest_document, ingest_files, preview
+from rag.ingest.loaders.document import load_document
+from rag.ingest.sentences import sentence_spans, sentence_texts
 from rag.types import ChunkFilter
 
 GUIDE = """# Ferry guide
@@ -234,7 +235,7 @@ def test_diff_document_against_stored_version(sample_components):
 
 
 def _sample():
-    from rag.sample import sample_files
+    from rag.catalog.sample import sample_files
 
     return sample_files()
 
@@ -360,9 +361,9 @@ def test_crash_before_a_groups_flush_rolls_every_document_forward(components, mo
 
 
 def test_prepared_documents_are_written_as_previewed_without_loading_or_chunking_again(counted, monkeypatch):
-    from rag import ingest
-    from rag.config import ChunkConfig
-    from rag.ingest import Prepared
+    from rag.cli.ingest_cmds import ingest
+    from rag.settings.config import ChunkConfig
+    from rag.ingest.pipeline import Prepared
 
     doc = load_document("guide.md", GUIDE.encode())
     chunks = tuple(preview(doc, ChunkConfig("fixed", 60, 0)))

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rag.archive import expand_zip
+from rag.ingest.loaders.archive import expand_zip
 from rag.cli import main
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 
 A = b"# Guide A\n\nTeam A sails on Mondays.\n"
 B = b"# Guide B\n\nTeam B sails on Fridays.\n"
@@ -124,7 +124,7 @@ def test_names_in_either_unicode_form_are_one_document(components, tmp_path: Pat
     gold naming it in either form finds it."""
     import unicodedata
 
-    from rag.documents import list_documents
+    from rag.catalog.documents import list_documents
     from rag.eval.gold import CollectionIndex, parse_gold
 
     nfd, nfc = (unicodedata.normalize(form, "café.md") for form in ("NFD", "NFC"))

@@ -6,15 +6,16 @@ from __future__ import annotations
 import pytest
 from anthropic_mock import MockedMessages
 
-from rag.answer import SYSTEM_PROMPT, answer_question
-from rag.chunker import chunk_document
-from rag.config import RetrievalConfig
-from rag.documents import set_quarantine
-from rag.ingest import ingest_files
-from rag.loaders import load_document
-from rag.retrieve import retrieve
-from rag.sample import sample_files
-from rag.scan import scan_text
+from rag.answer.prompt import SYSTEM_PROMPT
+from rag.ask.answerer import answer_question
+from rag.ingest.chunker import chunk_document
+from rag.settings.config import RetrievalConfig
+from rag.catalog.documents import set_quarantine
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.loaders.document import load_document
+from rag.retrieval.retrieve import retrieve
+from rag.catalog.sample import sample_files
+from rag.ingest.scan import scan_text
 from rag.types import ChunkFilter
 
 # (text, the flag it must raise): phrasings seen in published prompt-injection examples.

@@ -10,7 +10,7 @@ from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, in
 from streamlit.testing.v1 import AppTest
 
 from rag.components import build_components
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 
 HOSTILE = """# Tricks
 
@@ -87,7 +87,7 @@ Older statements stay downloadable as PDF for ten years from the account page.
 
 
 def test_repeated_headings_are_told_apart_and_bm25_headers_fit(settings):
-    from rag.config import ChunkConfig
+    from rag.settings.config import ChunkConfig
 
     components = build_components(settings)
     assert not ingest_files(components, [("bank.md", STATEMENTS.encode())], ChunkConfig("heading", 120, 0)).errors
@@ -226,9 +226,9 @@ def test_empty_question_offers_the_health_check(store):
 
 
 def test_link_parameters_parse_on_top_of_the_defaults():
-    from rag.config import RetrievalConfig
+    from rag.settings.config import RetrievalConfig
     from rag.errors import ConfigError
-    from rag.inspect.params import parse_inspector_params
+    from rag.settings.links import parse_inspector_params
 
     base = RetrievalConfig()
     req = parse_inspector_params(

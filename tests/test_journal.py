@@ -15,7 +15,7 @@ import pytest
 from rag import journal
 from rag.components import Components, build_components
 from rag.errors import StoreError
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 from rag.types import ChunkFilter
 
 GUIDE = b"# Ferry guide\n\n## Tickets\n\nA ticket costs four euros.\n\n## Bikes\n\nBikes ride free.\n"
@@ -128,7 +128,7 @@ def test_a_damaged_entry_is_refused_with_its_file_and_the_repair(settings, conte
 def test_after_deleting_its_collection_the_same_components_ingest_again_and_no_old_entry_replays(settings):
     """The app keeps one open Components per collection: deleting the collection must leave its journal
     usable (it failed with FileNotFoundError on the next ingest) and forget the old collection's entries."""
-    from rag.collections import delete_collection
+    from rag.catalog.collections import delete_collection
 
     comps = _open(settings, "docs")
     try:

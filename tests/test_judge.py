@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from anthropic_mock import MockedMessages, api_error
 
-from rag.answer import Answer
-from rag.config import RetrievalConfig, Secret, Settings
+from rag.answer.result import Answer
+from rag.settings.config import RetrievalConfig, Secret, Settings
 from rag.errors import GenerationError
 from rag.eval.answers import AnswerRecord, answer_metrics
 from rag.eval.judge import JUDGE_QUESTION, FaithfulnessJudge, SentenceJudgement
-from rag.retrieve import RetrievalResult
+from rag.retrieval.retrieve import RetrievalResult
 
 TEXTS = {
     "id-refunds": "Approved refunds reach your card within 5 to 10 business days.",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag.chunker import chunk_document
-from rag.config import ChunkConfig
-from rag.ingest import encode_late
-from rag.loaders import load_document
-from rag.sample import sample_files
-from rag.sentences import sentence_spans, sentence_texts
+from rag.ingest.chunker import chunk_document
+from rag.settings.config import ChunkConfig
+from rag.ingest.pipeline import encode_late
+from rag.ingest.loaders.document import load_document
+from rag.catalog.sample import sample_files
+from rag.ingest.sentences import sentence_spans, sentence_texts
 from rag.types import Chunk
 
 FERRY = """# Ferry guide

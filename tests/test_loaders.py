@@ -16,11 +16,12 @@ import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from rag.archive import ArchiveLimits, expand_zip
-from rag.chunker import chunk_document
-from rag.config import ChunkConfig
+from rag.ingest.loaders.archive import ArchiveLimits, expand_zip
+from rag.ingest.chunker import chunk_document
+from rag.settings.config import ChunkConfig
 from rag.errors import LoaderError
-from rag.loaders import kind_of, load_document, safe_source
+from rag.ingest.loaders.document import load_document
+from rag.ingest.loaders.names import kind_of, safe_source
 
 
 def make_pdf(pages: list[list[str]], title: str = "") -> bytes:
@@ -280,7 +281,7 @@ def test_safe_source_and_kind():
     assert kind_of("A.MD") == "markdown" and kind_of("x.HTM") == "html"
 
 
-# .zip uploads (rag.archive): a folder of documents in, (name, bytes) out, and no zip bomb gets through.
+# .zip uploads (rag.ingest.loaders.archive): a folder of documents in, (name, bytes) out, and no zip bomb gets through.
 
 
 def make_zip(entries: list[tuple[str | zipfile.ZipInfo, bytes]]) -> bytes:

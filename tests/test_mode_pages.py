@@ -12,11 +12,11 @@ import pytest
 from apptest_pages import open_page
 from modes_corpus import FILES, TWO_HOP_QUESTION
 
-from rag.asklog import AskLog
+from rag.ask.log import AskLog
 from rag.components import build_components
-from rag.config import Settings
+from rag.settings.config import Settings
 from rag.eval.runs import list_runs
-from rag.ingest import ingest_files
+from rag.ingest.pipeline import ingest_files
 from rag.types import ChunkFilter
 
 MAKER = "Manufacturers > Halberd Instruments"

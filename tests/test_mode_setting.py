@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag.config import RetrievalConfig, Settings
+from rag.settings.config import RetrievalConfig, Settings
 from rag.errors import ConfigError
-from rag.inspect.compare import config_label
-from rag.inspect.params import inspector_params, parse_inspector_params
+from rag.settings.labels import config_label
+from rag.settings.links import inspector_params, parse_inspector_params
 
 
 def test_mode_from_env_links_and_labels():
@@ -43,7 +43,7 @@ def test_every_retrieval_command_takes_mode():
 def _form_script(claude: bool) -> None:
     import streamlit as st
 
-    from rag.config import RetrievalConfig
+    from rag.settings.config import RetrievalConfig
     from ui import forms
 
     st.session_state["t_config"] = forms.retrieval_form("t", RetrievalConfig(), claude=claude)

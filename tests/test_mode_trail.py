@@ -8,10 +8,11 @@ from __future__ import annotations
 from anthropic_mock import MockedMessages, blocks, text_block, tool_use
 from modes_corpus import TWO_HOP_QUESTION, heading_of, two_hop  # noqa: F401 (fixture)
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.inspect.mode_trail import mode_trail
 from rag.inspect.track import TrackTarget, track
-from rag.modes import ModeOptions, run_mode
+from rag.modes.run import run_mode
+from rag.modes.options import ModeOptions
 
 MAKER = "Manufacturers > Halberd Instruments"
 PRODUCT = "Products > Vexora"

@@ -10,10 +10,11 @@ from __future__ import annotations
 from anthropic_mock import MockedMessages, blocks, text_block, tool_use
 from modes_corpus import TWO_HOP_QUESTION, heading_of, two_hop  # noqa: F401 (fixture)
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.eval.gold import CollectionIndex, SectionGold, SectionRef
 from rag.eval.verdicts import judge_question
-from rag.modes import ModeOptions, run_mode
+from rag.modes.run import run_mode
+from rag.modes.options import ModeOptions
 
 MAKER = SectionGold((SectionRef("makers.md", "Halberd Instruments"),))
 OTHER_MAKER = SectionGold((SectionRef("makers.md", "Brightwell Lighting"),))

@@ -10,9 +10,10 @@ from anthropic_mock import MockedMessages, api_error, blocks, text_block, tool_u
 from modes_corpus import TWO_HOP_QUESTION, heading_of, two_hop  # noqa: F401 (fixture)
 
 from rag.answer.prompt import NOT_IN_SOURCES
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import GenerationError
-from rag.modes import ModeOptions, run_mode
+from rag.modes.run import run_mode
+from rag.modes.options import ModeOptions
 from rag.modes.agent import AGENT_SYSTEM, SEARCH_TOOL
 from rag.modes.corrective import GRADE_TOOL, parse_grades
 from rag.modes.hyde import HYDE_SYSTEM

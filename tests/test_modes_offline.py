@@ -8,11 +8,12 @@ import pytest
 from modes_corpus import OFF_TOPIC_QUESTION, TWO_HOP_QUESTION, heading_of, two_hop  # noqa: F401 (fixture)
 
 from rag.answer.checks import relevance_scores
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import QuestionError
-from rag.modes import ModeOptions, ModeUnavailable, mode_unavailable, run_mode
+from rag.modes.run import ModeUnavailable, mode_unavailable, run_mode
+from rag.modes.options import ModeOptions
 from rag.modes.multihop import bridge_terms
-from rag.retrieve import StageScore
+from rag.retrieval.retrieve import StageScore
 
 CONFIG = RetrievalConfig(final_k=3)
 MAKER = "Manufacturers > Halberd Instruments"

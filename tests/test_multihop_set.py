@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from rag.chunker import chunk_document
+from rag.ingest.chunker import chunk_document
 from rag.eval.gold import SectionGold
 from rag.eval.qsets import read_question_set_file
-from rag.loaders import load_document
+from rag.ingest.loaders.document import load_document
 
 SET = Path(__file__).parent / "data" / "fastapi_multihop.jsonl"
 # ../shared beside the checkout (as the benches read it); `from conftest import` would pick tests/e2e/conftest.py under a full run.

@@ -17,18 +17,21 @@ import numpy as np
 import onnx
 import pytest
 
-from rag.chunker import chunk_document
+from rag.ingest.chunker import chunk_document
 from rag.components import build_components
-from rag.config import ChunkConfig, Settings
-from rag.encoders import SentenceTransformerEncoder, _resolve_dense_path, dense_encoder
+from rag.settings.config import ChunkConfig, Settings
+from rag.encoders.base import resolve_dense_path
+from rag.encoders.dense_torch import SentenceTransformerEncoder
+from rag.encoders.factory import dense_encoder
 from rag.errors import ConfigError, EncoderError
-from rag.ingest import ingest_files
-from rag.loaders import load_document
-from rag.onnx_encoder import FUSED_FILE, ModelFolder, OnnxEncoder, _session, ensure_export, ensure_fused, ensure_int8
-from rag.retrieve import retrieve
-from rag.sample import sample_files
-from rag.sentences import sentence_spans
-from rag.store import CollectionModels
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.loaders.document import load_document
+from rag.encoders.dense_onnx import OnnxEncoder, _session
+from rag.encoders.export import FUSED_FILE, ModelFolder, ensure_export, ensure_fused, ensure_int8
+from rag.retrieval.retrieve import retrieve
+from rag.catalog.sample import sample_files
+from rag.ingest.sentences import sentence_spans
+from rag.store.base import CollectionModels
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "all-MiniLM-L6-v2"
@@ -77,7 +80,7 @@ def test_onnx_span_vectors_are_the_torch_span_vectors(onnx_dense, torch_dense, c
 
 
 def test_cls_pooling_matches_torch_and_other_poolings_are_refused(tmp_path, models_dir):
-    source = Path(_resolve_dense_path(MODEL))
+    source = Path(resolve_dense_path(MODEL))
     folder = tmp_path / MODEL  # the same weights (so the same export), other pooling settings
     folder.mkdir()
     for item in source.iterdir():
@@ -139,7 +142,7 @@ def test_the_float_encoder_runs_the_fused_graph_and_gets_the_exports_vectors(onn
 
 def test_a_fused_graph_that_cannot_be_written_leaves_the_export_running(tmp_path, models_dir, monkeypatch, caplog):
     folder, shared, where = _linked_export(tmp_path, models_dir)
-    monkeypatch.setattr("rag.onnx_encoder.os.replace", _full_disk)
+    monkeypatch.setattr("rag.encoders.export.os.replace", _full_disk)
     with caplog.at_level(logging.WARNING, logger="rag.encoders"):
         assert ensure_fused(folder, tmp_path, MODEL) == where / "model.onnx"
     assert "No space left on device" in caplog.text
@@ -149,14 +152,14 @@ def test_a_fused_graph_that_cannot_be_written_leaves_the_export_running(tmp_path
 @pytest.mark.parametrize("failure", ["disagrees", "raises"])
 def test_a_fused_graph_that_fails_its_check_is_replaced_by_the_export(tmp_path, models_dir, monkeypatch, caplog, failure):
     folder, shared, where = _linked_export(tmp_path, models_dir)
-    monkeypatch.setattr("rag.onnx_encoder.export_onnx", lambda _folder, target, attention=None: shutil.copyfile(shared, target))
+    monkeypatch.setattr("rag.encoders.export.export_onnx", lambda _folder, target, attention=None: shutil.copyfile(shared, target))
 
     def bad_fusion(_source, target, _heads, _hidden) -> None:
         if failure == "raises":
             raise RuntimeError("unsupported graph")
         shutil.copyfile(ensure_int8(folder, models_dir, MODEL), target)  # a graph whose token states differ
 
-    monkeypatch.setattr("rag.onnx_encoder.fuse_bert", bad_fusion)
+    monkeypatch.setattr("rag.encoders.export.fuse_bert", bad_fusion)
     with caplog.at_level(logging.WARNING, logger="rag.encoders"):
         fused = ensure_fused(folder, tmp_path, MODEL)
     assert filecmp.cmp(fused, shared, shallow=False)  # the export as it is, under the name, so never retried
@@ -183,14 +186,14 @@ def test_the_int8_export_is_made_once_from_the_float_export_and_reused(tmp_path,
 
 def test_a_failed_quantisation_leaves_nothing_under_the_final_name(tmp_path, models_dir, monkeypatch):
     folder, shared, where = _linked_export(tmp_path, models_dir)
-    monkeypatch.setattr("rag.onnx_encoder.os.replace", _full_disk)
+    monkeypatch.setattr("rag.encoders.export.os.replace", _full_disk)
     with pytest.raises(EncoderError, match="could not quantise.*RAGSCOPE_SENTENCE_POOLING=separate"):
         ensure_int8(folder, tmp_path, MODEL)
     assert [p.name for p in where.iterdir()] == ["model.onnx"]  # neither model-int8.onnx nor the temporary file
 
 
 def test_a_failed_export_leaves_nothing_under_the_final_name(tmp_path, monkeypatch):
-    monkeypatch.setattr("rag.onnx_encoder.os.replace", _full_disk)
+    monkeypatch.setattr("rag.encoders.export.os.replace", _full_disk)
     with pytest.raises(EncoderError, match="could not export"):
         ensure_export(ModelFolder.read(MODEL), tmp_path, MODEL)
     (where,) = (tmp_path / "onnx").iterdir()
@@ -202,7 +205,7 @@ def test_once_exported_a_process_runs_the_model_without_torch(onnx_dense, settin
     code = (
         "import json, sys\n"
         "from rag.components import build_components\n"
-        "from rag.config import Settings\n"
+        "from rag.settings.config import Settings\n"
         "c = build_components(Settings.from_env())\n"
         "v = c.dense.encode_documents(['The ferry leaves at seven.'])\n"
         "print(json.dumps({'shape': list(v.shape), 'loaded': [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]}))"

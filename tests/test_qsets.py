@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from rag.chunker import chunk_document
-from rag.config import ChunkConfig
+from rag.ingest.chunker import chunk_document
+from rag.settings.config import ChunkConfig
 from rag.errors import EvalSetError
 from rag.eval.gold import (
     ChunkIdGold,

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from rag.components import Components
-from rag.config import RetrievalConfig, Settings
-from rag.encoders import FastembedBm25Encoder, collection_avg_len
+from rag.settings.config import RetrievalConfig, Settings
+from rag.encoders.sparse import FastembedBm25Encoder, collection_avg_len
 from rag.errors import ConfigError, EncoderError
-from rag.ingest import ingest_files
-from rag.prf import expand_query, rocchio
-from rag.retrieve import retrieve
+from rag.ingest.pipeline import ingest_files
+from rag.retrieval.prf import expand_query, rocchio
+from rag.retrieval.retrieve import retrieve
 
 # Only "cardio.md" shares words with the question; "infarct.md" talks about the same thing in the
 # words of cardio.md's second half, so BM25 alone cannot find it, but feedback from cardio.md can.

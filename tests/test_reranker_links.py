@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from apptest_pages import open_page
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import ConfigError
-from rag.inspect.params import parse_inspector_params
+from rag.settings.links import parse_inspector_params
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGURED = RetrievalConfig(reranker="cross-encoder:/models/reviewed-ce")

@@ -10,14 +10,14 @@ from counting import CountingDense
 from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401 (fixture)
 
 from rag.components import build_components
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import ConfigError
-from rag.documents import set_quarantine
-from rag.ingest import ingest_files
-from rag.rerank import clear_sentence_cache
-from rag.retrieve import retrieve
-from rag.sample import sample_files
-from rag.sentences import sentence_texts
+from rag.catalog.documents import set_quarantine
+from rag.ingest.pipeline import ingest_files
+from rag.retrieval.rerank import clear_sentence_cache
+from rag.retrieval.retrieve import retrieve
+from rag.catalog.sample import sample_files
+from rag.ingest.sentences import sentence_texts
 from rag.types import ChunkFilter
 
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 from anthropic_mock import MockedMessages, api_error
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import GenerationError, RagError
 from rag.eval.qsets import QuestionSet, parse_question_set, sample_question_set_text
 from rag.eval.runner import EvalCancelled, run_eval
@@ -21,9 +21,9 @@ from rag.eval.runs import (
     rename_run,
     set_baseline,
 )
-from rag.inspect.compare import config_label
-from rag.ingest import ingest_files
-from rag.retrieve import STAGES
+from rag.settings.labels import config_label
+from rag.ingest.pipeline import ingest_files
+from rag.retrieval.retrieve import STAGES
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ import dataclasses
 
 import pytest
 
-from rag.answer import answer_question
+from rag.ask.answerer import answer_question
 from rag.answer.prompt import render_source
 from rag.answer.result import Source
-from rag.config import ChunkConfig
-from rag.ingest import ingest_files
-from rag.loaders import load_document
-from rag.retrieve import retrieve
+from rag.settings.config import ChunkConfig
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.loaders.document import load_document
+from rag.retrieval.retrieve import retrieve
 
 LONG = " ".join(
     f"Step {i}: the ferry timetable lists departures every hour on weekdays, and the ferry timetable changes on holidays."

@@ -1,4 +1,4 @@
-"""Each setting is described once (rag/settings_spec.py) and everything else is derived from that description.
+"""Each setting is described once (rag/settings/spec.py) and everything else is derived from that description.
 
 A dummy retrieval setting added to the description (a RetrievalConfig subclass with one more field)
 shows up in the env parser, the CLI, the inspector links, config_label and the Streamlit form, with
@@ -19,11 +19,11 @@ from streamlit.testing.v1 import AppTest
 from apptest_pages import APP
 
 from rag.cli.options import setting_options, with_options
-from rag.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
+from rag.settings.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
 from rag.errors import ConfigError
-from rag.inspect.compare import config_label
-from rag.inspect.params import inspector_params, parse_inspector_params
-from rag.settings_spec import knobs, setting
+from rag.settings.labels import config_label
+from rag.settings.links import inspector_params, parse_inspector_params
+from rag.settings.spec import knobs, setting
 
 # One entry: a weight that only RRF uses, between 0 and 2.
 Extended = dataclasses.make_dataclass(
@@ -174,3 +174,26 @@ def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings
         } | {"reranker": tuple(at.selectbox(key=f"{prefix}_reranker").options), "fusion": tuple(at.selectbox(key=f"{prefix}_fusion").options)}
     assert limits["inspector"] == limits["ask"] == limits["eval"]
     assert limits["ask"]["candidates"] == (1, 2000) and limits["ask"]["k"] == (1, 4000)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("foo", "RAGSCOPE_RERANKER: unknown reranker 'foo'; use one of none, dense-cosine, score-fusion, sentence-maxsim, maxsim-fusion"),
+        ("dense-cosine:0.3", "unknown reranker 'dense-cosine:0.3'"),
+        ("score-fusion:1.5", "score-fusion weight must be between 0 and 1; got 1.5"),
+        ("sentence-maxsim:x", "the part after ':' must be a number between 0 and 1"),
+        ("cross-encoder:", "cross-encoder needs a model"),
+    ],
+)
+def test_a_bad_reranker_name_fails_when_settings_load_like_a_bad_fusion(value, message):
+    with pytest.raises(ConfigError, match="cross-encoder:<model name or path>" if value == "foo" else "."):
+        Settings.from_env({"RAGSCOPE_RERANKER": value})
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env({"RAGSCOPE_RERANKER": value})
+    assert message in str(caught.value)
+
+
+def test_every_reranker_form_loads():
+    for name in ("none", "dense-cosine", "score-fusion", "score-fusion:0.3", "sentence-maxsim:1", "maxsim-fusion:0.6", "cross-encoder:/models/ce"):
+        assert Settings.from_env({"RAGSCOPE_RERANKER": name}).retrieval.reranker == name

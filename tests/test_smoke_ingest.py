@@ -1,9 +1,9 @@
 """End-to-end ingest of the sample docs through the real pipeline."""
 
-from rag.documents import list_documents
-from rag.ingest import ingest_files
-from rag.retrieve import retrieve
-from rag.sample import sample_files
+from rag.catalog.documents import list_documents
+from rag.ingest.pipeline import ingest_files
+from rag.retrieval.retrieve import retrieve
+from rag.catalog.sample import sample_files
 
 
 def test_sample_docs_ingest_and_reingest_is_idempotent(sample_components):

@@ -17,10 +17,12 @@ import pytest
 
 import rag.store.client
 import rag.store.edge
-from rag.encoders import sparse_encoder
+from rag.encoders.factory import sparse_encoder
 from rag.errors import ModelMismatchError, StoreError, StoreLockedError
-from rag.sentences import sentence_texts
-from rag.store import ClientStore, CollectionModels, EdgeStore, FusedQuery, PointData, chunk_payload
+from rag.ingest.sentences import sentence_texts
+from rag.store.base import CollectionModels, FusedQuery, PointData, chunk_payload
+from rag.store.client import ClientStore
+from rag.store.edge import EdgeStore
 from rag.types import Chunk, ChunkFilter
 
 MODELS = CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25")

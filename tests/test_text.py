@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from rag.text import plural, readable_time
+from rag.text.words import plural, readable_time
 
 NOW = datetime(2026, 11, 30, 16, 0, tzinfo=timezone.utc)
 

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401 (fixture)
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
-from rag.retrieve import retrieve
+from rag.retrieval.retrieve import retrieve
 from rag.inspect.track import find_target, is_small, track
 from rag.types import ChunkFilter
 
@@ -153,7 +153,7 @@ def test_compare_lines_up_both_rankings(corpus):
 
 
 def test_probe_finds_own_chunks_and_flags_duplicates(components):
-    from rag.ingest import ingest_files
+    from rag.ingest.pipeline import ingest_files
     from rag.inspect.probe import probe
     from retrieval_corpus import ingest_corpus
 

@@ -11,18 +11,18 @@ from __future__ import annotations
 import pytest
 from anthropic_mock import MockedMessages
 
-from rag.answer import AnthropicGenerator
+from rag.answer.anthropic_gen import AnthropicGenerator
 from rag.components import build_components
-from rag.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
+from rag.settings.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
 from rag.eval.gold import ChunkIdGold, SectionGold, SectionRef, TextGold
 from rag.eval.judge import RELEVANCY_SYSTEM, FaithfulnessJudge
 from rag.eval.qsets import Question, QuestionSet
 from rag.eval.runner import run_eval
 from rag.eval.verdicts import VERDICTS
-from rag.documents import delete_document
-from rag.ingest import ingest_files
-from rag.originals import Originals, loose_text
-from rag.retrieve import retrieve
+from rag.catalog.documents import delete_document
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.originals import Originals, loose_text
+from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter
 
 GARDEN = """# Garden guide
@@ -177,7 +177,7 @@ def test_context_precision_counts_the_chunks_handed_to_the_answerer(garden):
 
 def test_cut_by_threshold(garden):
     # Reranker "none" keeps the fused scores; a minimum between rank 1 and rank 2 cuts everything after rank 1.
-    from rag.retrieve import retrieve
+    from rag.retrieval.retrieve import retrieve
 
     fused = [c.fused.score for c in retrieve(garden, WATER, RetrievalConfig(candidates=10)).ranked("fused")]
     threshold = (fused[0] + fused[1]) / 2
@@ -373,9 +373,9 @@ def test_every_verdict_is_covered_here():
 def test_eval_reads_quarantine_from_the_store_and_says_why_such_gold_is_left_out(components):
     """Through the store: a question whose gold only a quarantined chunk holds is listed as invalid gold with
     that reason (never a retrieval miss, never "no such heading")."""
-    from rag.documents import set_quarantine
+    from rag.catalog.documents import set_quarantine
     from rag.eval.gold import CollectionIndex, SectionGold, SectionRef
-    from rag.ingest import ingest_files
+    from rag.ingest.pipeline import ingest_files
 
     text = b"# Help\n\n## Refunds\n\nRefunds take five days.\n\n## Odd\n\nThe ferry is blue.\n"
     assert not ingest_files(components, [("help.md", text)]).errors

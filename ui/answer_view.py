@@ -2,7 +2,7 @@
 
 The demo view (for stakeholders) is the same answer and cited sources, full width, without the
 tables of ranks and scores and the tools around them. Answer and document text reach the screen only
-through rag.answer.render (escaped HTML) or st.text.
+through ui.render (escaped HTML) or st.text.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from rag.answer import Answer
-from rag.answer.context import span_context
-from rag.answer.render import SourcePanel, answer_html, md_escape, sources_html
-from rag.asklog import AskRecord
+from rag.answer.result import Answer
+from rag.retrieval.context import span_context
+from ui.render import SourcePanel, answer_html, md_escape, sources_html
+from rag.ask.log import AskRecord
 from rag.components import Components
-from rag.text import plural, readable_time
+from rag.text.words import plural, readable_time
 
 def show_answer(components: Components, answer: Answer, demo: bool = False) -> None:
     """The answer, each [S1] linking to its cited source below; outside the demo view also the checks' flags."""

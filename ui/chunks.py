@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from rag.documents import filter_chunks
-from rag.ingest import ChunkDiff
-from rag.text import plural
+from rag.catalog.documents import filter_chunks
+from rag.ingest.pipeline import ChunkDiff
+from rag.text.words import plural
 from rag.types import Chunk, StoredChunk
 
 CHUNK_COLUMNS = {

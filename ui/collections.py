@@ -13,12 +13,12 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from rag.answer.render import md_escape
-from rag.collections import create_collection, delete_collection, describe_collection, for_collection
+from ui.render import md_escape
+from rag.catalog.collections import create_collection, delete_collection, describe_collection, for_collection
 from rag.components import Components
-from rag.config import Settings
+from rag.settings.config import Settings
 from rag.errors import RagError
-from rag.inspect.params import COLLECTION
+from rag.settings.links import COLLECTION
 
 ACTIVE = "ui_collection"  # the session's collection name
 _LINKED = "ui_collection_link"  # the last ?collection= applied

@@ -18,10 +18,10 @@ import pandas as pd
 import streamlit as st
 
 from ui import forms
-from rag.answer.render import md_escape
-from rag.inspect.compare import config_label
+from ui.render import md_escape
+from rag.settings.labels import config_label
 from rag.components import Components
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.judge import FaithfulnessJudge
 from rag.eval.metrics import CONTEXT_PRECISION, KS
@@ -48,8 +48,8 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
-from rag.text import plural, readable_time
-from rag.wording import STAGE_TITLES
+from rag.text.words import plural, readable_time
+from rag.text.wording import STAGE_TITLES
 
 INSPECTOR = "pages/inspector.py"
 INSPECTOR_URL = "inspector"  # the inspector page's URL path, relative to this page

@@ -1,6 +1,6 @@
 """The one retrieval-settings form, shared by the inspector, Ask and the Eval tab.
 
-Every widget is derived from RetrievalConfig's field descriptions (rag/settings_spec.py): its kind,
+Every widget is derived from RetrievalConfig's field descriptions (rag/settings/spec.py): its kind,
 label, help, range and the fusions it applies to. A setting that does nothing under the chosen fusion
 (RRF k under dbsf, the dense weight outside weighted_rrf) or with its switch off (PRF numbers) is
 disabled, and the form says why. Widget keys are `<prefix>_<link name>` (e.g. `inspector_k`).
@@ -16,11 +16,11 @@ from typing import Any
 
 import streamlit as st
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.modes.options import AGENT_OFFLINE, describe_mode
-from rag.rerank import RERANKERS, offered_reranker
-from rag.settings_spec import Knob, knobs
+from rag.settings.rerankers import RERANKERS, describe_reranker, offered_reranker
+from rag.settings.spec import Knob, knobs
 
 CUSTOM = "other…"  # the reranker picker's entry for a name typed by hand
 GROUPS = ("mode", "core", "fusion", "cut", "expansion")
@@ -33,7 +33,7 @@ def reranker_choices(base: RetrievalConfig) -> list[str]:
 
 def reranker_label(name: str) -> str:
     """`name: what it does` for the picker (a parameterised name uses its base's description)."""
-    what = RERANKERS.get(name.partition(":")[0])
+    what = describe_reranker(name)
     return f"{name}: {what}" if what else name
 
 

@@ -13,14 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from ui.chunks import CHUNK_COLUMNS, chunk_rows, diff_rows
-from rag.answer.render import md_escape
-from rag.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
+from ui.render import md_escape
+from rag.ingest.loaders.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
 from rag.components import Components
-from rag.config import ChunkConfig
+from rag.settings.config import ChunkConfig
 from rag.errors import RagError
-from rag.ingest import IngestSummary, Prepared, diff_document, ingest_files, preview
-from rag.loaders import load_document
-from rag.text import plural
+from rag.ingest.pipeline import IngestSummary, Prepared, diff_document, ingest_files, preview
+from rag.ingest.loaders.document import load_document
+from rag.text.words import plural
 from rag.types import Chunk, Document
 
 Item = tuple[str, bytes] | Prepared

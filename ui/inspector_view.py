@@ -14,16 +14,17 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from rag.components import Components
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
-from rag.inspect.compare import Comparison, config_label, feedback_notes
+from rag.inspect.compare import Comparison, feedback_notes
+from rag.settings.labels import config_label
 from rag.inspect.explain import explain
-from rag.text import escape_markdown
+from rag.text.markdown import escape_markdown
 from rag.inspect.probe import ProbeReport
 from rag.inspect.track import TrackReport
-from rag.retrieve import STAGES, Candidate, RetrievalResult
+from rag.retrieval.retrieve import STAGES, Candidate, RetrievalResult
 from rag.types import ChunkFilter, StoredChunk
-from rag.wording import lost_at
+from rag.text.wording import lost_at
 from ui import mode_view
 
 RANK = st.column_config.NumberColumn(format="%d", width="small")

@@ -16,8 +16,8 @@ from typing import Any
 import streamlit as st
 
 from rag.components import Components
-from rag.documents import list_documents
-from rag.retrieve import RetrievalResult
+from rag.catalog.documents import list_documents
+from rag.retrieval.retrieve import RetrievalResult
 
 
 @dataclass(frozen=True)

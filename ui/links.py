@@ -11,10 +11,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from rag.answer.render import md_escape
+from ui.render import md_escape
 from rag.components import Components
 from rag.errors import RagError
-from rag.inspect.params import collection_param
+from rag.settings.links import collection_param
 
 
 def page_url(path: str, components: Components, **params: str) -> str:

@@ -13,9 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from rag.inspect.mode_trail import ModeTrail
-from rag.modes import ModeResult, describe_mode
-from rag.retrieve import STAGES, RetrievalResult
-from rag.text import escape_markdown
+from rag.modes.options import describe_mode
+from rag.modes.result import ModeResult
+from rag.retrieval.retrieve import STAGES, RetrievalResult
+from rag.text.markdown import escape_markdown
 
 ABSENT = "–"
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from rag.answer.render import md_escape
-from rag.attempts import AttemptLimiter
+from ui.render import md_escape
+from ui.attempts import AttemptLimiter
 from rag.components import Components, build_components
-from rag.config import Settings
+from rag.settings.config import Settings
 from rag.errors import RagError
 from ui import collections as collection_ui
 from ui.links import page_url

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from rag.answer.prompt import NOT_IN_SOURCES, SYSTEM_PROMPT, build_user_message
 from rag.answer.result import Generation, Source
-from rag.config import AnswerConfig
+from rag.settings.config import AnswerConfig
 from rag.errors import GenerationError
-from rag.retrieve import RetrievalResult
+from rag.retrieval.retrieve import RetrievalResult
 
 if TYPE_CHECKING:
     import anthropic

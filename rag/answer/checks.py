@@ -25,10 +25,11 @@ from rag.answer.citations import CitationMarker, answer_sentences, marker_like, 
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Source, source_label
 from rag.components import Components
-from rag.config import AnswerConfig
-from rag.rerank import CROSS_ENCODER_PREFIX, stored_dense_scores
-from rag.textnorm import fold
-from rag.retrieve import RetrievalResult
+from rag.settings.config import AnswerConfig
+from rag.retrieval.rerank import stored_dense_scores
+from rag.settings.rerankers import is_cross_encoder
+from rag.text.fold import fold
+from rag.retrieval.retrieve import RetrievalResult
 from rag.types import ChunkFilter
 
 
@@ -60,7 +61,7 @@ class AnswerCheck:
 def relevance_scores(components: Components, result: RetrievalResult) -> tuple[dict[str, float], str]:
     """The score the gate compares for each final chunk, and a name for it (shown with the abstention)."""
     final = result.final
-    if result.reranker.startswith(CROSS_ENCODER_PREFIX):
+    if is_cross_encoder(result.reranker):
         return {c.id: float(c.rerank.score) for c in final if c.rerank.score is not None}, f"rerank score ({result.reranker})"
     scores = {c.id: float(c.dense.score) for c in final if c.dense.score is not None}
     missing = [c for c in final if c.dense.score is None]

@@ -34,10 +34,10 @@ from rag.answer.generator import last_generation
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
 from rag.answer.terms import content_terms, idf, key_terms, without_term
-from rag.chunker import split_sentences
-from rag.encoders import DenseEncoder
-from rag.retrieve import RetrievalResult
-from rag.text import plural
+from rag.text.sentences import split_sentences
+from rag.encoders.base import DenseEncoder
+from rag.retrieval.retrieve import RetrievalResult
+from rag.text.words import plural
 
 _DENSE_WEIGHT = 0.6
 _SPREAD = 0.3  # later sentences must score within this of the best one

@@ -6,12 +6,21 @@ All frozen: an Answer is logged, shown and compared by Eval, and must mean the s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
-from rag.retrieve import Candidate, RetrievalResult
+from rag.retrieval.retrieve import Candidate, RetrievalResult
 
-if TYPE_CHECKING:  # rag.modes.result imports this module (a mode's answer is an Answer)
-    from rag.modes.result import ModeResult
+
+class ModeStages(Protocol):
+    """What an Answer needs of the mode that searched for it (rag.modes.result.ModeResult is one).
+
+    Declared here, not imported: modes build on answers (the agent writes an Answer), so an answer
+    only names the part of a mode's result it reads.
+    """
+
+    mode: str
+
+    def summary_json(self) -> dict[str, Any]: ...
 
 
 def source_label(position: int) -> str:
@@ -101,7 +110,7 @@ class Answer:
     model: str
     relevance: Mapping[str, float] = field(default_factory=dict, compare=False, hash=False)
     relevance_basis: str = ""
-    mode_result: ModeResult | None = field(default=None, compare=False, hash=False, repr=False)
+    mode_result: ModeStages | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def retrieval_mode(self) -> str:

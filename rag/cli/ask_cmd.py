@@ -6,12 +6,13 @@ import json
 
 import click
 
-from rag.answer import Answer, answer_question, stream_answer
-from rag.asklog import AskLog
-from rag.cli import load_components, main
+from rag.answer.result import Answer
+from rag.ask.answerer import answer_question, stream_answer
+from rag.ask.log import AskLog
+from rag.cli.main import main, opened
 from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 
 
@@ -25,18 +26,13 @@ def ask(question: str, as_json: bool, collection: str | None, **options: object)
 
     --mode runs a retrieval mode first (its searches are listed on stderr); the answer is checked the same way.
     """
-    components = load_components(collection)
-    try:
+    with opened(collection) as components:
         config = with_options(components.settings.retrieval, options)
         if as_json:
             answer = answer_question(components, question, config)
         else:
             answer = _stream_to_stdout(components, question, config)
         AskLog.for_settings(components.settings).record(answer, components.settings.collection)
-    except RagError as e:
-        raise click.ClickException(str(e)) from None
-    finally:
-        components.close()
     if as_json:
         click.echo(json.dumps(answer.as_json(), ensure_ascii=False, indent=2))
     else:

@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from rag.cli import main, settings_from_env
-from rag.errors import RagError
+from rag.cli.main import main, settings_from_env
 
 
 def collection_option(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -21,13 +20,10 @@ def collection_option(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print [{name, default, dense_model, dense_runtime, sparse_model, sentence_vectors, chunks, documents, error}].")
 def collections(as_json: bool) -> None:
     """List the collections with their models, chunk and document counts, and whether they store sentence vectors."""
-    from rag.collections import describe_collections
+    from rag.catalog.collections import describe_collections
 
     settings = settings_from_env()
-    try:
-        infos = describe_collections(settings)
-    except RagError as e:
-        raise click.ClickException(str(e)) from None
+    infos = describe_collections(settings)  # a RagError is one clean line (rag.cli.main._Group)
     if as_json:
         click.echo(json.dumps([i.as_json() | {"default": i.name == settings.collection} for i in infos], indent=2))
         return

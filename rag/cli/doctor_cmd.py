@@ -6,9 +6,9 @@ import os
 
 import click
 
-from rag.cli import main
-from rag.config import Settings
-from rag.text import plural
+from rag.cli.main import main
+from rag.settings.config import Settings
+from rag.text.words import plural
 
 
 @main.command()
@@ -16,7 +16,7 @@ from rag.text import plural
 def doctor(fix: bool) -> None:
     """Check models records, crash journal, locks and collections under the data dir; exits 1 while problems remain."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from rag.doctor import check  # here: it opens the stores, whose engines `--help` never needs
+    from rag.catalog.doctor import check  # here: it opens the stores, whose engines `--help` never needs
 
     settings = Settings.from_env()
     findings = check(settings, fix)

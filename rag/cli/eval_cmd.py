@@ -8,12 +8,10 @@ from pathlib import Path
 
 import click
 
-from rag.cli import load_components, main, progress_bar
+from rag.cli.main import main, opened, progress_bar
 from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
-from rag.inspect.compare import config_label
-from rag.components import Components
-from rag.errors import RagError
+from rag.settings.labels import config_label
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir
 from rag.eval.judge import FaithfulnessJudge
 from rag.eval.metrics import CONTEXT_PRECISION
@@ -26,13 +24,12 @@ from rag.eval.runs import (
     EvalRun,
     baseline_of,
     compare_runs,
-    list_runs,
     load_run,
     set_baseline,
 )
 from rag.eval.verdicts import verdict_title
-from rag.text import plural
-from rag.wording import STAGE_TITLES
+from rag.text.words import plural
+from rag.text.wording import STAGE_TITLES
 
 MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 
@@ -60,14 +57,15 @@ def eval_command(
     Without --candidates the configured value is used, but at least 20 so that recall@20 / hit@20 can count.
     """
     if list_runs:
-        _print_runs(load_components(collection), as_json)
+        with opened(collection) as components:
+            runs = list_runs(components.settings.data_dir)
+        _print_runs(runs, as_json)
         return
     if (qset is None) == (beir_dir is None):
         raise click.UsageError("give a question set file (SET.jsonl) or --beir DIR, not both")
     if judge and not answers:
         raise click.UsageError("--judge needs --answers")
-    components = load_components(collection or (collection_name(beir_dir) if beir_dir else None))
-    try:
+    with opened(collection or (collection_name(beir_dir) if beir_dir else None)) as components:
         if beir_dir is not None:
             data = load_beir(beir_dir, split)
             with _bar(len(data.corpus), "ingest") as bar:
@@ -94,10 +92,6 @@ def eval_command(
             if other is None:
                 raise click.ClickException(f"no baseline is marked for set {run.set_name!r}; pass a run id")
             comparison = compare_runs(load_run(data_dir, other), run)
-    except RagError as e:
-        raise click.ClickException(str(e)) from None
-    finally:
-        components.close()
     if as_json:
         out = run.as_json() | ({"comparison": comparison.as_json()} if comparison else {})
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
@@ -149,9 +143,7 @@ def _print_comparison(cmp: Comparison) -> None:
         click.echo(f"  {q.id}: {old} -> {new}")
 
 
-def _print_runs(components: Components, as_json: bool) -> None:
-    runs = list_runs(components.settings.data_dir)
-    components.close()
+def _print_runs(runs: list[EvalRun], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([r.summary_json() | {"metrics": r.per_stage.get(FINAL_STAGE, {})} for r in runs], indent=2))
         return

@@ -8,14 +8,16 @@ from pathlib import Path
 
 import click
 
-from rag.cli import load_components, main, progress_bar
+from rag.cli.main import main, opened, progress_bar
 from rag.cli.collections_cmd import collection_option
-from rag.config import CHUNK_STRATEGIES, ChunkConfig
+from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
+from rag.components import Components
 from rag.errors import RagError
-from rag.archive import ArchiveLimits, expand_zip, is_zip_name
-from rag.documents import clean_tags, delete_document, list_documents, sentence_vectors_stored
-from rag.ingest import FileResult, IngestSummary, collect_paths, ingest_files, name_clashes
-from rag.sentences import sentence_vectors_note
+from rag.ingest.loaders.archive import ArchiveLimits, expand_zip, is_zip_name
+from rag.catalog.documents import delete_document, list_documents, sentence_vectors_stored
+from rag.types import clean_tags
+from rag.ingest.pipeline import FileResult, IngestSummary, collect_paths, ingest_files, name_clashes
+from rag.ingest.sentences import sentence_vectors_note
 
 
 # Files read and handed to ingest_files at a time: enough documents for its cross-document embedding
@@ -41,20 +43,34 @@ def ingest(
     stderr with the reason, and under "skipped" in --json. Inputs that would be stored as one
     document are all refused, with every path named, before anything is written.
     """
-    components = load_components(collection)
+    with opened(collection) as components:
+        results, skipped = _ingest_paths(components, paths, strategy, size, overlap, tags)
+    summary = IngestSummary(tuple(results))
+    line = (
+        f"{summary.documents} documents, {summary.chunks_written} chunks written, "
+        f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors"
+    )
+    if as_json:  # stdout holds the JSON alone; the summary line goes beside the progress
+        click.echo(json.dumps({"files": [r.__dict__ for r in results], "skipped": [{"path": p, "reason": r} for p, r in skipped]}, indent=2))
+        click.echo(line, err=True)
+    else:
+        click.echo(line)
+    if summary.errors:
+        raise SystemExit(1)
+
+
+def _ingest_paths(
+    components: Components, paths: tuple[Path, ...], strategy: str | None, size: int | None, overlap: int | None, tags: str | None
+) -> tuple[list[FileResult], list[tuple[str, str]]]:
+    """Collect, read and ingest `paths` in batches: each file's result, and what was skipped with why."""
     base = components.settings.chunk
-    try:
-        config = ChunkConfig(strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap, base.heading_weight)
-    except RagError as e:
-        components.close()
-        raise click.ClickException(str(e)) from None
+    config = ChunkConfig(strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap, base.heading_weight)
     collected = collect_paths(paths, own_folders=[components.settings.data_dir])
     skipped = list(collected.skipped)
     for path, reason in skipped:
         click.echo(f"skipped {path}: {reason}", err=True)
     files = list(collected.files)
     if not files:
-        components.close()
         raise click.ClickException("no supported files found (.md, .txt, .html, .pdf, .docx, .zip)")
     tag_list = clean_tags(tags.split(",")) if tags is not None else None
     limits = ArchiveLimits.for_upload_mb(components.settings.max_upload_mb)
@@ -105,19 +121,7 @@ def ingest(
                 run_batch()
         if batch:
             run_batch()
-    components.close()
-    summary = IngestSummary(tuple(results))
-    line = (
-        f"{summary.documents} documents, {summary.chunks_written} chunks written, "
-        f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors"
-    )
-    if as_json:  # stdout holds the JSON alone; the summary line goes beside the progress
-        click.echo(json.dumps({"files": [r.__dict__ for r in results], "skipped": [{"path": p, "reason": r} for p, r in skipped]}, indent=2))
-        click.echo(line, err=True)
-    else:
-        click.echo(line)
-    if summary.errors:
-        raise SystemExit(1)
+    return results, skipped
 
 
 def _members(name: str, files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
@@ -160,10 +164,9 @@ def _advance(bar, message: str) -> None:  # noqa: ANN001 - tqdm
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def docs(collection: str | None, as_json: bool) -> None:
     """List ingested documents with chunk counts (and, on stderr, whether sentence vectors are stored)."""
-    components = load_components(collection)
-    rows = list_documents(components)
-    stored = sentence_vectors_stored(components)
-    components.close()
+    with opened(collection) as components:
+        rows = list_documents(components)
+        stored = sentence_vectors_stored(components)
     if as_json:
         click.echo(json.dumps([r.__dict__ | {"tags": list(r.tags)} for r in rows], indent=2))
         return
@@ -177,9 +180,8 @@ def docs(collection: str | None, as_json: bool) -> None:
 @collection_option
 def delete(source: str, collection: str | None) -> None:
     """Delete a document (all its chunks)."""
-    components = load_components(collection)
-    n = delete_document(components, source)
-    components.close()
+    with opened(collection) as components:
+        n = delete_document(components, source)
     if n == 0:
         raise click.ClickException(f"no document named {source!r}; `ragscope docs` lists them")
     click.echo(f"deleted {source} ({n} chunks)")
@@ -189,7 +191,6 @@ def delete(source: str, collection: str | None) -> None:
 @collection_option
 def optimize(collection: str | None) -> None:
     """Merge segments and build indexes (slow on large collections; run while the app is stopped)."""
-    components = load_components(collection)
-    components.store.optimize()
-    components.close()
+    with opened(collection) as components:
+        components.store.optimize()
     click.echo("optimized", err=True)

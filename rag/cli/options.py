@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import ConfigError
-from rag.settings_spec import Knob, knobs
+from rag.settings.spec import Knob, knobs
 
 
 class _SettingType(click.ParamType):

@@ -6,14 +6,14 @@ import json
 
 import click
 
-from rag.cli import load_components, main
+from rag.cli.main import main, opened
 from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
-from rag.inspect.compare import config_label, feedback_notes
+from rag.inspect.compare import feedback_notes
+from rag.settings.labels import config_label
 from rag.components import Components
-from rag.config import RetrievalConfig
-from rag.errors import RagError
-from rag.retrieve import STAGES, Candidate, retrieve
+from rag.settings.config import RetrievalConfig
+from rag.retrieval.retrieve import STAGES, Candidate, retrieve
 from rag.types import ChunkFilter
 
 
@@ -30,17 +30,12 @@ def search(question: str, as_json: bool, show_all: bool, collection: str | None,
     With --mode other than plain, each search the mode ran (hop, retry, tool call) is printed as a stage.
     """
     flt = parse_filters(filters)
-    components = load_components(collection)
-    try:
+    with opened(collection) as components:
         config = with_options(components.settings.retrieval, overrides)
         if config.mode != "plain":
             _search_mode(components, question, config, flt, as_json)
             return
         result = retrieve(components, question, config, flt)
-    except RagError as e:
-        raise click.ClickException(str(e)) from None
-    finally:
-        components.close()
     shown = result.candidates if show_all else sorted((c for c in result.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
     if as_json:
         out = {"reranker": result.reranker, "expansion": list(result.expansion), "dense_feedback": list(result.dense_feedback), "results": [c.as_row() for c in shown]}
@@ -58,7 +53,7 @@ def search(question: str, as_json: bool, show_all: bool, collection: str | None,
 
 def _search_mode(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, as_json: bool) -> None:
     """A retrieval mode: each of its searches (hop, retry, call) with what the mode added, then the final list."""
-    from rag.modes import run_mode  # here: it loads the answerers' libraries, which plain search never needs
+    from rag.modes.run import run_mode  # here: it loads the answerers' libraries, which plain search never needs
 
     mr = run_mode(components, question, config=config, flt=flt)
     if as_json:

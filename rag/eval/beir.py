@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag.components import Components
-from rag.config import ChunkConfig
+from rag.settings.config import ChunkConfig
 from rag.errors import EvalSetError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import Question, QuestionSet
-from rag.ingest import IngestSummary, ingest_files
-from rag.loaders import safe_source
+from rag.ingest.pipeline import IngestSummary, ingest_files
+from rag.ingest.loaders.names import safe_source
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import html
 import itertools
 import re
 import unicodedata
@@ -29,20 +28,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag.chunker import heading_title
 from rag.components import Components
-from rag.originals import Originals
+from rag.ingest.originals import Originals
+from rag.text.fold import reader_form
+from rag.text.headings import heading_names, heading_parts
 from rag.types import Chunk, ChunkFilter
 
 _WORD = re.compile(r"\w+")
-# Inline Markdown/HTML a rendered heading does not show: link and image targets, tags, code ticks, emphasis.
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
-_MARKS = re.compile(r"[`*_~]")
-# Block syntax a rendered page shows as layout, not text (a copy from the browser leaves it out): list
-# bullets and numbers, quote markers, a table's pipes and its header separator row.
-_BLOCK_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?", re.MULTILINE)
-_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -105,7 +97,7 @@ def _section(item: dict) -> SectionRef:
     source, heading, grade = item.get("source"), item.get("heading", ""), item.get("grade", 1)
     if not isinstance(source, str) or not source:
         raise ValueError("each gold object needs a non-empty \"source\" string")
-    source = unicodedata.normalize("NFC", source)  # as document names are stored (rag.loaders.safe_source)
+    source = unicodedata.normalize("NFC", source)  # as document names are stored (rag.ingest.loaders.document.safe_source)
     if not isinstance(heading, str):
         raise ValueError("\"heading\" must be a string (the heading path joined with \" > \")")
     if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
@@ -122,25 +114,6 @@ def gold_to_json(gold: Gold | None) -> Any:
     if isinstance(gold, ChunkIdGold):
         return list(gold.ids)
     return [{"source": s.source, "heading": s.heading} | ({"grade": s.grade} if s.grade != 1 else {}) for s in gold.sections]
-
-
-def normalize(text: str) -> str:
-    """The form answer text is found in chunks by: case-, whitespace- and markup-insensitive, so that text
-    copied from the rendered page ("call frobnicate(level=3)") finds the Markdown it was rendered from
-    ("call `frobnicate(level=3)`"), links, code ticks, emphasis, tags and entities included."""
-    return _fold(_shown(text))
-
-
-def _shown(text: str) -> str:
-    """Text as a reader sees it rendered: list, quote and table syntax, link targets, tags, code ticks and
-    emphasis marks dropped, entities decoded."""
-    text = _BLOCK_MARKS.sub("", _TABLE_RULE.sub("", text)).replace("|", " ")
-    return _MARKS.sub("", _LINK.sub(r"\1", _TAG.sub("", html.unescape(text))))
-
-
-def _fold(text: str) -> str:
-    """Case, spacing and Unicode form (documents are stored NFC; a Mac may type "é" decomposed) folded."""
-    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
 
 
 class CollectionIndex:
@@ -161,7 +134,7 @@ class CollectionIndex:
         self.by_source: dict[str, list[Chunk]] = {}
         for c in sorted(self.by_id.values(), key=lambda c: (c.source, c.index)):
             self.by_source.setdefault(c.source, []).append(c)
-        self._norm = {cid: normalize(c.text) for cid, c in self.by_id.items()}
+        self._norm = {cid: reader_form(c.text) for cid, c in self.by_id.items()}
         self.fingerprint = hashlib.sha256("\n".join([*models, *sorted(self.by_id)]).encode()).hexdigest()[:16]
 
     @functools.cached_property
@@ -169,7 +142,7 @@ class CollectionIndex:
         """Each chunk's heading path and text, folded. A heading line lives in the chunk's heading path, not
         in its text: a text gold quoting a heading (or running from a heading into the body) is found here,
         not called lost in parsing. Folded on first need: most text golds are found in the text alone."""
-        return {cid: normalize(_with_path(c)) for cid, c in self.by_id.items()}
+        return {cid: reader_form(_with_path(c)) for cid, c in self.by_id.items()}
 
     @classmethod
     def from_components(cls, components: Components) -> CollectionIndex:
@@ -218,7 +191,7 @@ class CollectionIndex:
         return GoldUnit(key, label, ref.grade, (), f"{ref.source} has no heading {ref.heading!r}{hint}")
 
     def _text(self, text: str) -> Resolution:
-        wanted = normalize(text)
+        wanted = reader_form(text)
         label = f"“{text[:60]}{'…' if len(text) > 60 else ''}”"
         ids = tuple(cid for cid, norm in self._norm.items() if wanted in norm)
         ids = ids or tuple(cid for cid, norm in self._norm_with_path.items() if wanted in norm)
@@ -226,9 +199,9 @@ class CollectionIndex:
             return Resolution((GoldUnit("text", label, 1, ids),))
         for chunks in self.by_source.values():
             for first, second in itertools.pairwise(chunks):
-                if wanted in normalize(_joined(first, second)):
+                if wanted in reader_form(_joined(first, second)):
                     return Resolution((GoldUnit("text", label, 1, ()),), split=(first.id, second.id))
-        held = sum(wanted in normalize(_with_path(c)) for c in self.quarantined)
+        held = sum(wanted in reader_form(_with_path(c)) for c in self.quarantined)
         if held:
             return Resolution((GoldUnit("text", label, 1, (), _quarantined(held)),))
         nearest = self._nearest(wanted)
@@ -246,7 +219,7 @@ class CollectionIndex:
         """Each document's original as folded text, or None when the originals cannot settle the question."""
         if self._files is None and self.originals is not None:
             texts = self.originals.texts(self.by_source)
-            self._files = None if texts is None else {s: normalize(t) for s, t in texts.items()}
+            self._files = None if texts is None else {s: reader_form(t) for s, t in texts.items()}
         return self._files
 
     def _nearest(self, wanted: str) -> str | None:
@@ -254,26 +227,6 @@ class CollectionIndex:
         words = set(_WORD.findall(wanted))
         best = max(self._norm.items(), key=lambda kv: len(words & set(_WORD.findall(kv[1]))), default=None)
         return best[0] if best and words & set(_WORD.findall(best[1])) else None
-
-
-def heading_parts(heading: str) -> tuple[str, ...]:
-    """A heading path as comparable parts: split on ">", each as rendered (see the module docstring) and as
-    the chunker stores titles (a copied "## Caveat { #caveat }" is "Caveat"), trimmed, case- and
-    whitespace-folded."""
-    parts = _TAG.sub("", heading).split(">")  # tags first: their own ">" is not a path separator
-    return tuple(p for p in (_fold(_shown(heading_title(part))) for part in parts) if p)
-
-
-def heading_names(path: Sequence[str], heading: str) -> bool:
-    """True when `heading`, as a person writes it, names the section with heading path `path` or one it is
-    inside: its folded parts are consecutive titles of `path`. Gold and the inspector's tracking both ask
-    this, so a heading that counts as gold is one the inspector can track. Titles are folded one by one,
-    so a title holding ">" ("a > b") still matches."""
-    want = " > ".join(heading_parts(heading))
-    if not want:
-        return True  # no heading: the whole document
-    titles = [" > ".join(heading_parts(t)) for t in path]
-    return any(" > ".join(titles[i:j]) == want for i in range(len(titles)) for j in range(i + 1, len(titles) + 1))
 
 
 def nearest_headings(heading: str, headings: Sequence[str], n: int = 3) -> list[str]:

@@ -18,13 +18,13 @@ import numpy as np
 
 from rag.answer.citations import answer_sentences, strip_markers
 from rag.answer.result import Answer, source_label
-from rag.config import Settings
+from rag.settings.config import Settings
 from rag.errors import GenerationError
 
 if TYPE_CHECKING:  # the SDK is imported where it is used: importing it costs seconds
     import anthropic
 
-    from rag.encoders import DenseEncoder
+    from rag.encoders.base import DenseEncoder
 
 JUDGE_QUESTION = "Does the source state the sentence? YES/NO"
 JUDGE_SYSTEM = (

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from rag.answer import Generator, answer_question, default_generator
+from rag.answer.generator import Generator
+from rag.ask.answerer import answer_question, default_generator
 from rag.components import Components
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord, answer_metrics
 from rag.eval.gold import CollectionIndex
@@ -27,10 +28,11 @@ from rag.eval.metrics import CONTEXT_PRECISION, by_query, context_precision_at_k
 from rag.eval.qsets import QuestionSet
 from rag.eval.runs import EvalRun, QuestionResult, save_run
 from rag.eval.verdicts import inspector_link, judge_question
-from rag.inspect.compare import config_label
-from rag.inspect.params import collection_param
-from rag.modes import ModeResult, run_mode
-from rag.retrieve import QDRANT_FUSIONS, STAGES, RetrievalResult, fused_search
+from rag.settings.labels import config_label
+from rag.settings.links import collection_param
+from rag.modes.run import run_mode
+from rag.modes.result import ModeResult
+from rag.retrieval.retrieve import QDRANT_FUSIONS, STAGES, RetrievalResult, fused_search
 
 Progress = Callable[[int, int, str], None]
 

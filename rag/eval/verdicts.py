@@ -22,14 +22,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
 from rag.eval.gold import GoldUnit, Resolution
-from rag.inspect.params import inspector_params
-from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult
+from rag.settings.links import inspector_params
+from rag.retrieval.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult
 
 if TYPE_CHECKING:
-    from rag.modes import ModeResult
+    from rag.modes.result import ModeResult
 
 # Code -> title, in pipeline order (the order the checks run in).
 VERDICTS: dict[str, str] = {

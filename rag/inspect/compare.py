@@ -1,18 +1,15 @@
-"""Two retrieval configs side by side on one question (final rankings, overlap, rank changes), and how to name them.
+"""Two retrieval configs side by side on one question (final rankings, overlap, rank changes).
 
-`config_label` and `feedback_notes` describe a config and what its query expansion did, for the
-inspector, the Eval tab and the CLI alike.
+`feedback_notes` says what a config's query expansion did, for the inspector and the CLI alike.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from rag.components import Components
-from rag.config import RetrievalConfig
-from rag.retrieve import RetrievalResult, retrieve
-from rag.settings_spec import knobs
+from rag.settings.config import RetrievalConfig
+from rag.retrieval.retrieve import RetrievalResult, retrieve
 from rag.types import ChunkFilter, StoredChunk
 
 
@@ -81,30 +78,9 @@ def _search(components: Components, question: str, config: RetrievalConfig, flt:
     """One side's final list: plain retrieval (reusing `other`'s encoded question), or its mode's final list."""
     if config.mode == "plain":
         return retrieve(components, question, config, flt, encoded=other.query if other else None)
-    from rag.modes import run_mode  # rag.modes builds on rag.answer, which plain comparisons never load
+    from rag.modes.run import run_mode  # rag.modes builds on rag.answer, which plain comparisons never load
 
     return run_mode(components, question, config=config, flt=flt).result
-
-
-def config_label(config: RetrievalConfig) -> str:
-    """A one-line description of a config for headers and legends, from each setting's `tag`.
-
-    Settings that do not apply (RRF k under dbsf, PRF numbers with PRF off) are left out; a setting
-    that refines another (a fusion's k, PRF's numbers) follows it: "rrf k=60 · PRF 3 docs, 10 terms, w=0.5".
-    """
-    values = dataclasses.asdict(config)
-    parts: dict[str, list[str]] = {}  # field name -> its words, then those of the settings refining it
-    for knob in knobs(type(config)):
-        value = values[knob.name]
-        if not knob.tag or value is None or value is False or value == knob.off or knob.applies(values):
-            continue
-        text = knob.tag if value is True else knob.tag.format(knob.shown(value))
-        owner = "fusion" if knob.fusions else knob.needs
-        if owner in parts:
-            parts[owner].append(text)
-        else:
-            parts[knob.name] = [text]
-    return " · ".join(head + (" " + ", ".join(rest) if rest else "") for head, *rest in parts.values())
 
 
 def feedback_notes(result: RetrievalResult) -> dict[str, str]:

@@ -10,7 +10,7 @@ contain the term (Qdrant's formula is ln(1 + (N - n + 0.5) / (n + 0.5))).
 
 Dense: the chunk is one vector, so the closest we can get to "why" is the sentence inside it whose own
 vector is nearest to the question, with its cosine. The sentences are the ones sentence-level rescoring
-compares (`rag.sentences.sentence_texts`: the heading path counts as one) and their vectors are the
+compares (`rag.ingest.sentences.sentence_texts`: the heading path counts as one) and their vectors are the
 stored ones MaxSim read, so the best cosine shown is the one the reranker used.
 
 `highlight_markdown()` marks both in the chunk's text for display, escaping every character Markdown
@@ -29,10 +29,10 @@ import numpy as np
 
 from rag.components import Components
 from rag.errors import RagError
-from rag.rerank import sentence_cosines
-from rag.retrieve import RetrievalResult
-from rag.sentences import sentence_spans
-from rag.text import escape_markdown
+from rag.retrieval.rerank import sentence_cosines
+from rag.retrieval.retrieve import RetrievalResult
+from rag.ingest.sentences import sentence_spans
+from rag.text.markdown import escape_markdown
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
 _WORD = re.compile(r"\w+")

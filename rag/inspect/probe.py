@@ -12,11 +12,12 @@ import random
 from dataclasses import dataclass
 from typing import Callable
 
-from rag.chunker import split_sentences
+from rag.text.fold import match_key
+from rag.text.sentences import split_sentences
 from rag.components import Components
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
-from rag.retrieve import retrieve
+from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter, StoredChunk
 
 Progress = Callable[[float, str], None]
@@ -95,7 +96,7 @@ def probe(
         result = retrieve(components, sentence, config, flt)
         own = result.get(chunk.chunk.id)
         top = result.final[0].chunk if result.final else None
-        duplicate = top is not None and top.chunk.id != chunk.chunk.id and " ".join(sentence.lower().split()) in " ".join(top.chunk.text.lower().split())
+        duplicate = top is not None and top.chunk.id != chunk.chunk.id and match_key(sentence) in match_key(top.chunk.text)
         cases.append(ProbeCase(chunk, sentence, own.final_rank if own else None, top, duplicate))
         if progress:
             progress(i / len(chosen), f"{i}/{len(chosen)} probed")

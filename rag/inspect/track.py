@@ -22,14 +22,16 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from rag.components import Components
-from rag.config import FUSION_METHODS, RetrievalConfig
+from rag.settings.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
-from rag.eval.gold import heading_names
+from rag.text.fold import reader_form
+from rag.text.headings import heading_names
 from rag.inspect.explain import get_chunk
 from rag.inspect.mode_trail import ModeTrail, mode_trail
 from rag.modes.result import ModeResult
-from rag.rerank import RERANKERS, RerankContext, get_reranker
-from rag.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult, fused_search, retrieve
+from rag.retrieval.rerank import RerankContext, get_reranker
+from rag.settings.rerankers import RERANKERS
+from rag.retrieval.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult, fused_search, retrieve
 from rag.types import ChunkFilter, Hit, StoredChunk
 
 FINAL = "final"
@@ -469,18 +471,15 @@ def _by_text(components: Components, text: str) -> TrackTarget:
         raise RagError("the collection is empty: ingest documents first")
     ids = list(dict.fromkeys(h.id for h in hits))
     chunks = {c.chunk.id: c for c in store.records(ChunkFilter(ids=tuple(ids), include_quarantined=True))}
-    wanted = _normal(text)
+    wanted = reader_form(text)
     for cid in ids:
-        if cid in chunks and wanted in _normal(chunks[cid].chunk.text):
+        if cid in chunks and wanted in reader_form(chunks[cid].chunk.text):
             return TrackTarget(chunks[cid], "text", "the chunk contains the pasted text")
     words = set(_WORDS.findall(wanted))
 
     def overlap(cid: str) -> float:
-        return len(words & set(_WORDS.findall(_normal(chunks[cid].chunk.text)))) / max(1, len(words))
+        return len(words & set(_WORDS.findall(reader_form(chunks[cid].chunk.text)))) / max(1, len(words))
 
     best = max((cid for cid in ids if cid in chunks), key=overlap)
     return TrackTarget(chunks[best], "text", f"no chunk contains the pasted text exactly; closest chunk shares {overlap(best):.0%} of its words")
 
-
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())

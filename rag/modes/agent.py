@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any
 
-from rag.answer.answerer import build_answer
+from rag.answer.build import build_answer
 from rag.answer.checks import Gate
 from rag.answer.prompt import (
     NOT_IN_SOURCES,
@@ -27,13 +27,13 @@ from rag.answer.prompt import (
 )
 from rag.answer.result import Generation, Source
 from rag.components import Components
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import GenerationError, QuestionError, RagError
 from rag.modes.fusion import merge
 from rag.modes.llm import Claude, text_of
 from rag.modes.options import ModeOptions
 from rag.modes.result import AgentStep, ModeResult, ToolCall
-from rag.retrieve import RetrievalResult, check_question, retrieve
+from rag.retrieval.retrieve import RetrievalResult, check_question, retrieve
 from rag.types import ChunkFilter
 
 TOOL_NAME = "search_docs"

@@ -17,12 +17,12 @@ from rag.answer.extractive import ExtractiveGenerator, choose
 from rag.answer.terms import key_terms
 from rag.answer.prompt import escape_source_text
 from rag.components import Components
-from rag.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig
 from rag.errors import GenerationError
 from rag.modes.fusion import merge
 from rag.modes.llm import Claude, refuse_if_cut, text_of
 from rag.modes.result import HydeStage, ModeResult
-from rag.retrieve import RetrievalResult, retrieve
+from rag.retrieval.retrieve import RetrievalResult, retrieve
 from rag.types import ChunkFilter
 
 HYDE_SYSTEM = """You help a search engine over a documentation collection. Given a question, write the passage

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from rag.answer.anthropic_gen import api_error
 from rag.answer.result import Source, source_label
-from rag.config import AnswerConfig, Settings
+from rag.settings.config import AnswerConfig, Settings
 from rag.errors import GenerationError
 from rag.modes.result import LlmCall
-from rag.retrieve import Candidate
+from rag.retrieval.retrieve import Candidate
 
 if TYPE_CHECKING:  # the SDK is imported where a client is made or called: importing it costs seconds
     import anthropic

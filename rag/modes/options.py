@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag.config import MODES
+from rag.settings.config import MODES
 from rag.errors import ConfigError
 from rag.modes.fusion import HOP_FUSIONS
 

@@ -1,6 +1,6 @@
 """What a retrieval mode did, stage by stage, as data: the inspector, the CLI and Eval read the same values.
 
-Every search a mode runs is a `RetrievalResult` from `rag.retrieve.retrieve()`, kept whole, so each
+Every search a mode runs is a `RetrievalResult` from `rag.retrieval.retrieve.retrieve()`, kept whole, so each
 hop / retry / tool call can be shown with its dense, sparse, fused and rerank lists like plain
 retrieval, and a tracked chunk can be located in the search where it appeared or was lost.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag.answer.result import Answer
-from rag.retrieve import RetrievalResult
+from rag.retrieval.retrieve import RetrievalResult
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rag.config import Settings
+from rag.settings.config import Settings
 from rag.store.base import CollectionModels, FusedQuery, PointData, Store, chunk_payload, document_info
 
 if TYPE_CHECKING:

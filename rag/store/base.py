@@ -12,17 +12,17 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
 
-from rag.config import INT8_RUNTIME
+from rag.settings.config import INT8_RUNTIME
 from rag.errors import ModelMismatchError, RagError, StoreError
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
 from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
 
 if TYPE_CHECKING:
-    from rag.config import Settings
+    from rag.settings.config import Settings
 
 DENSE = "dense"
 SPARSE = "sparse"
-# Each chunk's sentence vectors (rag/sentences.py), a MaxSim multivector used only to rescore candidates.
+# Each chunk's sentence vectors (rag/ingest/sentences.py), a MaxSim multivector used only to rescore candidates.
 SENTENCES = "sentences"
 # `status` is a keyword ("active" / "quarantined"), not a bool: qdrant-edge 0.9 does not match bool values.
 KEYWORD_FIELDS = ("source", "tags", "heading", "flags", "status")
@@ -37,7 +37,7 @@ class CollectionModels:
     collection is created (a collection from before the field reads False) and is not a model: asking
     for it on a collection without it is no mismatch (see `same_models`). `sentence_pooling` says how
     they were made, also fixed at creation: "late" (pooled from the chunk's own forward pass,
-    `rag.ingest.encode_late`), "separate" (each sentence encoded on its own, what collections made
+    `rag.ingest.pipeline.encode_late`), "separate" (each sentence encoded on its own, what collections made
     before the field hold) or "separate-int8" (the same on the model's int8-quantised export); every
     later ingest follows it, so one collection never mixes them.
     `dense_runtime` says what ran the dense model when the collection was created: "torch" (what
@@ -172,7 +172,7 @@ class Store(Protocol):
         """
         ...
     def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
-        """The sentence vectors stored for one chunk, one row per `rag.sentences.sentence_texts` entry.
+        """The sentence vectors stored for one chunk, one row per `rag.ingest.sentences.sentence_texts` entry.
 
         The inspector shows the per-sentence cosines the reranker's MaxSim read, not fresh encodings
         (with int8 sentence vectors those differ by the batch they were encoded in). None when the

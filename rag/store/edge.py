@@ -18,8 +18,9 @@ from typing import Any, Sequence
 import qdrant_edge as qe
 
 from rag.errors import StoreError, StoreLockedError
-from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, QUARANTINED, SENTENCES, SPARSE, CollectionModels, check_facet_key, FusedQuery, PointData, mismatch_error, sentence_rows, store_call, stored_chunk
-from rag.config import validate_collection_name
+from rag.store.base import DENSE, INTEGER_FIELDS, KEYWORD_FIELDS, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData, check_facet_key, mismatch_error, sentence_rows, store_call, stored_chunk
+from rag.types import QUARANTINED
+from rag.settings.config import validate_collection_name
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 _SCROLL_PAGE = 1000

@@ -1,0 +1,114 @@
+"""Collections as a first-class thing: list, describe, create and delete them.
+
+A collection is one set of documents embedded by one pair of models. The sample help centre gets its
+own (`sample`), so its fictional answers never come up for a user's real documents; BEIR folders get
+theirs (`beir-<folder>`). RAGSCOPE_COLLECTION names the default one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from dataclasses import dataclass
+from typing import Any
+
+from rag.components import Components, build_components
+from rag.settings.config import Settings, validate_collection_name
+from rag.errors import RagError
+from rag.store import list_collections
+from rag.store.base import CollectionModels
+
+SAMPLE_COLLECTION = "sample"
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """One collection as the pickers and `ragscope collections` list it.
+
+    `models` is None until something is written; `chunks` and `documents` are None and `error` says
+    why when the collection could not be opened (on the embedded engine: another process holds it).
+    """
+
+    name: str
+    models: CollectionModels | None
+    chunks: int | None
+    documents: int | None
+    error: str = ""
+
+    @property
+    def sentence_vectors(self) -> bool | None:
+        return self.models.sentence_vectors if self.models else None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "dense_model": self.models.dense_model if self.models else None,
+            "dense_runtime": self.models.dense_runtime if self.models else None,
+            "sparse_model": self.models.sparse_model if self.models else None,
+            "sentence_vectors": self.sentence_vectors,
+            "chunks": self.chunks,
+            "documents": self.documents,
+            "error": self.error or None,
+        }
+
+
+def for_collection(settings: Settings, name: str) -> Settings:
+    """`settings` on another collection (same data dir, backend and models).
+
+    Raises:
+        ConfigError: the name is not a valid collection name.
+    """
+    return dataclasses.replace(settings, collection=validate_collection_name(name))
+
+
+def collection_names(settings: Settings) -> list[str]:
+    """The collections on the configured backend, and the configured default even before anything is written to it."""
+    return sorted({*list_collections(settings), settings.collection})
+
+
+def describe_collection(components: Components) -> CollectionInfo:
+    """Models, chunk and document counts of an open collection (cheap: metadata, a count and a facet)."""
+    store = components.store
+    return CollectionInfo(components.settings.collection, store.collection_models(), store.count(), len(store.sources()))
+
+
+def describe_collections(settings: Settings) -> list[CollectionInfo]:
+    """Every collection, each opened in turn and closed again (the CLI's view; the app reuses its open ones)."""
+    out = []
+    for name in collection_names(settings):
+        try:
+            components = build_components(for_collection(settings, name))
+        except RagError as e:
+            out.append(CollectionInfo(name, None, None, None, str(e)))
+            continue
+        try:
+            out.append(describe_collection(components))
+        finally:
+            components.close()
+    return out
+
+
+def create_collection(components: Components) -> CollectionInfo:
+    """Create the components' collection for their models (loads the dense model for its dimension); a no-op if it exists.
+
+    Raises:
+        ModelMismatchError: it exists already, built with other models.
+    """
+    components.ensure_collection()
+    return describe_collection(components)
+
+
+def delete_collection(components: Components, typed_name: str) -> None:
+    """Delete the components' collection with every chunk in it, once its name was typed to confirm.
+
+    Question sets, eval runs and the ask log stay: they name the collection they ran on.
+
+    Raises:
+        RagError: `typed_name` is not the collection's name.
+    """
+    name = components.settings.collection
+    if typed_name.strip() != name:
+        raise RagError(f"type the collection's name ({name}) to delete it")
+    components.store.drop_collection()
+    components.journal.discard_all()
+    shutil.rmtree(components.settings.originals_dir, ignore_errors=True)

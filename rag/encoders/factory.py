@@ -1,0 +1,31 @@
+"""The encoder for a setting: one per model, runtime and models folder per process."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from rag.encoders.base import DenseEncoder
+from rag.encoders.dense_onnx import OnnxEncoder
+from rag.encoders.dense_torch import SentenceTransformerEncoder
+from rag.encoders.sparse import FastembedBm25Encoder
+from rag.settings.config import INT8_RUNTIME
+
+
+@lru_cache(maxsize=4)
+def dense_encoder(name: str, runtime: str, models_dir: Path) -> DenseEncoder:
+    """One encoder per model, runtime and models folder per process: models are large and thread-safe
+    for inference (the ONNX runtime also shares one session per export file across models folders).
+
+    `runtime` is one of Settings.dense_runtime's values: "torch" (sentence-transformers), "onnx"
+    (rag.encoders.dense_onnx, its export kept under `models_dir`) or "onnx-int8" (that export quantised to int8).
+    Which one encodes for a collection is its record's call (`rag.components.CollectionDense`).
+    """
+    if runtime in ("onnx", INT8_RUNTIME):
+        return OnnxEncoder(name, models_dir, int8=runtime == INT8_RUNTIME)
+    return SentenceTransformerEncoder(name)
+
+
+@lru_cache(maxsize=4)
+def sparse_encoder(name: str, cache_dir: Path | None = None) -> FastembedBm25Encoder:
+    return FastembedBm25Encoder(name, cache_dir=cache_dir)

@@ -1,0 +1,89 @@
+"""BM25 through fastembed, from a folder we ship (it only needs a stopword list); Qdrant's IDF modifier supplies the IDF."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Sequence
+
+from rag.encoders.base import DEFAULT_SPARSE, log
+from rag.errors import EncoderError
+from rag.lazy import LazyModel
+from rag.types import SparseVector
+
+
+class FastembedBm25Encoder(LazyModel):
+    """BM25 term-frequency vectors (fastembed `Qdrant/bm25`); Qdrant's IDF modifier supplies the IDF.
+
+    Example:
+        enc = FastembedBm25Encoder(cache_dir=Path("data/models"))
+        vec = enc.encode_query("refund policy")
+    """
+
+    def __init__(self, name: str = DEFAULT_SPARSE, cache_dir: Path | None = None, avg_len: float = 256.0) -> None:
+        super().__init__()
+        self.name = name
+        self.avg_len = avg_len
+        self._cache_dir = cache_dir
+
+    def _build(self):  # noqa: ANN202
+        log.info("loading sparse model %s", self.name)
+        import onnxruntime
+        from fastembed import SparseTextEmbedding
+
+        onnxruntime.disable_telemetry_events()  # fastembed runs its models on onnxruntime, which would report usage
+
+        kwargs = {"cache_dir": str(self._cache_dir) if self._cache_dir else None}
+        if self.name == DEFAULT_SPARSE:
+            kwargs["specific_model_path"] = str(resources.files("rag") / "resources" / "bm25")
+            kwargs["avg_len"] = self.avg_len
+        try:
+            return SparseTextEmbedding(self.name, **kwargs)
+        except Exception as e:
+            raise EncoderError(f"could not load sparse model {self.name!r} ({type(e).__name__}: {e})") from None
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:
+        return [_to_sparse(e) for e in self._load().embed(list(texts), batch_size=256)]
+
+    def encode_query(self, text: str) -> SparseVector:
+        return _to_sparse(next(iter(self._load().query_embed(text))))
+
+    def doc_lengths(self, texts: Sequence[str]) -> list[int]:
+        """BM25's document length |d| for each text: its tokens after stopword removal and stemming.
+
+        fastembed normalises term weights by |d| / avg_len with avg_len = 256 unless told otherwise;
+        the mean of these lengths over a collection is its true avg_len (see `collection_avg_len`).
+        """
+        from fastembed.common.utils import remove_non_alphanumeric
+
+        inner = self._load().model
+        return [len(inner._stem(inner.tokenizer.tokenize(remove_non_alphanumeric(t)))) for t in texts]
+
+    def query_terms(self, text: str) -> dict[int, str]:
+        """Index -> the query word it came from, so the inspector can explain a sparse score."""
+        inner = getattr(self._load(), "model", None)
+        out: dict[int, str] = {}
+        if inner is None or not hasattr(inner, "_stem"):
+            return out
+        for word in re.findall(r"\w+", text.lower()):
+            stemmed = inner._stem([word])
+            if stemmed:
+                out[inner.compute_token_id(stemmed[0])] = word
+        return out
+
+
+def _to_sparse(embedding) -> SparseVector:  # noqa: ANN001
+    return SparseVector(tuple(int(i) for i in embedding.indices), tuple(float(v) for v in embedding.values))
+
+
+def collection_avg_len(encoder: FastembedBm25Encoder, texts: Sequence[str]) -> float:
+    """The mean BM25 document length of `texts` (a collection's embed texts), for `FastembedBm25Encoder(avg_len=...)`.
+
+    Raises:
+        EncoderError: there are no texts to average.
+    """
+    if not texts:
+        raise EncoderError("cannot compute the BM25 average length of an empty collection: ingest documents first")
+    lengths = encoder.doc_lengths(texts)
+    return sum(lengths) / len(lengths)

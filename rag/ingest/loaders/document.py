@@ -1,0 +1,88 @@
+"""Bytes in, `Document` out: the format's loader (one module each), then the same cleaning for all.
+
+Every format is turned into Markdown-shaped text (headings as `#`, tables as pipe tables) so one
+heading-aware chunker serves them all and chunk offsets always index the text we show.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Callable
+
+from rag.errors import LoaderError
+from rag.ingest.loaders.archive import ArchiveLimits, check_zip_container
+from rag.ingest.loaders.docx import parse_docx
+from rag.ingest.loaders.html import parse_html
+from rag.ingest.loaders.names import ZIP_KINDS, kind_of, safe_source
+from rag.ingest.loaders.pdf import parse_pdf
+from rag.ingest.loaders.text import parse_markdown, parse_text
+from rag.types import Document
+
+
+def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> Document:
+    """Load one file.
+
+    Args:
+        name: file name or relative path; used (sanitised) as the document's source.
+        data: the file's bytes.
+        max_bytes: files larger than this are refused before parsing.
+
+    Returns:
+        A Document whose text is what chunks index into.
+
+    Raises:
+        LoaderError: the file is empty, too big, binary, undecodable, encrypted, has no text layer,
+            or is of an unsupported type; the message names the file.
+    """
+    source = safe_source(name)
+    kind = kind_of(source)
+    if len(data) > max_bytes:
+        raise LoaderError(f"{source}: {len(data) / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB limit")
+    if not data.strip():
+        raise LoaderError(f"{source}: the file is empty")
+    if kind in ZIP_KINDS:
+        check_zip_container(source, data, kind.upper(), ArchiveLimits(max_total_bytes=2 * max_bytes, max_file_bytes=max_bytes))
+    try:
+        text, pages, title = _PARSERS[kind](data, source)
+    except LoaderError:
+        raise
+    except Exception as e:  # third-party parsers raise anything on corrupt input
+        raise LoaderError(f"{source}: could not read this {kind.upper()} file ({type(e).__name__}: {e})") from None
+    text, pages = _clean(text, pages)
+    if not text.strip():
+        hint = " (a scanned PDF has no text layer; run OCR first)" if kind == "pdf" else ""
+        raise LoaderError(f"{source}: no text found{hint}")
+    return Document(source=source, text=text, kind=kind, size_bytes=len(data), pages=pages, title=title, original=data)
+
+
+def _clean(text: str, pages: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
+    """Normalise whitespace; pages are cleaned one by one so their start offsets stay exact."""
+    if not pages:
+        return _clean_part(text), ()
+    bounds = list(pages) + [len(text)]
+    parts = [_clean_part(text[bounds[i] : bounds[i + 1]]) for i in range(len(pages))]
+    out, starts = "", []
+    for part in parts:
+        if out and part:
+            out += "\n\n"
+        starts.append(len(out))
+        out += part
+    return out, tuple(starts)
+
+
+def _clean_part(text: str) -> str:
+    text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip("\n")
+
+
+_PARSERS: dict[str, Callable[[bytes, str], tuple[str, tuple[int, ...], str]]] = {
+    "markdown": parse_markdown,
+    "text": parse_text,
+    "html": parse_html,
+    "pdf": parse_pdf,
+    "docx": parse_docx,
+}

@@ -1,0 +1,143 @@
+"""HTML to Markdown-shaped text: the page's main content as a reader sees it, nothing else.
+
+What a browser does not show must not become document text, because whatever is document text can
+be quoted in an answer: comments (`<!-- staff price is 1 euro -->`), the doctype, `<?xml ...?>`
+processing instructions, script/style/template/noscript bodies, and elements marked hidden. Page
+chrome is not content either: navigation, site headers and footers, sidebars, breadcrumbs and tables
+of contents repeat on every page and would match every question. When the page marks its content
+(`<main>`, `role="main"`, `<article>`) only that is read.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
+from bs4.element import PreformattedString, Script, Stylesheet, TemplateString
+
+from rag.ingest.loaders.tables import rows_to_markdown
+from rag.ingest.loaders.text import decode_text
+
+_NEVER_TEXT = ["script", "style", "noscript", "template", "iframe", "svg", "head", "title", "object", "embed", "canvas", "math"]
+_CHROME_TAGS = ["nav", "aside", "footer", "header", "menu"]
+_CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "menu", "menubar", "doc-toc", "search"}
+# class/id words that mark page chrome; matched as whole words of `toc-list`, `site_nav`, `sidebar`.
+_CHROME_NAMES = re.compile(
+    r"(?:^|[-_\s])(toc|nav|navbar|navigation|sidebar|side-bar|breadcrumbs?|menu|menubar|table-of-contents|skip-link)(?:[-_\s]|$)", re.I
+)
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
+_BLOCK_TAGS = {"p", "li", "pre", "blockquote", "dt", "dd", "figcaption", "caption", "address"}
+_STRUCTURE = [*_BLOCK_TAGS, "table", *_HEADINGS, "div", "section", "article", "main", "ul", "ol", "dl"]
+
+
+def html_to_markdown(markup: str) -> tuple[str, str]:
+    """The main content of an HTML page as Markdown-shaped text, and the page title.
+
+    Args:
+        markup: the decoded HTML.
+
+    Returns:
+        (text, title): headings from h1-h6 as `#` lines, tables as pipe tables, lists as `- ` items.
+    """
+    with warnings.catch_warnings():
+        # XHTML (`<?xml ...?>` first) is still read as HTML, on purpose: one parser for every page.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(markup, "html.parser")
+    title = soup.title.get_text(strip=True) if soup.title else ""
+    for node in soup.find_all(string=lambda s: isinstance(s, (PreformattedString, Script, Stylesheet, TemplateString))):
+        node.extract()  # comments, doctype, <?...?>, CDATA, declarations, script and style bodies
+    for tag in soup.find_all(_NEVER_TEXT):
+        tag.decompose()
+    for tag in soup.find_all(_hidden):
+        tag.decompose()
+    roots = _content_roots(soup)
+    blocks: list[str] = []
+    for root in roots:
+        _drop_chrome(root)
+        _blocks(root, blocks)
+    return "\n\n".join(blocks), title
+
+
+def _hidden(tag: Tag) -> bool:
+    return tag.has_attr("hidden") or tag.get("aria-hidden") == "true" or bool(_HIDDEN_STYLE.search(tag.get("style") or ""))
+
+
+def _content_roots(soup: BeautifulSoup) -> list[Tag]:
+    """`<main>` (or role=main) when the page has one, else its articles, else the body."""
+    main = soup.find("main") or soup.find(attrs={"role": "main"})
+    if main is not None:
+        return [main]
+    articles = [a for a in soup.find_all("article") if a.find_parent("article") is None]
+    return articles or [soup.body or soup]
+
+
+def _drop_chrome(root: Tag) -> None:
+    """Remove navigation, site header/footer, sidebars, breadcrumbs and tables of contents under `root`.
+
+    A `<header>` inside the content usually holds the article's own title, so its headings stay.
+    """
+    for tag in root.find_all(True):
+        if tag.decomposed:
+            continue
+        role = (tag.get("role") or "").lower()
+        names = " ".join([*(tag.get("class") or []), tag.get("id") or ""])
+        if tag.name in _CHROME_TAGS or role in _CHROME_ROLES or _CHROME_NAMES.search(names):
+            headings = tag.find_all(_HEADINGS) if tag.name == "header" else []
+            if headings:
+                tag.replace_with(*headings)
+            else:
+                tag.decompose()
+
+
+def _blocks(node: Tag, blocks: list[str]) -> None:
+    loose: list[str] = []
+
+    def flush() -> None:
+        text = " ".join("".join(loose).split())
+        if text:
+            blocks.append(text)
+        loose.clear()
+
+    for child in node.children:
+        if isinstance(child, NavigableString):
+            loose.append(str(child))
+            continue
+        if not isinstance(child, Tag):
+            continue
+        name = child.name.lower()
+        if name in _HEADINGS:
+            flush()
+            text = " ".join(child.get_text(" ").split())
+            if text:
+                blocks.append("#" * int(name[1]) + " " + text)
+        elif name == "table":
+            flush()
+            blocks.append(rows_to_markdown([[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")]))
+        elif name == "pre":
+            flush()
+            blocks.append("```\n" + child.get_text().strip("\n") + "\n```")
+        elif name in _BLOCK_TAGS and not child.find([*_HEADINGS, "table"]):
+            flush()
+            text = " ".join(child.get_text(" ").split())
+            if text:
+                blocks.append(("- " if name == "li" else "") + text)
+        elif name == "br":
+            loose.append("\n")
+        elif child.find(_STRUCTURE):
+            flush()
+            _blocks(child, blocks)
+        elif name in {"div", "section", "article", "main", "ul", "ol", "dl"}:
+            flush()
+            text = " ".join(child.get_text(" ").split())
+            if text:
+                blocks.append(text)
+        else:
+            loose.append(child.get_text(" "))
+    flush()
+
+
+def parse_html(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
+    text, title = html_to_markdown(decode_text(data, source))
+    return text, (), title

@@ -1,0 +1,322 @@
+"""The one configuration object, read once from the environment and `.streamlit/secrets.toml`.
+
+Environment variables win over secrets.toml so that a deployment can override a checked-in file.
+Everything is frozen: the app shares one `Settings` between sessions and threads, and a per-call
+change is a `dataclasses.replace`, never an edit in place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from rag.errors import ConfigError
+from rag.settings.rerankers import parse_reranker
+from rag.settings.spec import check_fields, from_env, setting
+
+FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
+CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
+# What the answerer is handed for each final hit: the chunk itself, or the whole section around it.
+ANSWER_CONTEXTS = ("chunk", "section")
+SENTENCE_POOLINGS = ("separate-int8", "separate", "late")
+# How the dense model runs: PyTorch through sentence-transformers, or ONNX Runtime on an export of the
+# same weights (rag/encoders/dense_onnx.py). Both give the same vectors (cosine >= 0.9999), so they share a
+# collection; the int8-quantised export gives other vectors.
+INT8_RUNTIME = "onnx-int8"  # the int8-quantised ONNX export: its own vector space (CollectionModels.runtime_for)
+DENSE_RUNTIMES = ("torch", "onnx", INT8_RUNTIME)
+# A collection name becomes a file and folder name under the data dir (edge store, journal): no path
+# separators, no leading dot (so never `.` / `..`), and short enough for any file system.
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
+
+
+def validate_collection_name(name: str) -> str:
+    """`name` when it is a usable collection name; the one check every way a name comes in goes through.
+
+    Raises:
+        ConfigError: anything but 1-64 ASCII letters, digits, `-`, `_` and `.` (not first).
+    """
+    if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):
+        raise ConfigError(
+            f"collection name {name!r} is not allowed: use 1-64 letters, digits, '-', '_' or '.' "
+            "(not first), e.g. 'docs' or 'team-a'"
+        )
+    return name
+# Retrieval modes (rag/modes): every one but plain adds steps around retrieve(); off (plain) by default.
+MODES = ("plain", "hyde", "multi_hop", "corrective", "agent")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret value whose repr never shows it (Haystack's `Secret` idea)."""
+
+    value: str = field(repr=False, default="")
+
+    def __repr__(self) -> str:
+        return "Secret(<redacted>)" if self.value else "Secret(<unset>)"
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    """How documents are cut into chunks."""
+
+    strategy: str = setting("heading", env="RAGSCOPE_CHUNK_STRATEGY", label="chunk strategy", choices=CHUNK_STRATEGIES)
+    size: int = setting(800, env="RAGSCOPE_CHUNK_SIZE", label="chunk size", help="characters per chunk", lo=50, hi=100_000)
+    overlap: int = setting(100, env="RAGSCOPE_CHUNK_OVERLAP", label="chunk overlap", help="characters shared by neighbouring chunks", lo=0, hi=100_000)
+    # Measured on both documentation sets in bench/quality.py --sections: x3 within noise, x0 lower (README).
+    heading_weight: int = setting(
+        1, env="RAGSCOPE_HEADING_WEIGHT", label="heading weight", lo=0, hi=10,
+        help="How many times a chunk's heading path is written into the text its dense and BM25 vectors are made from",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        if not self.overlap < self.size:
+            raise ConfigError(f"chunk overlap must be between 0 and size-1; got {self.overlap} with size {self.size}")
+
+
+# Fusions whose lists are combined by RRF, so its k matters.
+RRF_FUSIONS = ("rrf", "weighted_rrf", "union")
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Every knob of `retrieve()`; the inspector, Ask and Eval all pass one of these.
+
+    Each field's `setting(...)` is its only description: the env variable, CLI option, link parameter,
+    form widget and label are derived from it (rag/settings/spec.py). Field order is the order of
+    `config_label`.
+    """
+
+    # Defaults measured by bench/quality.py on SciFact train (809 queries): DBSF over 50 candidates, then
+    # maxsim-fusion:0.6 rescoring (0.6 x the mean of chunk cosine and best-sentence cosine, 0.4 x BM25,
+    # each min-max normalised), nDCG@10 0.754 vs 0.744 for the previous default score-fusion (paired
+    # bootstrap 95% interval of the gain +0.002..+0.018) and 0.714 for plain RRF; hit@5 on the sample and
+    # FastAPI question sets did not drop. It reads the sentence vectors stored at ingest
+    # (Settings.sentence_vectors), so it adds no query-time encoding; without them it encodes per question.
+    fusion: str = setting(
+        "dbsf", env="RAGSCOPE_FUSION", cli="--fusion", link="fusion", label="Fusion", choices=FUSION_METHODS, group="core",
+        help="How the dense and sparse lists become one (dense, sparse: that list alone)",
+        tag="{}", pinned=True, names=(("dense", "dense only"), ("sparse", "sparse only")),
+    )  # fmt: skip
+    rrf_k: int = setting(
+        60, env="RAGSCOPE_RRF_K", cli="--rrf-k", link="rrf_k", label="RRF k", lo=1, hi=1000, fusions=RRF_FUSIONS, group="fusion",
+        help="RRF's k: larger k flattens the gap between ranks", tag="k={}",
+    )  # fmt: skip
+    dense_weight: float = setting(
+        0.5, env="RAGSCOPE_DENSE_WEIGHT", cli="--dense-weight", link="dense_weight", label="Dense weight", lo=0.0, hi=1.0,
+        fusions=("weighted_rrf",), group="fusion", widget="slider", step=0.05, tag="w={}",
+        help="The dense list's share in weighted RRF (the sparse list gets the rest)",
+    )  # fmt: skip
+    # Pseudo-relevance feedback (rag/retrieval/prf.py): expand the BM25 query with terms of its top prf_docs hits.
+    prf: bool = setting(
+        False, env="RAGSCOPE_PRF", cli="--prf", link="prf", label="PRF", group="expansion", tag="PRF",
+        help="Pseudo-relevance feedback: expand the BM25 query with terms of its top hits",
+    )  # fmt: skip
+    prf_docs: int = setting(
+        3, env="RAGSCOPE_PRF_DOCS", cli="--prf-docs", link="prf_docs", label="PRF feedback documents", lo=1, hi=50, needs="prf",
+        group="expansion", tag="{} docs", help="Top sparse hits the added terms are taken from",
+    )  # fmt: skip
+    prf_terms: int = setting(
+        10, env="RAGSCOPE_PRF_TERMS", cli="--prf-terms", link="prf_terms", label="PRF terms added", lo=1, hi=100, needs="prf",
+        group="expansion", tag="{} terms", help="Terms added to the BM25 query",
+    )  # fmt: skip
+    prf_weight: float = setting(
+        0.5, env="RAGSCOPE_PRF_WEIGHT", cli="--prf-weight", link="prf_weight", label="PRF term weight", lo=0.0, lo_open=True, hi=1.0,
+        needs="prf", group="expansion", step=0.05, tag="w={}", help="Query weight of the best added term (the question's own terms weigh 1)",
+    )  # fmt: skip
+    # Dense feedback (rag/retrieval/prf.py rocchio): move the question vector toward its top dense_prf_docs fused hits.
+    dense_prf: bool = setting(
+        False, env="RAGSCOPE_DENSE_PRF", cli="--dense-prf", link="dense_prf", label="Dense PRF", group="expansion", tag="dense PRF",
+        help="Dense feedback (Rocchio): move the question vector toward its top fused hits, then re-run dense",
+    )  # fmt: skip
+    dense_prf_docs: int = setting(
+        3, env="RAGSCOPE_DENSE_PRF_DOCS", cli="--dense-prf-docs", link="dense_prf_docs", label="Dense PRF feedback documents", lo=1, hi=50,
+        needs="dense_prf", group="expansion", tag="{} docs", help="Top fused hits whose vectors the question moves toward",
+    )  # fmt: skip
+    dense_prf_weight: float = setting(
+        0.5, env="RAGSCOPE_DENSE_PRF_WEIGHT", cli="--dense-prf-weight", link="dense_prf_weight", label="Dense PRF weight", lo=0.0,
+        lo_open=True, hi=1.0, needs="dense_prf", group="expansion", step=0.05, tag="w={}", help="Weight of the feedback centroid",
+    )  # fmt: skip
+    candidates: int = setting(
+        50, env="RAGSCOPE_CANDIDATES", cli="--candidates", link="candidates", label="Candidates per stage", lo=1, hi=2000, group="core",
+        tag="{} candidates", pinned=True, help="How many chunks the dense, sparse and fused lists each keep",
+    )  # fmt: skip
+    reranker: str = setting(
+        "maxsim-fusion:0.6", env="RAGSCOPE_RERANKER", cli="--reranker", link="reranker", label="Reranker", group="core",
+        widget="reranker", tag="rerank {}", pinned=True, grammar=parse_reranker,
+        help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>",
+    )  # fmt: skip
+    # Up to 2 x the most candidates: "union" hands the reranker every chunk either list found.
+    final_k: int = setting(
+        5, env="RAGSCOPE_FINAL_K", cli="--k -k", link="k", label="Final k", lo=1, hi=4000, group="core", tag="top {}", pinned=True,
+        help="Chunks kept after reranking",
+    )  # fmt: skip
+    min_score: float | None = setting(
+        None, env="RAGSCOPE_MIN_SCORE", cli="--min-score", link="min_score", label="Min score", group="cut", tag="min score {}",
+        help="Drop final chunks whose last-stage score is below this",
+    )  # fmt: skip
+
+    # Section-level results (issue 16; bench/quality.py --sections, README "Documentation answers"). Collapse is on:
+    # MRR@10 +0.003 [+0.000, +0.005] on the Starlette set and +0.004 [+0.000, +0.011] on FastAPI (recall@5
+    # +0.03 there), never lower on any set; SciFact is one chunk per abstract, so its ranking is unchanged.
+    collapse: bool = setting(
+        True, env="RAGSCOPE_COLLAPSE", cli="--collapse", link="collapse", label="One hit per section", group="cut", tag="per section",
+        help="Keep only the best chunk of each section in the final top k, so one long section cannot fill it",
+    )  # fmt: skip
+    context: str = setting(
+        "chunk", env="RAGSCOPE_CONTEXT", cli="--context", link="context", label="Answer context", choices=ANSWER_CONTEXTS, group="cut",
+        tag="{} context", help="What the answerer gets for each final chunk: the chunk, or its whole section (small-to-big)",
+    )  # fmt: skip
+
+    # How the question is searched (rag.modes.run_mode): plain is one retrieve(); the others add steps
+    # around it (each step is itself a retrieve(), shown as a stage). The inspector, Ask, Eval and every
+    # CLI command run it. Off (plain) by default: no offline mode has won on bench/modes.py yet.
+    mode: str = setting(
+        "plain", env="RAGSCOPE_MODE", cli="--mode", link="mode", label="Mode", choices=MODES, group="mode", widget="mode",
+        tag="{} mode", off="plain",
+        names=(("hyde", "HyDE"), ("multi_hop", "multi-hop")),
+        help="How the question is searched: plain, hyde, multi_hop, corrective or agent (agent needs ANTHROPIC_API_KEY)",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+    @classmethod
+    def from_record(cls, raw: Mapping[str, Any]) -> RetrievalConfig:
+        """A config stored with an eval run or an ask, as this version reads it.
+
+        Keys this version no longer knows are dropped. A field the record predates takes the value the
+        record ran with (`_BEFORE_FIELD`), not today's default: a default that changed later (collapse
+        became on) would otherwise make an old run claim a setting it never ran with.
+        """
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**(_BEFORE_FIELD | {k: v for k, v in raw.items() if k in known}))
+
+
+# How records stored before a field existed ran: the field's behaviour then, where it differs from today's default.
+_BEFORE_FIELD: dict[str, Any] = {"collapse": False}
+
+
+@dataclass(frozen=True)
+class AnswerConfig:
+    """How answers are generated and when the system abstains instead."""
+
+    anthropic_model: str = setting("claude-sonnet-5-5", env="RAGSCOPE_ANTHROPIC_MODEL", label="Anthropic model")
+    max_tokens: int = setting(1024, env="RAGSCOPE_MAX_TOKENS", label="answer max tokens", lo=1, hi=200_000)
+    timeout_s: float = setting(60.0, env="RAGSCOPE_LLM_TIMEOUT", label="LLM timeout (s)", lo=0.0, lo_open=True, hi=3600.0)
+    min_sources: int = setting(1, env="RAGSCOPE_MIN_SOURCES", label="minimum sources", lo=0, hi=100)
+    min_rerank_score: float = setting(0.25, env="RAGSCOPE_MIN_RERANK_SCORE", label="minimum source relevance")
+    # The offline extractive answerer abstains when no source sentence scores this high (see rag/answer/extractive.py).
+    min_sentence_score: float = setting(0.45, env="RAGSCOPE_MIN_SENTENCE_SCORE", label="minimum sentence cosine", lo=-1.0, hi=1.0)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Process-wide settings. Build with `Settings.from_env()`; pass explicitly, never import a global."""
+
+    data_dir: Path = setting(Path("data"), env="RAGSCOPE_DATA_DIR", label="data folder")
+    collection: str = setting("docs", env="RAGSCOPE_COLLECTION", label="collection")
+    qdrant_url: str = setting("", env="QDRANT_URL", label="Qdrant URL")
+    qdrant_api_key: Secret = setting(Secret(), env="QDRANT_API_KEY", label="Qdrant API key")
+    dense_model: str = setting("all-MiniLM-L6-v2", env="RAGSCOPE_DENSE_MODEL", label="dense model")
+    sparse_model: str = setting("Qdrant/bm25", env="RAGSCOPE_SPARSE_MODEL", label="sparse model")
+    chunk: ChunkConfig = ChunkConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    answer: AnswerConfig = AnswerConfig()
+    anthropic_api_key: Secret = setting(Secret(), env="ANTHROPIC_API_KEY", label="Anthropic API key")
+    password: Secret = setting(Secret(), env="RAGSCOPE_PASSWORD", label="password")
+    max_upload_mb: int = setting(50, env="RAGSCOPE_MAX_UPLOAD_MB", label="upload limit (MB)", lo=1, hi=10_000)
+    # Embedding runs at ~40 chunks/s on two CPU cores: 5,000 chunks (~4 MB of prose) is minutes of work,
+    # and a file that splits into more is almost always a dump, not a document someone will read.
+    max_chunks_per_doc: int = setting(5000, env="RAGSCOPE_MAX_CHUNKS", label="chunks per document", lo=1, hi=10_000_000)
+    # Whether a NEW collection stores each chunk's sentence vectors (Qdrant multivector) so that the
+    # sentence-maxsim / maxsim-fusion rerankers read them instead of encoding sentences per question.
+    # An existing collection keeps what it was created with.
+    sentence_vectors: bool = setting(True, env="RAGSCOPE_SENTENCE_VECTORS", label="sentence vectors")
+    # How a NEW collection makes those vectors: "separate" encodes each distinct sentence on its own (a
+    # second encoding pass) with the encoder of the chunks; "separate-int8" does it on the model's
+    # int8-quantised ONNX export whatever encodes the chunks (rag.encoders.dense_onnx.ensure_int8: 0.62x the
+    # float export's CPU time on sentences in bench/dense_runtime.py; under float chunk vectors, SciFact
+    # nDCG@10 -0.001 [-0.004, +0.003]); "late" pools each sentence's token states from its chunk's own forward pass
+    # (rag.ingest.pipeline.encode_late: no second pass, but -0.013 nDCG@10). Recorded with the collection, which keeps it.
+    sentence_pooling: str = setting("separate-int8", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS)
+    # What runs the dense model. "onnx" exports the model's own weights to ONNX once (under
+    # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's (cosine mean and min
+    # 1.000000 on 122 FastAPI-docs chunks, their 519 sentences and late-pooled spans), at 0.64x PyTorch's
+    # CPU time on the chunks and 0.35x on the sentences (bench/dense_runtime.py). "onnx-int8" runs that
+    # export quantised to int8 for chunks, sentences and queries: whole-process ingest of 40 files at
+    # 0.87x onnx's CPU time and 0.65x its peak memory (bench/ingest_process.py), but an int8 vector
+    # depends on what shares its forward pass (cosine down to 0.96 between a sentence encoded in a batch
+    # and alone), which moves small collections' answers, so it is not the default (README, Benchmarks).
+    # Recorded with a new collection, whose record then picks the runtime for it: torch and onnx share
+    # the float space, int8 is its own (CollectionModels.runtime_for).
+    dense_runtime: str = setting(
+        "onnx", env="RAGSCOPE_DENSE_RUNTIME", label="dense runtime", choices=DENSE_RUNTIMES,
+        help="onnx (ONNX Runtime on the same weights, exported once; PyTorch's vectors, no torch in the process), torch "
+        "(sentence-transformers) or onnx-int8 (that export quantised to int8: faster, its own vector space); an existing collection keeps its space",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        validate_collection_name(self.collection)
+
+    @property
+    def backend(self) -> str:
+        """'server' when QDRANT_URL is set, else the embedded engine."""
+        return "server" if self.qdrant_url else "edge"
+
+    @property
+    def journal_dir(self) -> Path:
+        """The collection's own crash journal: entries are per source name, which collections share."""
+        return self.data_dir / "journal" / self.collection
+
+    @property
+    def originals_dir(self) -> Path:
+        """Copies of the collection's original files (rag.ingest.originals), for telling parse loss from wording."""
+        return self.data_dir / "originals" / self.collection
+
+    @property
+    def answer_mode(self) -> str:
+        return "anthropic" if self.anthropic_api_key else "extractive"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, secrets_path: Path | None = None) -> "Settings":
+        """Read each setting's variable (RAGSCOPE_* / QDRANT_* / ANTHROPIC_*), falling back to secrets.toml keys of the same name.
+
+        Raises:
+            ConfigError: a value that is not of its setting's kind or outside its range, naming the
+                variable, the value and what it accepts (parsing is strict: "maybe" is not a flag).
+        """
+        env = dict(os.environ if env is None else env)
+        secrets = _read_secrets(secrets_path or Path(".streamlit/secrets.toml"))
+
+        def get(name: str) -> Any:  # noqa: ANN401 - text, or a TOML value
+            if env.get(name, "") != "":
+                return env[name]
+            return secrets.get(name, secrets.get(name.lower()))
+
+        return from_env(cls, get)
+
+    def with_retrieval(self, **changes: Any) -> "Settings":
+        """A copy with some retrieval settings changed (the inspector's per-question overrides)."""
+        return dataclasses.replace(self, retrieval=dataclasses.replace(self.retrieval, **changes))
+
+
+def _read_secrets(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path} is not valid TOML: {e}") from None

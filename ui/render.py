@@ -1,0 +1,105 @@
+"""Safe display strings for the Ask page: answers and document text as escaped HTML, labels as inert Markdown.
+
+Answers and documents are untrusted text (a document can say `<img src=x onerror=...>`, a model can be
+talked into writing a Markdown image whose URL leaks data). Everything they contain is escaped here;
+the only markup in the output is the markup these functions add: citation links, `<code>` around an
+answer's backticked spans, and the cited-source panels. Kept out of the page so it can be tested
+without Streamlit.
+
+Citation clicks need no script (st.html runs none): a marker is a link to `#<anchor>-S1`, an element
+inside that source's closed `<details>`; navigating to a fragment inside a closed `<details>` opens it
+(HTML's "ancestor details revealing" step, in Chromium since 97) and scrolls to it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Collection, Mapping, Sequence
+
+from rag.answer.citations import parse_citations
+from rag.retrieval.context import Piece
+from rag.text.markdown import escape_markdown
+
+_BOX = "white-space:pre-wrap;line-height:1.6"
+_CODE = re.compile(r"`([^`\n]+)`")
+_CODE_STYLE = "font-family:monospace;font-size:0.92em;background:rgba(128,128,128,0.15);padding:0.05em 0.3em;border-radius:3px"
+ANCHOR = "ask-source"  # the ids of the cited-source panels: ask-source-S1, ...
+
+
+def md_escape(text: str) -> str:
+    """Backslash-escape Markdown (and Streamlit's `:color[...]` directives) so text shows as typed."""
+    return escape_markdown(" ".join(text.split()))
+
+
+def inline_html(text: str) -> str:
+    """Escaped text whose `backticked` spans become <code> (answers use them for headers, keys, commands)."""
+    out: list[str] = []
+    cursor = 0
+    for m in _CODE.finditer(text):
+        out.append(html.escape(text[cursor : m.start()]))
+        out.append(f'<code style="{_CODE_STYLE}">{html.escape(m.group(1))}</code>')
+        cursor = m.end()
+    out.append(html.escape(text[cursor:]))
+    return "".join(out)
+
+
+def answer_html(text: str, sent: Collection[str] | None, titles: Mapping[str, str] | None = None, linked: Collection[str] = ()) -> str:
+    """The answer with its citation markers as superscripts; markers naming nothing sent shown in red.
+
+    Args:
+        text: the answer as written (markers included).
+        sent: the labels (and chunk ids) that were sent; any other cited id is invented. None while
+            the answer is still streaming and unchecked: every marker is shown plainly.
+        titles: label -> `source > heading`, shown on hover.
+        linked: labels whose marker links to its panel in `sources_html` (the cited ones on screen).
+    """
+    titles = titles or {}
+    out: list[str] = []
+    cursor = 0
+    for marker in parse_citations(text):
+        out.append(inline_html(text[cursor : marker.start]))
+        for ref in marker.ids:
+            if sent is None or ref in sent:
+                title = html.escape(titles.get(ref, ref), quote=True)
+                sup = f'<sup title="{title}" style="color:#1c64f2;font-weight:600">[{html.escape(ref)}]</sup>'
+                out.append(f'<a href="#{ANCHOR}-{html.escape(ref, quote=True)}" style="text-decoration:none">{sup}</a>' if ref in linked else sup)
+            else:
+                out.append(f'<sup title="not a source that was sent" style="color:#c81e1e;font-weight:600">[{html.escape(ref)}?]</sup>')
+        cursor = marker.end
+    out.append(inline_html(text[cursor:]))
+    return f'<div style="{_BOX}">{"".join(out)}</div>'
+
+
+@dataclass(frozen=True)
+class SourcePanel:
+    """One cited source as the Ask page shows it: its label, where it is, and its text around the citation."""
+
+    label: str
+    title: str  # "billing/plans.md › Billing > Refunds · page 2"
+    pieces: Sequence[Piece] | None  # None: the chunk is no longer stored
+    caption: str = ""
+
+
+def sources_html(panels: Sequence[SourcePanel]) -> str:
+    """Every cited source as a closed <details>; a citation link (`#ask-source-S1`) opens and scrolls to it."""
+    blocks = []
+    for p in panels:
+        label = html.escape(p.label, quote=True)
+        body = context_html(p.pieces) if p.pieces is not None else "<p>This chunk is no longer stored (its document was deleted or re-ingested).</p>"
+        caption = f'<div style="font-size:0.8em;opacity:0.7;margin-top:0.4em">{html.escape(p.caption)}</div>' if p.caption else ""
+        blocks.append(
+            f'<details style="border:1px solid rgba(128,128,128,0.35);border-radius:6px;padding:0.4em 0.8em;margin:0.4em 0">'
+            f'<summary style="cursor:pointer"><b>[{html.escape(p.label)}]</b> {html.escape(p.title)}</summary>'
+            f'<div id="{ANCHOR}-{label}" style="scroll-margin-top:4em">{body}{caption}</div></details>'
+        )
+    return "".join(blocks)
+
+
+def context_html(pieces: Sequence[Piece]) -> str:
+    """Document text around a citation, cited spans highlighted."""
+    body = "".join(
+        f'<mark style="background:#fde68a">{html.escape(p.text)}</mark>' if p.cited else html.escape(p.text) for p in pieces
+    )
+    return f'<div style="{_BOX};font-size:0.9em;border-left:3px solid #d1d5db;padding-left:0.75em">{body}</div>'
