@@ -412,7 +412,8 @@ def print_misses(components: Components, qset: QuestionSet, config: RetrievalCon
     rank of each gold section in every stage (chunks of other sections counted, as the metrics count them), the
     Eval verdict, and what ranked above the first gold, so that a miss can be read without the app."""
     from rag.eval.gold import CollectionIndex
-    from rag.retrieval.retrieve import STAGES, retrieve
+    from rag.retrieval.result import STAGES
+    from rag.retrieval.retrieve import retrieve
 
     index = CollectionIndex.from_components(components)
     print(f"\n## {key}: misses of {config_label_text(config)}")

@@ -53,7 +53,8 @@ from rag.settings.config import RetrievalConfig, Settings  # noqa: E402
 from rag.eval.beir import BeirData, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.metrics import evaluate  # noqa: E402
 from rag.retrieval.rerank import clear_sentence_cache  # noqa: E402
-from rag.retrieval.retrieve import QDRANT_FUSIONS, retrieve  # noqa: E402
+from rag.retrieval.fusion import QDRANT_FUSIONS  # noqa: E402
+from rag.retrieval.retrieve import retrieve  # noqa: E402
 from rag.store.base import CollectionModels, FusedQuery, PointData, Store  # noqa: E402
 from rag.store.client import ClientStore  # noqa: E402
 from rag.store.edge import EdgeStore  # noqa: E402

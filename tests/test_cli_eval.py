@@ -12,7 +12,7 @@ from rag.components import build_components
 from rag.eval.qsets import sample_question_set_text
 from rag.eval.runs import list_runs
 from rag.ingest.pipeline import ingest_files
-from rag.retrieval.retrieve import STAGES
+from rag.retrieval.result import STAGES
 from rag.catalog.sample import sample_files
 
 

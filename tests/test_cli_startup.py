@@ -80,7 +80,7 @@ def test_a_command_that_needs_the_models_says_so_on_stderr(guide):
 
 
 def test_progress_without_a_terminal_prints_a_line_at_most_every_few_seconds(capsys, monkeypatch):
-    from rag.cli import LineProgress, progress_bar
+    from rag.cli.main import LineProgress, progress_bar
 
     monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
     assert isinstance(progress_bar(3, "eval", unit="question"), LineProgress)

@@ -25,7 +25,8 @@ from rag.eval.qsets import parse_question_set, sample_question_set_text
 from rag.eval.runner import run_eval
 from rag.eval.runs import db_path, list_runs, load_run
 from rag.settings.links import inspector_params, parse_inspector_params
-from rag.retrieval.retrieve import RetrievalResult, retrieve
+from rag.retrieval.result import RetrievalResult
+from rag.retrieval.retrieve import retrieve
 
 QUESTION = "How do refunds work?"
 PRF = RetrievalConfig(fusion="rrf", reranker="none", prf=True, prf_terms=6)

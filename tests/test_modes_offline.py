@@ -13,7 +13,7 @@ from rag.errors import QuestionError
 from rag.modes.run import ModeUnavailable, mode_unavailable, run_mode
 from rag.modes.options import ModeOptions
 from rag.modes.multihop import bridge_terms
-from rag.retrieval.retrieve import StageScore
+from rag.retrieval.result import StageScore
 
 CONFIG = RetrievalConfig(final_k=3)
 MAKER = "Manufacturers > Halberd Instruments"

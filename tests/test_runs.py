@@ -23,7 +23,7 @@ from rag.eval.runs import (
 )
 from rag.settings.labels import config_label
 from rag.ingest.pipeline import ingest_files
-from rag.retrieval.retrieve import STAGES
+from rag.retrieval.result import STAGES
 
 
 @pytest.fixture

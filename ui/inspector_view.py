@@ -22,7 +22,7 @@ from rag.inspect.explain import explain
 from rag.text.markdown import escape_markdown
 from rag.inspect.probe import ProbeReport
 from rag.inspect.track import TrackReport
-from rag.retrieval.retrieve import STAGES, Candidate, RetrievalResult
+from rag.retrieval.result import STAGES, Candidate, RetrievalResult
 from rag.types import ChunkFilter, StoredChunk
 from rag.text.wording import lost_at
 from ui import mode_view

@@ -17,7 +17,7 @@ import streamlit as st
 
 from rag.components import Components
 from rag.catalog.documents import list_documents
-from rag.retrieval.retrieve import RetrievalResult
+from rag.retrieval.result import RetrievalResult
 
 
 @dataclass(frozen=True)

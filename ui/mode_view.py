@@ -15,7 +15,7 @@ import streamlit as st
 from rag.inspect.mode_trail import ModeTrail
 from rag.modes.options import describe_mode
 from rag.modes.result import ModeResult
-from rag.retrieval.retrieve import STAGES, RetrievalResult
+from rag.retrieval.result import STAGES, RetrievalResult
 from rag.text.markdown import escape_markdown
 
 ABSENT = "–"

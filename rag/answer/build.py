@@ -12,7 +12,7 @@ from rag.answer.citations import inert_markers
 from rag.answer.generator import Generator
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Answer, Citation, Generation
-from rag.retrieval.retrieve import RetrievalResult
+from rag.retrieval.result import RetrievalResult
 
 
 def build_answer(question: str, result: RetrievalResult, checked: Gate, generator: Generator, generation: Generation, t0: float) -> Answer:

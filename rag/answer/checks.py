@@ -29,7 +29,7 @@ from rag.settings.config import AnswerConfig
 from rag.retrieval.rerank import stored_dense_scores
 from rag.settings.rerankers import is_cross_encoder
 from rag.text.fold import fold
-from rag.retrieval.retrieve import RetrievalResult
+from rag.retrieval.result import RetrievalResult
 from rag.types import ChunkFilter
 
 

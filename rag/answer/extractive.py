@@ -36,7 +36,7 @@ from rag.answer.result import Generation, Source
 from rag.answer.terms import content_terms, idf, key_terms, without_term
 from rag.text.sentences import split_sentences
 from rag.encoders.base import DenseEncoder
-from rag.retrieval.retrieve import RetrievalResult
+from rag.retrieval.result import RetrievalResult
 from rag.text.words import plural
 
 _DENSE_WEIGHT = 0.6

@@ -6,7 +6,7 @@ from typing import Generator as PyGenerator
 from typing import Iterator, Protocol, Sequence
 
 from rag.answer.result import Generation, Source
-from rag.retrieval.retrieve import RetrievalResult
+from rag.retrieval.result import RetrievalResult
 
 
 class Generator(Protocol):

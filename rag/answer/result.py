@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
-from rag.retrieval.retrieve import Candidate, RetrievalResult
+from rag.retrieval.result import Candidate, RetrievalResult
 
 
 class ModeStages(Protocol):

@@ -23,7 +23,8 @@ from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Answer, Generation
 from rag.components import Components
 from rag.settings.config import RetrievalConfig
-from rag.retrieval.retrieve import RetrievalResult, check_question
+from rag.retrieval.result import RetrievalResult
+from rag.retrieval.retrieve import check_question
 from rag.answer.build import build_answer
 from rag.modes.result import ModeResult
 from rag.modes.run import run_mode

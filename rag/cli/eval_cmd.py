@@ -24,6 +24,7 @@ from rag.eval.runs import (
     EvalRun,
     baseline_of,
     compare_runs,
+    list_runs,
     load_run,
     set_baseline,
 )
@@ -58,8 +59,7 @@ def eval_command(
     """
     if list_runs:
         with opened(collection) as components:
-            runs = list_runs(components.settings.data_dir)
-        _print_runs(runs, as_json)
+            _print_runs(components.settings.data_dir, as_json)
         return
     if (qset is None) == (beir_dir is None):
         raise click.UsageError("give a question set file (SET.jsonl) or --beir DIR, not both")
@@ -143,7 +143,8 @@ def _print_comparison(cmp: Comparison) -> None:
         click.echo(f"  {q.id}: {old} -> {new}")
 
 
-def _print_runs(runs: list[EvalRun], as_json: bool) -> None:
+def _print_runs(data_dir: Path, as_json: bool) -> None:
+    runs = list_runs(data_dir)
     if as_json:
         click.echo(json.dumps([r.summary_json() | {"metrics": r.per_stage.get(FINAL_STAGE, {})} for r in runs], indent=2))
         return

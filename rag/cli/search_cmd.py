@@ -13,7 +13,8 @@ from rag.inspect.compare import feedback_notes
 from rag.settings.labels import config_label
 from rag.components import Components
 from rag.settings.config import RetrievalConfig
-from rag.retrieval.retrieve import STAGES, Candidate, retrieve
+from rag.retrieval.result import STAGES, Candidate
+from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter
 
 

@@ -32,7 +32,8 @@ from rag.settings.labels import config_label
 from rag.settings.links import collection_param
 from rag.modes.run import run_mode
 from rag.modes.result import ModeResult
-from rag.retrieval.retrieve import QDRANT_FUSIONS, STAGES, RetrievalResult, fused_search
+from rag.retrieval.fusion import uncut_fused_rank
+from rag.retrieval.result import STAGES, RetrievalResult
 
 Progress = Callable[[int, int, str], None]
 
@@ -105,7 +106,7 @@ def run_eval(
                 ranked = [c.id for c in result.ranked(stage)]
                 runs[stage][q.id] = gold.collapse(ranked)
                 contexts[stage][q.id] = {cid: -float(i) for i, cid in enumerate(ranked[: config.final_k])}
-        verdict = None if invalid else judge_question(q.answerable, gold, result, record, lambda cid, r=result: _uncut_fused_rank(components, r, cid), mr)
+        verdict = None if invalid else judge_question(q.answerable, gold, result, record, lambda cid, r=result: _rank_of(uncut_fused_rank(components.store, r, cid)), mr)
         track = verdict.track if verdict and verdict.track else gold.track()
         rows.append(
             QuestionResult(
@@ -169,20 +170,6 @@ def _ask(
     return mr, AnswerRecord.from_answer(answer, judged, relevancy)
 
 
-def _uncut_fused_rank(components: Components, result: RetrievalResult, chunk_id: str) -> int | None:
-    """Where fusion put a chunk it cut: its rank in the whole fused list (both prefetch lists, at most 2 x candidates).
-
-    Queries with the vectors the stages ran (expanded ones under PRF), kept on the result, so the rank
-    is the one that fusion really gave, and the question is not encoded again.
-    """
-    config = result.config
-    if config.fusion not in QDRANT_FUSIONS or result.query is None:
-        return None
-    q = result.query
-    ids = [h.id for h in fused_search(components.store, config, q.dense_run, q.sparse_run, result.filter, limit=2 * config.candidates)]
-    return ids.index(chunk_id) + 1 if chunk_id in ids else None
-
-
 def _gold_ranks(result: RetrievalResult, gold: frozenset[str]) -> dict[str, int | None]:
     """Best rank of any gold chunk in each stage, and in the final k."""
     ranks: dict[str, int | None] = {}
@@ -191,3 +178,6 @@ def _gold_ranks(result: RetrievalResult, gold: frozenset[str]) -> dict[str, int 
     ranks["final"] = min((c.final_rank for c in result.final if c.id in gold), default=None)
     return ranks
 
+
+def _rank_of(found: tuple[int, float] | None) -> int | None:
+    return found[0] if found else None

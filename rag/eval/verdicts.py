@@ -26,7 +26,8 @@ from rag.settings.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
 from rag.eval.gold import GoldUnit, Resolution
 from rag.settings.links import inspector_params
-from rag.retrieval.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult
+from rag.retrieval.fusion import QDRANT_FUSIONS
+from rag.retrieval.result import Candidate, RetrievalResult
 
 if TYPE_CHECKING:
     from rag.modes.result import ModeResult

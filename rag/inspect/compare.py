@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from rag.components import Components
 from rag.settings.config import RetrievalConfig
-from rag.retrieval.retrieve import RetrievalResult, retrieve
+from rag.retrieval.result import RetrievalResult
+from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter, StoredChunk
 
 

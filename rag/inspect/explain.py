@@ -30,7 +30,7 @@ import numpy as np
 from rag.components import Components
 from rag.errors import RagError
 from rag.retrieval.rerank import sentence_cosines
-from rag.retrieval.retrieve import RetrievalResult
+from rag.retrieval.result import RetrievalResult
 from rag.ingest.sentences import sentence_spans
 from rag.text.markdown import escape_markdown
 from rag.types import ChunkFilter, SparseVector, StoredChunk

@@ -29,9 +29,11 @@ from rag.text.headings import heading_names
 from rag.inspect.explain import get_chunk
 from rag.inspect.mode_trail import ModeTrail, mode_trail
 from rag.modes.result import ModeResult
+from rag.retrieval.fusion import uncut_fused_rank
 from rag.retrieval.rerank import RerankContext, get_reranker
 from rag.settings.rerankers import RERANKERS
-from rag.retrieval.retrieve import QDRANT_FUSIONS, Candidate, RetrievalResult, fused_search, retrieve
+from rag.retrieval.result import Candidate, RetrievalResult
+from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter, Hit, StoredChunk
 
 FINAL = "final"
@@ -289,12 +291,8 @@ class _Probe:
         if cfg.fusion == "dense" or cfg.fusion == "sparse":
             would = self.would_dense if cfg.fusion == "dense" else self.would_sparse
             return would, None, f"fusion {cfg.fusion!r} keeps the {cfg.fusion} list as it is"
-        if cfg.fusion in QDRANT_FUSIONS:
-            longer = fused_search(self.components.store, cfg, self.dense_vec, self.sparse_vec, self.result.filter, limit=2 * cfg.candidates)
-            ids = [h.id for h in longer]
-            if self.target.id in ids:
-                i = ids.index(self.target.id)
-                return i + 1, longer[i].score, f"cut: the fused list keeps {cfg.candidates}"
+        if (uncut := uncut_fused_rank(self.components.store, self.result, self.target.id)) is not None:
+            return *uncut, f"cut: the fused list keeps {cfg.candidates}"
         return None, None, f"in neither prefetch list (each keeps {cfg.candidates}), so fusion never saw it"
 
     def _rerank(self, mine: Candidate | None, fused_score: float | None) -> tuple[int | None, float | None, str]:

@@ -17,6 +17,7 @@ import json
 import time
 from typing import Any
 
+from rag.answer.anthropic_client import text_of
 from rag.answer.build import build_answer
 from rag.answer.checks import Gate
 from rag.answer.prompt import (
@@ -30,10 +31,11 @@ from rag.components import Components
 from rag.settings.config import RetrievalConfig
 from rag.errors import GenerationError, QuestionError, RagError
 from rag.modes.fusion import merge
-from rag.modes.llm import Claude, text_of
+from rag.modes.llm import Claude
 from rag.modes.options import ModeOptions
 from rag.modes.result import AgentStep, ModeResult, ToolCall
-from rag.retrieval.retrieve import RetrievalResult, check_question, retrieve
+from rag.retrieval.result import RetrievalResult
+from rag.retrieval.retrieve import check_question, retrieve
 from rag.types import ChunkFilter
 
 TOOL_NAME = "search_docs"

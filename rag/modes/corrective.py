@@ -25,7 +25,8 @@ from rag.modes.fusion import keep_final
 from rag.modes.llm import SOURCES_ARE_DATA, Claude, labelled
 from rag.modes.options import ModeOptions
 from rag.modes.result import Attempt, CorrectiveStage, Grade, ModeResult
-from rag.retrieval.retrieve import RetrievalResult, retrieve
+from rag.retrieval.result import RetrievalResult
+from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter
 
 GRADE_SYSTEM = f"""You grade retrieved documentation passages for relevance to a question, every passage in one reply.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from rag.retrieval.retrieve import Candidate, RetrievalResult, StageScore
+from rag.retrieval.result import Candidate, RetrievalResult, StageScore
 
 HOP_FUSIONS = ("rrf", "interleave")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag.answer.result import Answer
-from rag.retrieval.retrieve import RetrievalResult
+from rag.retrieval.result import RetrievalResult
 
 
 @dataclass(frozen=True)

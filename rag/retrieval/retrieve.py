@@ -18,134 +18,21 @@ chunk (small-to-big, rag/retrieval/context.py); ranking and metrics still see th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-import numpy as np
 
 from rag.components import Components
 from rag.settings.config import RetrievalConfig
 from rag.errors import QuestionError
 from rag.retrieval.context import section_contexts
 from rag.retrieval.prf import expand_query, rocchio
+from rag.retrieval.fusion import fused_search
 from rag.retrieval.rerank import RerankContext, get_reranker
-from rag.store.base import FusedQuery, Store, stored_chunk
-from rag.types import Chunk, ChunkFilter, Hit, SparseVector, StoredChunk
+from rag.retrieval.result import Candidate, QueryVectors, RetrievalResult, StageScore
+from rag.store.base import stored_chunk
+from rag.types import Chunk, ChunkFilter, Hit
 
-STAGES = ("dense", "sparse", "fused", "rerank")
 MAX_QUESTION_CHARS = 2000
-# Fusions Qdrant runs itself (prefetch + fusion query); the others are assembled from the two lists.
-QDRANT_FUSIONS = ("rrf", "dbsf", "weighted_rrf")
-
-
-@dataclass(frozen=True)
-class StageScore:
-    rank: int | None = None  # 1-based; None when the chunk was not in that stage's list
-    score: float | None = None
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One chunk seen by any stage, with its rank and score in each."""
-
-    chunk: StoredChunk
-    dense: StageScore = StageScore()
-    sparse: StageScore = StageScore()
-    fused: StageScore = StageScore()
-    rerank: StageScore = StageScore()
-    final_rank: int | None = None
-    # With config.collapse: the id of the better-ranked chunk of the same section, which stands for both.
-    collapsed_into: str | None = None
-    # With config.context == "section": the whole section around the chunk, which answers are built from.
-    context: Chunk | None = None
-
-    @property
-    def id(self) -> str:
-        return self.chunk.chunk.id
-
-    def stage(self, name: str) -> StageScore:
-        return getattr(self, name)
-
-    @property
-    def answer_chunk(self) -> Chunk:
-        """What an answer is built from: the section around the chunk (small-to-big) or the chunk itself."""
-        return self.context or self.chunk.chunk
-
-    @property
-    def final_score(self) -> float | None:
-        """The last stage's score, for a chunk that reached the final top-k."""
-        return self.rerank.score if self.final_rank is not None else None
-
-    @property
-    def movement(self) -> str:
-        """Its path through the stages, e.g. "D4 S– → F2 → R1 ▲1" (the arrow: places gained by reranking)."""
-        def r(stage: str) -> str:
-            rank = self.stage(stage).rank
-            return "–" if rank is None else str(rank)
-
-        path = f"D{r('dense')} S{r('sparse')} → F{r('fused')} → R{r('rerank')}"
-        if self.collapsed_into:
-            path += f" (collapsed: its section ranks as {self.collapsed_into[:8]})"
-        if self.fused.rank is None or self.rerank.rank is None:
-            return path
-        delta = self.fused.rank - self.rerank.rank
-        return path + (f" ▲{delta}" if delta > 0 else f" ▼{-delta}" if delta < 0 else " =")
-
-    def as_row(self) -> dict:
-        """The flat record the CLI's --json and the inspector table use."""
-        c = self.chunk.chunk
-        row = {"chunk_id": c.id, "source": c.source, "heading": c.heading, "start": c.start, "end": c.end, "text": c.text}
-        for stage in STAGES:
-            s = self.stage(stage)
-            row[f"{stage}_rank"] = s.rank
-            row[f"{stage}_score"] = s.score
-        row["final_rank"] = self.final_rank
-        row["collapsed_into"] = self.collapsed_into
-        return row
-
-
-@dataclass(frozen=True)
-class QueryVectors:
-    """The question's own vectors, and those the stages ran: the expanded ones under PRF / dense PRF (else the same).
-
-    Kept on the result so that tracking, explaining and comparing reuse them instead of encoding the
-    question again, and query exactly what the stage table shows.
-    """
-
-    dense: np.ndarray
-    sparse: SparseVector
-    dense_run: np.ndarray
-    sparse_run: SparseVector
-
-
-@dataclass(frozen=True)
-class RetrievalResult:
-    """Everything one retrieval saw. `final` is what answers are built from."""
-
-    question: str
-    config: RetrievalConfig
-    reranker: str
-    candidates: tuple[Candidate, ...]
-    filter: ChunkFilter = ChunkFilter()
-    timings_ms: dict[str, float] = field(default_factory=dict, compare=False)
-    # Words pseudo-relevance feedback added to the BM25 query (config.prf); the sparse stage used them.
-    expansion: tuple[str, ...] = ()
-    # Chunk ids dense feedback (config.dense_prf) moved the question vector toward; the dense stage was re-run from there.
-    dense_feedback: tuple[str, ...] = ()
-    query: QueryVectors | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def final(self) -> list[Candidate]:
-        return sorted((c for c in self.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
-
-    def ranked(self, stage: str) -> list[Candidate]:
-        """Candidates in one stage's order (only those the stage returned); with collapsing on, the last
-        stage lists each section once (its best chunk), as the final top k does, so metrics count that."""
-        kept = (c for c in self.candidates if c.stage(stage).rank is not None and not (stage == "rerank" and c.collapsed_into))
-        return sorted(kept, key=lambda c: c.stage(stage).rank)
-
-    def get(self, chunk_id: str) -> Candidate | None:
-        return next((c for c in self.candidates if c.id == chunk_id), None)
 
 
 def check_question(question: str) -> str:
@@ -278,40 +165,6 @@ def retrieve(
     return RetrievalResult(question, config, reranker.name, candidates, flt, timings, expansion, dense_feedback, query)
 
 
-def fused_search(
-    store: Store,
-    config: RetrievalConfig,
-    dense_vec: Sequence[float],
-    sparse_vec: SparseVector,
-    flt: ChunkFilter,
-    limit: int | None = None,
-    lists: tuple[list[Hit], list[Hit]] | None = None,
-) -> list[Hit]:
-    """The fused list: one Qdrant prefetch + fusion query, or for "union"/"dense"/"sparse" the lists themselves.
-
-    Args:
-        limit: how long the fused list may be (default: the configured candidates); the tracker asks
-            for more to find a would-be rank. Union lists hold up to twice the candidates anyway.
-        lists: the dense and sparse hits already fetched with the configured candidates, if any.
-    """
-    n = config.candidates
-    if config.fusion in QDRANT_FUSIONS:
-        weights = (config.dense_weight, 1.0 - config.dense_weight)
-        want = limit or n
-        # RRF gives a chunk at rank r of one list only the score of another at rank r of the other list
-        # only, and the engine orders such ties differently in each process (53 of 55 FastAPI questions
-        # changed their fused order between two runs), so an eval run could not be repeated. The whole
-        # union (at most 2n hits) is fetched and ties ordered by id: the same question ranks the same in every run.
-        hits = store.search_fused(FusedQuery(dense_vec, sparse_vec, n, max(want, 2 * n), config.fusion, config.rrf_k, weights), flt)
-        return sorted(hits, key=lambda h: (-h.score, h.id))[:want]
-    dense_hits, sparse_hits = lists or (store.search_dense(dense_vec, n, flt), store.search_sparse(sparse_vec, n, flt))
-    if config.fusion == "dense":
-        return dense_hits
-    if config.fusion == "sparse":
-        return sparse_hits
-    return _union(dense_hits, sparse_hits, config.rrf_k)
-
-
 def _collapse(ranked: Sequence[Chunk]) -> dict[str, str]:
     """{chunk id: the id of the better-ranked chunk of the same section} for every chunk but each section's best.
 
@@ -334,20 +187,6 @@ def _display_order(c: Candidate) -> tuple:
 
 def _ranks(hits: Sequence[Hit]) -> dict[str, StageScore]:
     return {h.id: StageScore(r, h.score) for r, h in enumerate(hits, 1)}
-
-
-def _union(dense: Sequence[Hit], sparse: Sequence[Hit], k: int) -> list[Hit]:
-    """Every chunk either list found, ordered by RRF as Qdrant computes it (1 / (k + 0-based rank)).
-
-    The reranker then sees all of them: nothing is cut before it.
-    """
-    scores: dict[str, float] = {}
-    hits: dict[str, Hit] = {}
-    for lst in (dense, sparse):
-        for rank, h in enumerate(lst):
-            scores[h.id] = scores.get(h.id, 0.0) + 1.0 / (k + rank)
-            hits.setdefault(h.id, h)
-    return [replace(hits[i], score=s) for i, s in sorted(scores.items(), key=lambda kv: -kv[1])]
 
 
 def _ms(t0: float) -> float:
