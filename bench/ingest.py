@@ -36,7 +36,9 @@ from rag.ingest.chunker import chunk_document  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
 from rag.settings.config import Settings  # noqa: E402
 from rag.errors import RagError  # noqa: E402
-from rag.ingest.pipeline import IngestSummary, collect_paths, ingest_files  # noqa: E402
+from rag.ingest.pipeline import ingest_files  # noqa: E402
+from rag.ingest.results import IngestSummary  # noqa: E402
+from rag.ingest.walk import collect_paths  # noqa: E402
 from rag.ingest.loaders.document import load_document  # noqa: E402
 from rag.ingest.sentences import sentence_texts  # noqa: E402
 from rag.types import Chunk  # noqa: E402

@@ -71,7 +71,8 @@ def build(data_dir: Path, docs: Path, chunks: int) -> str:
     """The collection for the runs (made once per data dir); returns its name."""
     from rag.components import build_components
     from rag.settings.config import Settings
-    from rag.ingest.pipeline import collect_paths, ingest_files
+    from rag.ingest.pipeline import ingest_files
+    from rag.ingest.walk import collect_paths
     from rag.store.base import PointData
     from rag.store.base import SENTENCES
     from rag.types import Chunk

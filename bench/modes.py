@@ -43,7 +43,7 @@ from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_
 from rag.eval.gold import CollectionIndex  # noqa: E402
 from rag.eval.metrics import ndcg_at_k  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
-from rag.ingest.pipeline import collect_paths  # noqa: E402
+from rag.ingest.walk import collect_paths  # noqa: E402
 from rag.modes.run import run_mode  # noqa: E402
 from rag.modes.options import ModeOptions  # noqa: E402
 from rag.catalog.sample import sample_files  # noqa: E402

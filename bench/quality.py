@@ -55,7 +55,9 @@ from rag.encoders.sparse import FastembedBm25Encoder, collection_avg_len  # noqa
 from rag.eval.beir import BeirData, beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
 from rag.eval.qsets import QuestionSet, read_question_set_file  # noqa: E402
 from rag.eval.runner import run_eval  # noqa: E402
-from rag.ingest.pipeline import collect_paths, encode_late, encode_sentences, ingest_files  # noqa: E402
+from rag.ingest.embed import encode_late, encode_sentences  # noqa: E402
+from rag.ingest.pipeline import ingest_files  # noqa: E402
+from rag.ingest.walk import collect_paths  # noqa: E402
 from rag.catalog.sample import sample_files  # noqa: E402
 from rag.store.base import PointData  # noqa: E402
 

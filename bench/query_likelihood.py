@@ -40,7 +40,7 @@ from rag.settings.config import RetrievalConfig  # noqa: E402
 from rag.eval.gold import CollectionIndex  # noqa: E402
 from rag.eval.metrics import mrr_at_k, recall_at_k  # noqa: E402
 from rag.eval.qsets import read_question_set_file  # noqa: E402
-from rag.ingest.pipeline import collect_paths  # noqa: E402
+from rag.ingest.walk import collect_paths  # noqa: E402
 from rag.retrieval.retrieve import retrieve  # noqa: E402
 
 PROMPT = "Passage: {passage}\n\nPlease write a question based on this passage.\nQuestion:"

@@ -23,7 +23,7 @@ from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
 from rag.catalog.documents import collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
 from rag.types import clean_tags
-from rag.ingest.pipeline import Prepared
+from rag.ingest.results import Prepared
 from rag.catalog.sample import SAMPLE_TAG, sample_files
 from rag.ingest.sentences import sentence_vectors_note
 from rag.text.words import plural

@@ -34,12 +34,11 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 from rag import components as components_module  # noqa: E402
-from rag import journal  # noqa: E402
+from rag.store import journal  # noqa: E402
 from rag.components import build_components  # noqa: E402
 from rag.settings.config import Settings  # noqa: E402
 from rag.encoders.factory import dense_encoder, sparse_encoder  # noqa: E402
-from rag.ingest.pipeline import ingest_document  # noqa: E402
-from rag.ingest.loaders.document import load_document  # noqa: E402
+from rag.ingest.pipeline import ingest_files  # noqa: E402
 
 STORE_WRITES = ("upsert", "set_payload", "delete", "flush")
 
@@ -81,8 +80,7 @@ def _child(settings: Settings, command: dict, out_fd: int) -> None:
     journal.Journal.clear = steps.wrap("journal.clear", journal.Journal.clear)
     components = build_components(dataclasses.replace(settings, collection=command.get("collection", settings.collection)))
     if command["op"] == "ingest":
-        doc = load_document(command["source"], command["text"].encode())
-        ingest_document(components, doc)
+        ingest_files(components, [(command["source"], command["text"].encode())])
     components.close()
 
 

@@ -14,7 +14,9 @@ from rag.settings.config import INT8_RUNTIME
 from rag.encoders.factory import dense_encoder
 from rag.catalog.documents import collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
 from rag.types import clean_tags
-from rag.ingest.pipeline import ENCODE_BATCH, diff_document, encode_sentences, ingest_document, ingest_files, preview
+from rag.ingest.embed import ENCODE_BATCH, encode_sentences
+from rag.ingest.pipeline import ingest_files, preview
+from rag.ingest.plan import diff_document
 from rag.ingest.loaders.document import load_document
 from rag.ingest.sentences import sentence_spans, sentence_texts
 from rag.types import ChunkFilter
@@ -307,7 +309,7 @@ def test_crash_before_commit_rolls_back_to_old_version(components, monkeypatch):
     edited = GUIDE.replace("four euros", "five euros")
     _crash_during(components, monkeypatch, "set_payload")  # after the new chunk is upserted, before commit
     with pytest.raises(RuntimeError):
-        ingest_document(components, load_document("guide.md", edited.encode()), tags=["v2"])
+        ingest_files(components, [("guide.md", edited.encode())], tags=["v2"])
     assert len(_stored(components, "guide.md")) == 4  # the mix a crash would leave: old 3 + new 1
     entry = json.loads(components.journal.entries()[0].read_text())
     assert entry["phase"] == "apply"
@@ -325,7 +327,7 @@ def test_crash_after_commit_rolls_forward_to_new_version(components, monkeypatch
     edited = GUIDE.replace("four euros", "five euros")
     _crash_during(components, monkeypatch, "delete")  # everything new is written; old chunk not yet deleted
     with pytest.raises(RuntimeError):
-        ingest_document(components, load_document("guide.md", edited.encode()))
+        ingest_files(components, [("guide.md", edited.encode())])
     entry = json.loads(components.journal.entries()[0].read_text())
     assert entry["phase"] == "commit"
 
@@ -361,9 +363,9 @@ def test_crash_before_a_groups_flush_rolls_every_document_forward(components, mo
 
 
 def test_prepared_documents_are_written_as_previewed_without_loading_or_chunking_again(counted, monkeypatch):
-    from rag.cli.ingest_cmds import ingest
+    from rag.ingest import pipeline as ingest
     from rag.settings.config import ChunkConfig
-    from rag.ingest.pipeline import Prepared
+    from rag.ingest.results import Prepared
 
     doc = load_document("guide.md", GUIDE.encode())
     chunks = tuple(preview(doc, ChunkConfig("fixed", 60, 0)))

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from rag import journal
+from rag.store import journal
 from rag.components import Components, build_components
 from rag.errors import StoreError
 from rag.ingest.pipeline import ingest_files

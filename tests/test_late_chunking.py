@@ -7,7 +7,7 @@ import pytest
 
 from rag.ingest.chunker import chunk_document
 from rag.settings.config import ChunkConfig
-from rag.ingest.pipeline import encode_late
+from rag.ingest.embed import encode_late
 from rag.ingest.loaders.document import load_document
 from rag.catalog.sample import sample_files
 from rag.ingest.sentences import sentence_spans, sentence_texts

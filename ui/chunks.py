@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.catalog.documents import filter_chunks
-from rag.ingest.pipeline import ChunkDiff
+from rag.ingest.plan import ChunkDiff
 from rag.text.words import plural
 from rag.types import Chunk, StoredChunk
 

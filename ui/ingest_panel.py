@@ -18,7 +18,9 @@ from rag.ingest.loaders.archive import ArchiveLimits, ExpandedArchive, expand_zi
 from rag.components import Components
 from rag.settings.config import ChunkConfig
 from rag.errors import RagError
-from rag.ingest.pipeline import IngestSummary, Prepared, diff_document, ingest_files, preview
+from rag.ingest.pipeline import ingest_files, preview
+from rag.ingest.plan import diff_document
+from rag.ingest.results import IngestSummary, Prepared
 from rag.ingest.loaders.document import load_document
 from rag.text.words import plural
 from rag.types import Chunk, Document

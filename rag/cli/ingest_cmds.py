@@ -16,7 +16,10 @@ from rag.errors import RagError
 from rag.ingest.loaders.archive import ArchiveLimits, expand_zip, is_zip_name
 from rag.catalog.documents import delete_document, list_documents, sentence_vectors_stored
 from rag.types import clean_tags
-from rag.ingest.pipeline import FileResult, IngestSummary, collect_paths, ingest_files, name_clashes
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.plan import name_clashes
+from rag.ingest.results import FileResult, IngestSummary
+from rag.ingest.walk import collect_paths
 from rag.ingest.sentences import sentence_vectors_note
 
 

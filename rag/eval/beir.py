@@ -21,7 +21,8 @@ from rag.settings.config import ChunkConfig
 from rag.errors import EvalSetError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import Question, QuestionSet
-from rag.ingest.pipeline import IngestSummary, ingest_files
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.results import IngestSummary
 from rag.ingest.loaders.names import safe_source
 
 

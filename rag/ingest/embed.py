@@ -1,0 +1,125 @@
+"""The vectors a plan's new chunks need: dense and sparse, and sentence vectors when the collection stores them."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from rag.components import Components
+from rag.encoders.base import DenseEncoder
+from rag.encoders.factory import dense_encoder
+from rag.ingest.plan import Plan
+from rag.ingest.scan import scan_text
+from rag.ingest.sentences import sentence_spans, sentence_texts
+from rag.settings.config import INT8_RUNTIME
+from rag.store.base import PointData, chunk_payload
+from rag.types import Chunk
+
+EncodeProgress = Callable[[str, int, int], None]  # (what: "chunks" | "sentences", done, total)
+# New chunks are embedded in groups spanning documents: one encoder call sorts a group by length and
+# fills every batch, as the model's own benchmark does. Per-document calls (~20 chunks each on the
+# FastAPI docs) leave batches part-empty and padded.
+ENCODE_GROUP = 256
+# Texts per encoder call inside a group: small enough to report progress every few seconds. Also for
+# sentence vectors: on 2 cores, 1,500 FastAPI-docs sentences sorted by length took 16-20 s at 32-64 a
+# batch but 24-28 s at 128-256 (larger batches are slower on CPU even when short texts pad little).
+ENCODE_BATCH = 64
+
+
+def embed_plans(components: Components, plans: Sequence[Plan], progress: EncodeProgress | None = None) -> list[list[PointData]]:
+    """Dense + sparse vectors and payloads for every plan's new chunks, encoded together, plus each
+    chunk's sentence vectors when the collection stores them, made as its record says (late pooling
+    from the chunks' own forward pass, or a second pass over the sentences).
+
+    `progress(what, done, total)` follows each encoder batch ("chunks", then "sentences" for a
+    collection whose sentences are encoded separately).
+    """
+    added = [(p, c) for p in plans for c in p.added]
+    chunks = [c for _, c in added]
+    texts = [c.embed_text for c in chunks]
+    models = components.store.collection_models()
+    sentences: list[Any] = [None] * len(added)
+    if models is not None and models.sentence_vectors and models.sentence_pooling == "late":
+        dense, sentences = encode_late(components.dense, chunks, _stage(progress, "chunks"))
+    else:
+        dense = _encode_sorted(components.dense, texts, _stage(progress, "chunks"))
+        if models is not None and models.sentence_vectors:
+            encoder = components.dense
+            if models.sentence_pooling == "separate-int8":
+                encoder = dense_encoder(components.settings.dense_model, INT8_RUNTIME, components.settings.data_dir / "models")
+            sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"))
+    sparse = components.sparse.encode_documents(texts) if texts else []
+    points: dict[int, list[PointData]] = {id(p): [] for p in plans}
+    for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):
+        payload = {**chunk_payload(chunk, plan.doc_meta), "flags": list(scan_text(chunk.text)), "status": "active"}
+        points[id(plan)].append(PointData(chunk.id, d, s, payload, rows))
+    return [points[id(p)] for p in plans]
+
+
+def encode_sentences(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+    """Each chunk's `sentence_texts` vectors (one array per chunk), every distinct text encoded once.
+
+    Chunks of one section share their heading line, so it is encoded once for all of them. Public so
+    that bench/quality.py times exactly the work ingest adds for sentence vectors.
+    """
+    per_chunk = [sentence_texts(c) for c in chunks]
+    unique = list(dict.fromkeys(t for texts in per_chunk for t in texts))
+    vectors = _encode_sorted(dense, unique, progress)
+    row = {text: i for i, text in enumerate(unique)}
+    return [vectors[[row[t] for t in texts]] for texts in per_chunk]
+
+
+def encode_late(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each chunk's vector and its `sentence_texts` vectors, from one forward pass over the chunk
+    ("late chunking": each sentence's span of token states is pooled, `DenseEncoder.encode_spans`).
+
+    No sentence is encoded twice; only the sentences past the model's window (the end of a chunk
+    longer than its 256 tokens) have no token states, and those are encoded on their own, each
+    distinct text once. Public so that bench/quality.py measures exactly what ingest stores.
+    """
+    texts = [c.embed_text for c in chunks]
+    spans = [sentence_spans(c) for c in chunks]
+    vectors = np.zeros((len(chunks), dense.dim if chunks else 0), dtype=np.float32)
+    sentences: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float32)] * len(chunks)
+    beyond: list[tuple[int, int]] = []
+    batches = _length_batches(texts)
+    for n, batch in enumerate(batches):
+        out = dense.encode_spans([texts[i] for i in batch], [spans[i] for i in batch], batch_size=ENCODE_BATCH)
+        vectors[batch] = out.texts
+        for k, i in enumerate(batch):
+            sentences[i] = out.spans[k]
+        beyond += [(batch[k], j) for k, j in out.beyond]
+        if progress:
+            progress(min((n + 1) * ENCODE_BATCH, len(texts)), len(texts))
+    if beyond:
+        alone = [texts[i][slice(*spans[i][j])] for i, j in beyond]
+        unique = list(dict.fromkeys(alone))
+        encoded = _encode_sorted(dense, unique, None)
+        row = {text: k for k, text in enumerate(unique)}
+        for (i, j), text in zip(beyond, alone, strict=True):
+            sentences[i][j] = encoded[row[text]]
+    return vectors, sentences
+
+
+def _length_batches(texts: Sequence[str]) -> list[list[int]]:
+    """Indices of `texts` in batches of similar length (longest first, as sentence-transformers sorts
+    inside one call, so little padding)."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return [order[at : at + ENCODE_BATCH] for at in range(0, len(order), ENCODE_BATCH)]
+
+
+def _encode_sorted(dense: DenseEncoder, texts: Sequence[str], progress: Callable[[int, int], None] | None) -> np.ndarray:
+    """`texts` encoded in `_length_batches`, in input order; `progress(done, total)` after each batch."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)  # without loading the model for its dimension
+    out = np.zeros((len(texts), dense.dim), dtype=np.float32)
+    for n, batch in enumerate(_length_batches(texts)):
+        out[batch] = dense.encode_documents([texts[i] for i in batch], batch_size=ENCODE_BATCH)
+        if progress:
+            progress(min((n + 1) * ENCODE_BATCH, len(texts)), len(texts))
+    return out
+
+
+def _stage(progress: EncodeProgress | None, what: str) -> Callable[[int, int], None] | None:
+    return (lambda done, total: progress(what, done, total)) if progress else None

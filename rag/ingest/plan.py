@@ -1,0 +1,166 @@
+"""What ingesting a document will do, worked out read-only before anything is embedded: the diff against the
+stored version (chunk ids are content hashes), the document's metadata, and the checks that refuse it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping, Sequence
+
+from rag.components import Components
+from rag.errors import LoaderError
+from rag.ingest.loaders.names import safe_source
+from rag.ingest.results import FileResult
+from rag.types import Chunk, ChunkFilter, Document, StoredChunk, clean_tags
+
+
+@dataclass(frozen=True)
+class ChunkDiff:
+    """How a document's new chunks relate to the stored ones."""
+
+    added: tuple[Chunk, ...]
+    unchanged: tuple[Chunk, ...]
+    removed: tuple[StoredChunk, ...]
+
+    @property
+    def is_noop(self) -> bool:
+        return not self.added and not self.removed
+
+
+def diff_document(components: Components, chunks: Sequence[Chunk], source: str) -> ChunkDiff:
+    """Compare new chunks with the stored chunks of `source` (the Documents page's preview diff)."""
+    return _diff(chunks, _stored(components, source))
+
+
+def _stored(components: Components, source: str) -> dict[str, StoredChunk]:
+    return {s.chunk.id: s for s in components.store.records(ChunkFilter(sources=(source,), include_quarantined=True))}
+
+
+def _diff(chunks: Sequence[Chunk], stored: Mapping[str, StoredChunk]) -> ChunkDiff:
+    new_ids = {c.id for c in chunks}
+    return ChunkDiff(
+        added=tuple(c for c in chunks if c.id not in stored),
+        unchanged=tuple(c for c in chunks if c.id in stored),
+        removed=tuple(s for cid, s in stored.items() if cid not in new_ids),
+    )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What ingesting one document will do, worked out (read-only) before any embedding."""
+
+    doc: Document
+    chunks: tuple[Chunk, ...]
+    stored: dict[str, StoredChunk]
+    diff: ChunkDiff
+    doc_meta: dict[str, Any]
+    same_doc: bool  # stored already with the same text and tags
+
+    @property
+    def added(self) -> tuple[Chunk, ...]:
+        return self.diff.added
+
+    @property
+    def kept(self) -> tuple[Chunk, ...]:
+        return self.diff.unchanged
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        return tuple(s.chunk.id for s in self.diff.removed)
+
+    @property
+    def unchanged(self) -> bool:
+        return self.same_doc and not self.added and not self.removed
+
+    def result(self, status: str, written: int = 0, flagged: int = 0) -> FileResult:
+        return FileResult(
+            self.doc.source,
+            status,
+            chunks=len(self.chunks),
+            written=written,
+            unchanged=len(self.kept),
+            removed=len(self.removed),
+            flagged=flagged,
+        )
+
+
+def plan_document(components: Components, doc: Document, chunks: Sequence[Chunk], tags: Sequence[str] | None) -> Plan:
+    """Diff `doc`'s chunks against what is stored (ids are content hashes), checking them first.
+
+    Raises:
+        LoaderError: no chunks, more than the configured limit, or chunk ids that repeat.
+    """
+    if not chunks:
+        raise LoaderError(f"{doc.source}: no text to index after chunking")
+    limit = components.settings.max_chunks_per_doc
+    if len(chunks) > limit:
+        raise LoaderError(
+            f"{doc.source}: would become {len(chunks):,} chunks, over the limit of {limit:,} per document "
+            "(RAGSCOPE_MAX_CHUNKS); split it into smaller files or raise the limit"
+        )
+    repeated = repeated_ids(chunks)
+    if repeated:
+        raise LoaderError(f"{doc.source}: {repeated_message(chunks, repeated)}")
+    components.check_models()
+    components.ensure_collection()
+    stored = _stored(components, doc.source)
+    first = next(iter(stored.values()), None)
+    doc_meta = {
+        "doc_sha": doc.sha256,
+        "doc_size": doc.size_bytes,
+        "doc_kind": doc.kind,
+        "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "tags": clean_tags(tags) if tags is not None else list(first.tags if first else ()),
+    }
+    return Plan(
+        doc=doc,
+        chunks=tuple(chunks),
+        stored=stored,
+        diff=_diff(chunks, stored),
+        doc_meta=doc_meta,
+        same_doc=first is not None and _same_doc(first.payload, doc_meta, tags),
+    )
+
+
+def repeated_ids(chunks: Iterable[Chunk]) -> set[str]:
+    """Ids given to more than one chunk: each would overwrite the other in the store."""
+    seen: set[str] = set()
+    repeated = set()
+    for chunk in chunks:
+        (repeated if chunk.id in seen else seen).add(chunk.id)
+    return repeated
+
+
+def repeated_message(chunks: Iterable[Chunk], repeated: set[str]) -> str:
+    """The refusal for chunks whose ids repeat, naming where each one is."""
+    where = sorted({f"{c.source} chunk {c.index + 1} ({c.heading or 'no heading'})" for c in chunks if c.id in repeated})
+    return f"not ingested: chunk ids repeat ({'; '.join(where)}), so one chunk would overwrite another. Nothing was written; please report this"
+
+
+def _same_doc(old: dict, new_meta: dict, tags: Sequence[str] | None) -> bool:
+    return old.get("doc_sha") == new_meta["doc_sha"] and (tags is None or sorted(old.get("tags") or []) == new_meta["tags"])
+
+
+def name_clashes(entries: Sequence[tuple[str, str]]) -> dict[int, str]:
+    """Which of `entries` ((name, how to point at it in a message)) would be stored as the same document.
+
+    A document's identity is its source name, so two inputs with one name would end as one document,
+    the second silently replacing the first. Returns, for the index of every input in such a group,
+    an error naming all of them. Names that cannot be sanitised are left for the loader to report.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, (name, _) in enumerate(entries):
+        try:
+            groups.setdefault(safe_source(name), []).append(i)
+        except LoaderError:
+            continue
+    out: dict[int, str] = {}
+    for source, members in groups.items():
+        if len(members) > 1:
+            named = ", ".join(entries[i][1] for i in members)
+            message = (
+                f"not ingested: {named} would all be stored as the document {source!r} and one would replace "
+                "the other; rename them, ingest their common parent folder, or ingest them into different collections"
+            )
+            out.update({i: f"{entries[i][1]}: {message}" for i in members})
+    return out

@@ -1,0 +1,141 @@
+"""A plan written: the stored version of a document replaced atomically, behind the journal.
+
+Readers never see a mix of a document's old and new chunks: the replacement runs under the store's
+lock (in-process readers wait) and behind a journal (a crash is rolled back or forward on next open).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from rag.components import Components
+from rag.errors import RagError, StoreError
+from rag.ingest.embed import embed_plans
+from rag.ingest.originals import Originals
+from rag.ingest.plan import Plan, plan_document
+from rag.ingest.results import FileResult
+from rag.store.base import PointData, chunk_payload
+from rag.store.journal import JournalEntry, settle
+from rag.types import ChunkFilter, Document
+
+log = logging.getLogger(__name__)
+_POSITION_FIELDS = ("start", "end", "index", "page", "heading_path", "heading")
+_DOC_FIELDS = ("doc_sha", "doc_size", "doc_kind", "ingested_at", "tags")
+
+
+class _StalePlan(Exception):
+    """The stored document changed between planning and applying (another session saved it)."""
+
+
+# Re-plans allowed when other sessions keep saving the same document while this one embeds.
+_SAVE_ATTEMPTS = 5
+
+
+def save_plan(
+    components: Components, plan: Plan, points: Sequence[PointData], tags: Sequence[str] | None, durable: bool = True
+) -> FileResult:
+    """Apply the plan; when another session replaced the document meanwhile, diff against its version and retry."""
+    for _ in range(_SAVE_ATTEMPTS):
+        try:
+            result = _apply(components, plan, points, durable)
+            keep_original(components, plan.doc)
+            return result
+        except _StalePlan:
+            plan = plan_document(components, plan.doc, plan.chunks, tags)
+            if plan.unchanged:
+                return plan.result("unchanged")
+            (points,) = embed_plans(components, [plan])
+    raise StoreError(f"{plan.doc.source}: another session kept saving this document at the same time; try again")
+
+
+def _apply(components: Components, plan: Plan, points: Sequence[PointData], durable: bool = True) -> FileResult:
+    """Replace the stored version of the document with the planned one, behind the journal.
+
+    With `durable=False` the store is not flushed and the "commit" journal entry stays: the caller
+    flushes once for many documents and then clears their entries (`make_durable`). Until then a
+    crash rolls each of them forward, as for any committed entry.
+
+    Raises:
+        _StalePlan: the stored chunks are no longer those the plan was diffed against; applying it
+            would keep chunks the other save removed and miss chunks it deleted.
+    """
+    store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
+    moved = {c.id: c for c in kept if _position(stored[c.id].payload) != _position(chunk_payload(c, {}))}
+    with store.lock:
+        current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
+        if {r.chunk.id for r in current} != set(stored):
+            raise _StalePlan(plan.doc.source)
+        restore = {c.id: {k: stored[c.id].payload.get(k) for k in (*_POSITION_FIELDS, *_DOC_FIELDS)} for c in kept}
+        store.ensure_space(_write_size(points, len(kept) + len(moved)))
+        apply = JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore)
+        components.journal.write(apply)
+        try:
+            store.upsert(points)
+            if kept:
+                store.set_payload([c.id for c in kept], plan.doc_meta)
+            for chunk_id, chunk in moved.items():
+                store.set_payload([chunk_id], {k: v for k, v in chunk_payload(chunk, {}).items() if k in _POSITION_FIELDS})
+        except RagError:
+            _roll_back(components, apply)
+            raise
+        components.journal.write(JournalEntry(plan.doc.source, "commit", [p.id for p in points], removed))
+        store.delete(removed)
+        if durable:
+            make_durable(components, [plan.doc.source])
+    flagged = sum(1 for p in points if p.payload["flags"]) + sum(1 for c in kept if stored[c.id].flags)
+    return plan.result("updated" if stored else "added", written=len(points), flagged=flagged)
+
+
+def _write_size(points: Sequence[PointData], updated: int) -> int:
+    """Bytes a replacement may add on disk, generously: every vector and payload twice (the engine's
+    write-ahead log, then its segment), plus a little per payload update."""
+    per_point = sum(
+        4 * len(p.dense)
+        + 4 * sum(len(row) for row in (p.sentences if p.sentences is not None else ()))
+        + 8 * len(p.sparse.indices)
+        + 2 * len(p.payload.get("text", ""))
+        + 1024
+        for p in points
+    )
+    return 2 * per_point + 2048 * updated
+
+
+def _roll_back(components: Components, apply: JournalEntry) -> None:
+    """Undo a replacement whose writes failed (a full disk, a lost server) now, so the document is
+    wholly its old version at once; if that fails too, the entry stays and the next open undoes it."""
+    try:
+        settle(components.store, apply)
+    except RagError:
+        return
+    components.journal.clear(apply.source)
+
+
+def keep_original(components: Components, doc: Document) -> None:
+    """Keep the file a stored document came from, so eval can tell parse loss from wording (rag.ingest.originals)."""
+    originals = Originals(components.settings.originals_dir)
+    try:
+        if doc.original and not originals.holds(doc.source, doc.original):
+            originals.save(doc.source, doc.original)
+    except OSError as e:  # the chunks are stored; only the parse-loss check loses this document
+        log.warning("could not keep the original of %s: %s", doc.source, e)
+
+
+def make_durable(components: Components, sources: Sequence[str]) -> None:
+    """Flush the store, then drop the journal entries it made unnecessary (under the lock: no
+    session can be between writing and clearing its own entry for one of these sources meanwhile).
+
+    An edge flush costs ~0.1-0.3 s here (it fsyncs); once per document it was ~10% of a first ingest.
+    """
+    with components.store.lock:
+        components.store.flush()
+        for source in sources:
+            components.journal.clear(source)
+
+
+def _position(payload: dict) -> tuple:
+    return tuple(tuple(v) if isinstance(v, list) else v for v in (payload.get(k) for k in _POSITION_FIELDS))
+
+
+def _same_doc(old: dict, new_meta: dict, tags: Sequence[str] | None) -> bool:
+    return old.get("doc_sha") == new_meta["doc_sha"] and (tags is None or sorted(old.get("tags") or []) == new_meta["tags"])
