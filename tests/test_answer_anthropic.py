@@ -23,7 +23,7 @@ from rag.ingest.chunker import chunk_document
 from rag.settings.config import AnswerConfig
 from rag.errors import GenerationError
 from rag.ingest.loaders.document import load_document
-from rag.retrieval.retrieve import Candidate
+from rag.retrieval.result import Candidate
 from rag.catalog.sample import sample_files
 from rag.types import StoredChunk
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 
+import httpx2
 import pytest
-from anthropic_mock import MockedMessages, api_error
+from anthropic_mock import MODEL, MockedMessages, api_error
 
 from rag.answer.result import Answer
 from rag.settings.config import RetrievalConfig, Secret, Settings
 from rag.errors import GenerationError
 from rag.eval.answers import AnswerRecord, answer_metrics
 from rag.eval.judge import JUDGE_QUESTION, FaithfulnessJudge, SentenceJudgement
-from rag.retrieval.retrieve import RetrievalResult
+from rag.retrieval.result import RetrievalResult
 
 TEXTS = {
     "id-refunds": "Approved refunds reach your card within 5 to 10 business days.",
@@ -56,12 +57,27 @@ def test_uncited_sentence_is_judged_against_every_source_and_abstentions_not_at_
     assert judge.judge_answer(answer("NOT_IN_SOURCES", abstained=True), TEXTS) == []
 
 
-def test_judge_errors_and_missing_key():
+def test_no_key_no_judge():
     assert FaithfulnessJudge.from_settings(Settings()) is None
-    api = MockedMessages.replying([api_error(529, "overloaded_error", "busy")])
-    judge = FaithfulnessJudge(api.client(), "claude-test")
-    with pytest.raises(GenerationError, match="faithfulness judge could not reach Claude"):
+
+
+@pytest.mark.parametrize(
+    ("failure", "hint"),
+    [
+        (lambda: api_error(529, "overloaded_error", "busy"), "Anthropic is overloaded; try again in a minute"),
+        (lambda: api_error(401, "authentication_error", "invalid x-api-key"), "rejected; check ANTHROPIC_API_KEY"),
+        (lambda: httpx2.ReadTimeout("timed out"), "no answer from the Anthropic API within 60 s"),
+    ],
+    ids=["overloaded", "bad-key", "timeout"],
+)
+def test_an_api_error_while_judging_reads_as_it_does_while_answering(failure, hint):
+    # One client wrapper for answers and the judge: the same failure on the wire, the same message and remedy.
+    judge = FaithfulnessJudge(MockedMessages.replying([failure()]).client(), MODEL)
+    with pytest.raises(GenerationError, match=hint) as judging:
         judge.judge("A sentence.", ["A source."])
+    with pytest.raises(GenerationError) as answering:
+        MockedMessages.replying([failure()]).generator().generate("How long do refunds take?", [])
+    assert str(judging.value) == str(answering.value)
 
 
 def record(abstained=False, invented=(), sentences=2, uncited=(), judged=()):

@@ -5,6 +5,11 @@ Runs only when an Anthropic key is configured. Each sentence is judged against t
 (an uncited sentence against every source that was sent). Document text is untrusted: it travels
 escaped inside a <source> wrapper in the user turn, and the system prompt says it is data, never
 instructions, so a document cannot talk the judge into a YES.
+
+The judge calls Claude through the client answers and modes use (`rag.answer.anthropic_client`), so an
+API failure during judging reads exactly as it does while answering: the judge uses the same key, model
+and timeout, so the same remedy applies (an overload: wait; a 401: check ANTHROPIC_API_KEY). A wording
+of the judge's own would only hide those hints behind the SDK exception's class name.
 """
 
 from __future__ import annotations
@@ -16,13 +21,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rag.answer.anthropic_client import AnthropicClient, text_of
 from rag.answer.citations import answer_sentences, strip_markers
 from rag.answer.result import Answer, source_label
-from rag.settings.config import Settings
-from rag.errors import GenerationError
+from rag.settings.config import AnswerConfig, Settings
 
-if TYPE_CHECKING:  # the SDK is imported where it is used: importing it costs seconds
+if TYPE_CHECKING:  # the SDK is imported where a client is made or called (anthropic_client): it costs seconds
     import anthropic
+    import httpx2
 
     from rag.encoders.base import DenseEncoder
 
@@ -66,27 +72,24 @@ class FaithfulnessJudge:
     Args:
         client: the real `anthropic.Anthropic` (tests give it a mocked HTTP transport).
         model: the judge's model name.
+        timeout_s: the client's per-request timeout, for the timeout message; None: the configured default.
     """
 
-    def __init__(self, client: anthropic.Anthropic, model: str) -> None:
-        self.client = client
+    def __init__(self, client: anthropic.Anthropic, model: str, timeout_s: float | None = None) -> None:
         self.model = model
+        self._api = AnthropicClient(client, model, AnswerConfig().timeout_s if timeout_s is None else timeout_s)
 
     @classmethod
-    def from_settings(cls, settings: Settings, http_client=None) -> FaithfulnessJudge | None:
-        """A judge using the configured key and answer model, or None when no key is set."""
-        if not settings.anthropic_api_key:
-            return None
-        import anthropic
-
-        client = anthropic.Anthropic(api_key=settings.anthropic_api_key.value, timeout=settings.answer.timeout_s, http_client=http_client)
-        return cls(client, settings.answer.anthropic_model)
+    def from_settings(cls, settings: Settings, http_client: httpx2.Client | None = None) -> FaithfulnessJudge | None:
+        """A judge using the configured key, answer model and timeout, or None when no key is set."""
+        api = AnthropicClient.from_settings(settings, http_client=http_client)
+        return None if api is None else cls(api.client, api.model, api.timeout_s)
 
     def judge(self, sentence: str, sources: Sequence[str]) -> tuple[bool, str]:
         """(supported, raw reply) for one sentence against the given source texts."""
         body = "\n".join(f"<source>\n{html.escape(s, quote=False)}\n</source>" for s in sources)
         content = f"{body}\n\n<sentence>{html.escape(sentence, quote=False)}</sentence>\n\n{JUDGE_QUESTION}"
-        reply = self._ask(JUDGE_SYSTEM, content, 5, "faithfulness")
+        reply = self._ask(JUDGE_SYSTEM, content, 5)
         return reply.upper().startswith("YES"), reply
 
     def answer_relevancy(self, question: str, answer: Answer, dense: DenseEncoder) -> float | None:
@@ -96,7 +99,7 @@ class FaithfulnessJudge:
         if answer.abstained:
             return None
         text = strip_markers(answer.text)
-        reply = self._ask(RELEVANCY_SYSTEM, f"<answer>\n{html.escape(text, quote=False)}\n</answer>", 300, "answer relevancy")
+        reply = self._ask(RELEVANCY_SYSTEM, f"<answer>\n{html.escape(text, quote=False)}\n</answer>", 300)
         generated = [line.lstrip(" -*0123456789.)\t").strip() for line in reply.splitlines()]  # drop list numbering
         generated = [g for g in generated if g][:RELEVANCY_QUESTIONS]
         if not generated or reply.strip().upper().startswith("NONCOMMITTAL"):
@@ -104,16 +107,14 @@ class FaithfulnessJudge:
         # Dense vectors are unit length (the rerankers read their dot products as cosines too).
         return float(np.mean(dense.encode_documents(generated) @ dense.encode_query(question)))
 
-    def _ask(self, system: str, content: str, max_tokens: int, what: str) -> str:
-        import anthropic
+    def _ask(self, system: str, content: str, max_tokens: int) -> str:
+        """Claude's text reply.
 
-        try:
-            message = self.client.messages.create(
-                model=self.model, max_tokens=max_tokens, system=system, messages=[{"role": "user", "content": content}]
-            )
-        except anthropic.AnthropicError as e:
-            raise GenerationError(f"the {what} judge could not reach Claude ({type(e).__name__}: {e}); run without the judge or try again") from None
-        return "".join(b.text for b in message.content if b.type == "text").strip()
+        Raises:
+            GenerationError: the API call failed (the message every Claude call gives for it).
+        """
+        messages = [{"role": "user", "content": content}]
+        return text_of(self._api.create(max_tokens=max_tokens, system=system, messages=messages))
 
     def judge_answer(self, answer: Answer, texts: Mapping[str, str]) -> list[SentenceJudgement]:
         """Judge every sentence of an answer that states something; an abstention has none.

@@ -3,6 +3,7 @@
 Structured replies (sufficiency judgements, chunk grades) are asked for as a forced tool call: the
 Messages API then returns the reply as the tool's JSON `input`, checked against the schema we gave.
 A reply without that block, or with the wrong shape, is reported as None and the caller falls back.
+The SDK client and its error messages are the ones every Claude call shares (`rag.answer.anthropic_client`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rag.answer.anthropic_gen import api_error
+from rag.answer.anthropic_client import AnthropicClient
 from rag.answer.result import Source, source_label
 from rag.settings.config import AnswerConfig, Settings
-from rag.errors import GenerationError
 from rag.modes.result import LlmCall
-from rag.retrieval.retrieve import Candidate
+from rag.retrieval.result import Candidate
 
 if TYPE_CHECKING:  # the SDK is imported where a client is made or called: importing it costs seconds
     import anthropic
@@ -39,19 +39,14 @@ class Claude:
     def __init__(self, config: AnswerConfig, client: anthropic.Anthropic) -> None:
         self.config = config
         self.model = config.anthropic_model
-        self.client = client
+        self.api = AnthropicClient(client, self.model, config.timeout_s)
         self.calls: list[LlmCall] = []
 
     @classmethod
     def from_settings(cls, settings: Settings, client: anthropic.Anthropic | None = None) -> Claude | None:
         """A Claude for these settings, or None when there is no key and no client (the offline modes)."""
-        if client is not None:
-            return cls(settings.answer, client)
-        if not settings.anthropic_api_key:
-            return None
-        import anthropic
-
-        return cls(settings.answer, anthropic.Anthropic(api_key=settings.anthropic_api_key.value, timeout=settings.answer.timeout_s))
+        api = AnthropicClient.from_settings(settings, client)
+        return None if api is None else cls(settings.answer, api.client)
 
     @property
     def tokens_used(self) -> int:
@@ -63,13 +58,8 @@ class Claude:
         Raises:
             GenerationError: the API failed, timed out or could not be reached (message says which).
         """
-        import anthropic
-
         t0 = time.perf_counter()
-        try:
-            message = self.client.messages.create(model=self.model, max_tokens=self.config.max_tokens, **params)
-        except anthropic.AnthropicError as e:
-            raise api_error(e, self.config.timeout_s, self.model) from None
+        message = self.api.create(max_tokens=self.config.max_tokens, **params)
         usage = message.usage
         self.calls.append(
             LlmCall(purpose, message.model or self.model, message.stop_reason or "", usage.input_tokens, usage.output_tokens, round((time.perf_counter() - t0) * 1000, 1))
@@ -89,18 +79,6 @@ class Claude:
         return None
 
 
-def text_of(message: Any) -> str:  # noqa: ANN401 - an SDK Message
-    return "".join(block.text for block in message.content if block.type == "text").strip()
-
-
 def labelled(candidates: Sequence[Candidate], first: int = 1) -> list[Source]:
     """Candidates as Sources labelled S<first>, S<first+1>, ... (relevance is not used by the prompt)."""
     return [Source(source_label(i), c, float(c.rerank.score or 0.0)) for i, c in enumerate(candidates, first)]
-
-
-def refuse_if_cut(message: Any, purpose: str, max_tokens: int) -> None:  # noqa: ANN401
-    """Raise when a reply ended in a way its text cannot be used (refusal, cut off)."""
-    if message.stop_reason == "refusal":
-        raise GenerationError(f"Claude declined the {purpose} step (stop reason 'refusal')")
-    if message.stop_reason == "max_tokens":
-        raise GenerationError(f"the {purpose} reply was cut off at {max_tokens} tokens; raise RAGSCOPE_MAX_TOKENS")
