@@ -120,7 +120,8 @@ def test_eval_tab_runs_a_mode_and_compares_it_with_plain(sample_store):
     at.button(key="eval_start").click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    plain_run, mode_run = sorted(list_runs(sample_store.data_dir, "sample"), key=lambda r: r.created_at + r.id)
+    # Newest first, in the order they ran even when both were stored within one second (no timing assumed).
+    mode_run, plain_run = list_runs(sample_store.data_dir, "sample")
     assert (plain_run.config.mode, mode_run.config.mode) == ("plain", "multi_hop") and "multi-hop mode" in mode_run.name
     assert at.selectbox(key="eval_run_id").value == mode_run.id
     assert any("mode plain → multi_hop" in c.value.replace("\\", "") for c in at.caption)

@@ -201,3 +201,17 @@ def test_a_run_stored_before_a_setting_existed_reads_as_it_ran(sample_components
     loaded = load_run(data_dir, run.id)
     assert loaded.config.collapse is False and loaded.config.final_k == 3
     assert [r.id for r in list_runs(data_dir)] == [run.id]
+
+
+def test_runs_stored_within_one_second_list_in_the_order_they_ran(sample_components, sample_set):
+    import dataclasses
+
+    from rag.eval.runs import save_run
+
+    data_dir = sample_components.settings.data_dir
+    first = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, reranker="none"))
+    # The same timestamp for runs stored one after another, and ids that sort the other way round.
+    later = [dataclasses.replace(first, id=f"{9 - i}" * 12, name=f"run {i}") for i in range(3)]
+    for run in later:
+        save_run(data_dir, run)
+    assert [r.name for r in list_runs(data_dir, "sample")][:3] == ["run 2", "run 1", "run 0"]
