@@ -244,3 +244,9 @@ def test_gold_only_quarantined_chunks_hold_is_explained_as_quarantined_not_missi
     # A whole document quarantined: still explained, not "not in the collection".
     only = CollectionIndex([], quarantined=chunks)
     assert "quarantined" in only.resolve(SectionGold((SectionRef("notes.md", "Help"),))).invalid
+
+
+def test_a_key_given_twice_is_refused_with_the_line_and_the_key():
+    text = '{"question": "a?", "gold": "x"}\n{"question": "b?", "gold": "y", "gold": "z"}\n'
+    with pytest.raises(EvalSetError, match=r"bad line 2: the key 'gold' is given twice"):
+        parse_question_set(text, "bad")

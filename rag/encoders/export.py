@@ -130,9 +130,8 @@ def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     The exporter writes attention as some twenty small operators per layer, in a form (PyTorch's
     scaled-dot-product path) that neither ONNX Runtime's load-time optimiser nor its offline BERT
     optimiser recognises. Exported on the eager attention path instead, the offline optimiser fuses
-    each layer into one Attention kernel (plus embedding, skip and bias-GELU fusions). On the 40
-    FastAPI tutorial files' 506 chunks the vectors were the same (cosine 1.000000, minimum) at 0.91x
-    the CPU time and 0.85x the wall time (`bench/dense_runtime.py --unfused`; README, Benchmarks). The fused graph is checked against
+    each layer into one Attention kernel (plus embedding, skip and bias-GELU fusions): the same vectors
+    in less time (`bench/dense_runtime.py --unfused`, bench/README.md). The fused graph is checked against
     the export on a padded probe batch before it is kept; a model that is not BERT-shaped, or one
     whose fused graph disagrees, is run from the export as it is. The int8 files stay quantised from
     the export itself (`ensure_int8`): quantising the fused graph gives other int8 vectors.
@@ -245,10 +244,10 @@ def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     """The export with its weights quantised to int8 (ONNX Runtime's dynamic quantisation), made once
     beside the float export from it, atomically as the export is (`_written_atomically`).
 
-    By default only sentence vectors use it (RAGSCOPE_SENTENCE_POOLING=separate-int8): they are 0.96
-    cosine from the float ones, which moved SciFact train nDCG@10 by -0.001 [-0.004, +0.003] while the
-    chunk vectors and every query stay float. RAGSCOPE_DENSE_RUNTIME=onnx-int8 runs everything on it, as
-    a vector space of its own (README, Benchmarks).
+    By default only sentence vectors use it (RAGSCOPE_SENTENCE_POOLING=separate-int8): they are close
+    to the float ones, and retrieval did not measurably move while the chunk vectors and every query stay
+    float (docs/retrieval-quality.md). RAGSCOPE_DENSE_RUNTIME=onnx-int8 runs everything on it, as a vector
+    space of its own (bench/README.md).
 
     Raises:
         EncoderError: the quantiser failed (a read-only data dir, or onnx missing).

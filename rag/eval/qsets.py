@@ -23,6 +23,7 @@ from typing import Any
 
 from rag.errors import EvalSetError
 from rag.eval.gold import Gold, gold_to_json, parse_gold
+from rag.text.jsonobj import json_object
 
 SAMPLE_SET = "sample"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
@@ -94,12 +95,7 @@ def parse_question_set(text: str, name: str = "set") -> QuestionSet:
 
 
 def _question(raw: str, n: int) -> Question:
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"not valid JSON ({e.msg} at column {e.colno})") from None
-    if not isinstance(obj, dict):
-        raise ValueError('expected a JSON object like {"question": "...", "gold": ...}')
+    obj = json_object(raw, '{"question": "...", "gold": ...}')
     unknown = set(obj) - _KEYS
     if unknown:
         raise ValueError(f"unknown keys {sorted(unknown)}; allowed: {', '.join(sorted(_KEYS))}")

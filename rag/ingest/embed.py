@@ -18,12 +18,11 @@ from rag.types import Chunk
 
 EncodeProgress = Callable[[str, int, int], None]  # (what: "chunks" | "sentences", done, total)
 # New chunks are embedded in groups spanning documents: one encoder call sorts a group by length and
-# fills every batch, as the model's own benchmark does. Per-document calls (~20 chunks each on the
-# FastAPI docs) leave batches part-empty and padded.
+# fills every batch, as the model's own benchmark does. Per-document calls (a few dozen chunks each on
+# documentation) leave batches part-empty and padded.
 ENCODE_GROUP = 256
 # Texts per encoder call inside a group: small enough to report progress every few seconds. Also for
-# sentence vectors: on 2 cores, 1,500 FastAPI-docs sentences sorted by length took 16-20 s at 32-64 a
-# batch but 24-28 s at 128-256 (larger batches are slower on CPU even when short texts pad little).
+# sentence vectors: larger batches are slower on CPU even when short texts pad little (bench/README.md, ingest).
 ENCODE_BATCH = 64
 
 

@@ -15,8 +15,8 @@ def sentence_texts(chunk: Chunk) -> list[str]:
     """The chunk's heading path (joined with " > ", when it has one), then each of its sentences.
 
     The heading counts as one more sentence: a question that names the section ("refund policy")
-    matches it even when no single sentence of the body repeats those words (+0.003 nDCG@10 on
-    SciFact train with maxsim-fusion:0.6). Never empty: a chunk with no sentence span gives its text.
+    matches it even when no single sentence of the body repeats those words (measured on SciFact with
+    maxsim-fusion, docs/retrieval-quality.md). Never empty: a chunk with no sentence span gives its text.
 
     Example:
         sentence_texts(chunk)  # ["Billing > Refunds", "Refunds reach your card within five days.", ...]

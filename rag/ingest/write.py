@@ -125,7 +125,7 @@ def make_durable(components: Components, sources: Sequence[str]) -> None:
     """Flush the store, then drop the journal entries it made unnecessary (under the lock: no
     session can be between writing and clearing its own entry for one of these sources meanwhile).
 
-    An edge flush costs ~0.1-0.3 s here (it fsyncs); once per document it was ~10% of a first ingest.
+    An edge flush fsyncs: once per document it was a visible share of a first ingest (bench/README.md, ingest).
     """
     with components.store.lock:
         components.store.flush()

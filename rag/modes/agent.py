@@ -13,7 +13,6 @@ decide what to search next without a model.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -36,6 +35,7 @@ from rag.modes.options import ModeOptions
 from rag.modes.result import AgentStep, ModeResult, ToolCall
 from rag.retrieval.result import RetrievalResult
 from rag.retrieval.retrieve import check_question, retrieve
+from rag.text.jsonobj import json_object
 from rag.types import ChunkFilter
 
 TOOL_NAME = "search_docs"
@@ -179,11 +179,11 @@ def parse_arguments(raw: Any, allowed: ChunkFilter) -> tuple[str, ChunkFilter]: 
     """
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"the arguments are not valid JSON ({e.msg} at character {e.pos}); send an object like {{\"query\": \"...\"}}") from None
+            raw = json_object(raw, '{"query": "..."}')
+        except ValueError as e:
+            raise ValueError(f"the arguments: {e}") from None
     if not isinstance(raw, dict):
-        raise ValueError("the arguments must be a JSON object like {\"query\": \"...\"}")
+        raise ValueError('the arguments must be a JSON object like {"query": "..."}')
     query = raw.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ValueError("'query' must be a non-empty string")

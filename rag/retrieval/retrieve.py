@@ -81,7 +81,7 @@ def retrieve(
     reranker = get_reranker(config.reranker)
     timings: dict[str, float] = {}
     cold = [m for m in (components.dense, components.sparse) if not getattr(m, "loaded", True)]  # LazyModel or CollectionDense
-    if encoded is None and cold:  # a first query loads the models: timed apart, or "encode" would read 20 s
+    if encoded is None and cold:  # a first query loads the models: timed apart, or "encode" would read seconds
         t0 = time.perf_counter()
         for model in cold:
             model.load()

@@ -25,8 +25,8 @@ CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
 ANSWER_CONTEXTS = ("chunk", "section")
 SENTENCE_POOLINGS = ("separate-int8", "separate", "late")
 # How the dense model runs: PyTorch through sentence-transformers, or ONNX Runtime on an export of the
-# same weights (rag/encoders/dense_onnx.py). Both give the same vectors (cosine >= 0.9999), so they share a
-# collection; the int8-quantised export gives other vectors.
+# same weights (rag/encoders/dense_onnx.py). Both give the same vectors (bench/README.md, dense runtime), so
+# they share a collection; the int8-quantised export gives other vectors.
 INT8_RUNTIME = "onnx-int8"  # the int8-quantised ONNX export: its own vector space (CollectionModels.runtime_for)
 DENSE_RUNTIMES = ("torch", "onnx", INT8_RUNTIME)
 # A collection name becomes a file and folder name under the data dir (edge store, journal): no path
@@ -95,11 +95,10 @@ class RetrievalConfig:
     `config_label`.
     """
 
-    # Defaults measured by bench/quality.py on SciFact train (809 queries): DBSF over 50 candidates, then
-    # maxsim-fusion:0.6 rescoring (0.6 x the mean of chunk cosine and best-sentence cosine, 0.4 x BM25,
-    # each min-max normalised), nDCG@10 0.754 vs 0.744 for the previous default score-fusion (paired
-    # bootstrap 95% interval of the gain +0.002..+0.018) and 0.714 for plain RRF; hit@5 on the sample and
-    # FastAPI question sets did not drop. It reads the sentence vectors stored at ingest
+    # Defaults chosen by bench/quality.py on SciFact train and the docs question sets (docs/retrieval-quality.md,
+    # "why the defaults"): DBSF over 50 candidates, then maxsim-fusion:0.6 rescoring (0.6 x the mean of chunk
+    # cosine and best-sentence cosine, 0.4 x BM25, each min-max normalised), ahead of score-fusion and plain RRF
+    # with a paired interval above zero. It reads the sentence vectors stored at ingest
     # (Settings.sentence_vectors), so it adds no query-time encoding; without them it encodes per question.
     fusion: str = setting(
         "dbsf", env="RAGSCOPE_FUSION", cli="--fusion", link="fusion", label="Fusion", choices=FUSION_METHODS, group="core",
@@ -164,9 +163,9 @@ class RetrievalConfig:
         help="Drop final chunks whose last-stage score is below this",
     )  # fmt: skip
 
-    # Section-level results (issue 16; bench/quality.py --sections, README "Documentation answers"). Collapse is on:
-    # MRR@10 +0.003 [+0.000, +0.005] on the Starlette set and +0.004 [+0.000, +0.011] on FastAPI (recall@5
-    # +0.03 there), never lower on any set; SciFact is one chunk per abstract, so its ranking is unchanged.
+    # Section-level results (bench/quality.py --sections; docs/retrieval-quality.md). Collapse is on: it
+    # raised MRR@10 on both docs sets and lowered no set; SciFact is one chunk per abstract, so its ranking
+    # is unchanged.
     collapse: bool = setting(
         True, env="RAGSCOPE_COLLAPSE", cli="--collapse", link="collapse", label="One hit per section", group="cut", tag="per section",
         help="Keep only the best chunk of each section in the final top k, so one long section cannot fill it",
@@ -237,8 +236,8 @@ class Settings:
     anthropic_api_key: Secret = setting(Secret(), env="ANTHROPIC_API_KEY", label="Anthropic API key")
     password: Secret = setting(Secret(), env="RAGSCOPE_PASSWORD", label="password")
     max_upload_mb: int = setting(50, env="RAGSCOPE_MAX_UPLOAD_MB", label="upload limit (MB)", lo=1, hi=10_000)
-    # Embedding runs at ~40 chunks/s on two CPU cores: 5,000 chunks (~4 MB of prose) is minutes of work,
-    # and a file that splits into more is almost always a dump, not a document someone will read.
+    # 5,000 chunks (megabytes of prose) is minutes of embedding on a CPU, and a file that splits into
+    # more is almost always a dump, not a document someone will read.
     max_chunks_per_doc: int = setting(5000, env="RAGSCOPE_MAX_CHUNKS", label="chunks per document", lo=1, hi=10_000_000)
     # Whether a NEW collection stores each chunk's sentence vectors (Qdrant multivector) so that the
     # sentence-maxsim / maxsim-fusion rerankers read them instead of encoding sentences per question.
@@ -246,19 +245,17 @@ class Settings:
     sentence_vectors: bool = setting(True, env="RAGSCOPE_SENTENCE_VECTORS", label="sentence vectors")
     # How a NEW collection makes those vectors: "separate" encodes each distinct sentence on its own (a
     # second encoding pass) with the encoder of the chunks; "separate-int8" does it on the model's
-    # int8-quantised ONNX export whatever encodes the chunks (rag.encoders.dense_onnx.ensure_int8: 0.62x the
-    # float export's CPU time on sentences in bench/dense_runtime.py; under float chunk vectors, SciFact
-    # nDCG@10 -0.001 [-0.004, +0.003]); "late" pools each sentence's token states from its chunk's own forward pass
-    # (rag.ingest.pipeline.encode_late: no second pass, but -0.013 nDCG@10). Recorded with the collection, which keeps it.
+    # int8-quantised ONNX export whatever encodes the chunks (rag.encoders.export.ensure_int8: faster, and
+    # no measurable loss under float chunk vectors); "late" pools each sentence's token states from its
+    # chunk's own forward pass (rag.ingest.embed.encode_late: no second pass, but a measurable loss).
+    # The figures: docs/retrieval-quality.md and bench/README.md. Recorded with the collection, which keeps it.
     sentence_pooling: str = setting("separate-int8", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS)
     # What runs the dense model. "onnx" exports the model's own weights to ONNX once (under
-    # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's (cosine mean and min
-    # 1.000000 on 122 FastAPI-docs chunks, their 519 sentences and late-pooled spans), at 0.64x PyTorch's
-    # CPU time on the chunks and 0.35x on the sentences (bench/dense_runtime.py). "onnx-int8" runs that
-    # export quantised to int8 for chunks, sentences and queries: whole-process ingest of 40 files at
-    # 0.87x onnx's CPU time and 0.65x its peak memory (bench/ingest_process.py), but an int8 vector
-    # depends on what shares its forward pass (cosine down to 0.96 between a sentence encoded in a batch
-    # and alone), which moves small collections' answers, so it is not the default (README, Benchmarks).
+    # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's, in less CPU time
+    # (bench/dense_runtime.py). "onnx-int8" runs that export quantised to int8 for chunks, sentences and
+    # queries: less CPU time and memory again (bench/ingest_process.py), but an int8 vector depends on what
+    # shares its forward pass (a sentence encoded in a batch and alone differ), which moves small
+    # collections' answers, so it is not the default (bench/README.md).
     # Recorded with a new collection, whose record then picks the runtime for it: torch and onnx share
     # the float space, int8 is its own (CollectionModels.runtime_for).
     dense_runtime: str = setting(
