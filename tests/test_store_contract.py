@@ -15,7 +15,7 @@ import uuid
 import numpy as np
 import pytest
 
-import rag.store.client
+import rag.store.base
 import rag.store.edge
 from rag.encoders.factory import sparse_encoder
 from rag.errors import ModelMismatchError, StoreError, StoreLockedError
@@ -149,8 +149,7 @@ def test_records_with_vectors_by_ids_and_limit(filled, points):
 
 
 def test_records_page_through_long_results(filled, points, monkeypatch):
-    monkeypatch.setattr(rag.store.edge, "_SCROLL_PAGE", 2)
-    monkeypatch.setattr(rag.store.client, "_SCROLL_PAGE", 2)
+    monkeypatch.setattr(rag.store.base, "_SCROLL_PAGE", 2)  # the one paging loop, both backends
     assert len(filled.records(ChunkFilter(include_quarantined=True))) == len(points)
     assert len(filled.records(ChunkFilter(include_quarantined=True), limit=3)) == 3
 

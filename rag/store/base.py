@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import functools
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
-from rag.settings.config import INT8_RUNTIME
+from rag.settings.config import INT8_RUNTIME, validate_collection_name
 from rag.errors import ModelMismatchError, RagError, StoreError
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
 from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
@@ -27,6 +28,10 @@ SENTENCES = "sentences"
 # `status` is a keyword ("active" / "quarantined"), not a bool: qdrant-edge 0.9 does not match bool values.
 KEYWORD_FIELDS = ("source", "tags", "heading", "flags", "status")
 INTEGER_FIELDS = ("start", "end")
+# How many records one scroll request reads: `records` pages through a longer result.
+_SCROLL_PAGE = 1000
+# What `records(with_vectors=True)` reads: sentence vectors are many per chunk and only MaxSim uses them.
+_RECORD_VECTORS = [DENSE, SPARSE]
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,14 @@ class CollectionModels:
         """
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
-        kinds = {"dense_model": str, "dense_dim": int, "sparse_model": str, "sentence_vectors": bool, "sentence_pooling": str, "dense_runtime": str}
+        kinds = {
+            "dense_model": str,
+            "dense_dim": int,
+            "sparse_model": str,
+            "sentence_vectors": bool,
+            "sentence_pooling": str,
+            "dense_runtime": str,
+        }
         missing = {"dense_model", "dense_dim", "sparse_model"} - set(raw)
         wrong = [k for k, v in raw.items() if k not in kinds or type(v) is not kinds[k]]
         if missing or wrong:
@@ -86,7 +98,14 @@ class CollectionModels:
     def from_settings(cls, settings: Settings, dense_dim: int, sentence_vectors: bool) -> CollectionModels:
         """The record a collection gets from the configured models; the caller knows the dimension and
         whether sentence vectors are stored (from the encoder, an existing record or the stored vectors)."""
-        return cls(settings.dense_model, dense_dim, settings.sparse_model, sentence_vectors, settings.sentence_pooling, settings.dense_runtime)
+        return cls(
+            settings.dense_model,
+            dense_dim,
+            settings.sparse_model,
+            sentence_vectors,
+            settings.sentence_pooling,
+            settings.dense_runtime,
+        )
 
     def runtime_for(self, configured: str) -> str:
         """The dense runtime that encodes into this collection's space, given the configured one: the
@@ -98,19 +117,20 @@ class CollectionModels:
 
     def same_models(self, other: CollectionModels) -> bool:
         """True when `other` names the same encoders (so their vectors may share this collection)."""
-        return (self.dense_model, self.dense_dim, self.sparse_model) == (other.dense_model, other.dense_dim, other.sparse_model)
+        mine = (self.dense_model, self.dense_dim, self.sparse_model)
+        return mine == (other.dense_model, other.dense_dim, other.sparse_model)
 
 
 @dataclass(frozen=True)
 class PointData:
-    """A chunk ready to write: both vectors plus its payload, and its sentence vectors when the collection stores them."""
+    """A chunk ready to write: both vectors plus its payload, and its sentence vectors when the collection
+    stores them."""
 
     id: str
     dense: Sequence[float]
     sparse: SparseVector
     payload: dict[str, Any]
     sentences: Sequence[Sequence[float]] | None = None
-
 
 
 @dataclass(frozen=True)
@@ -134,70 +154,6 @@ class FusedQuery:
         return list(self.weights)[:lists] if self.weights and self.fusion == "weighted_rrf" else None
 
 
-class Store(Protocol):
-    """What the rest of ragscope may ask of Qdrant. Implementations are thread-safe."""
-
-    backend: str
-    remedy: str  # what a person should check when a call fails, ending StoreError messages
-    lock: threading.RLock
-
-    def ensure_collection(self, models: CollectionModels) -> None: ...
-    def collection_models(self) -> CollectionModels | None: ...
-    def upsert(self, points: Sequence[PointData]) -> None: ...
-    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None: ...
-    def set_source_payload(self, source: str, payload: dict[str, Any]) -> None: ...
-    def delete(self, ids: Sequence[str]) -> None: ...
-    def delete_source(self, source: str) -> int: ...
-    def records(self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None) -> list[StoredChunk]: ...
-    def count(self, flt: ChunkFilter | None = None) -> int: ...
-    def sources(self) -> dict[str, int]:
-        """Each document's chunk count: `facet("source")`."""
-        ...
-
-    def facet(self, key: str) -> dict[str, int]:
-        """Each value of keyword field `key` (one of KEYWORD_FIELDS) with its number of chunks, in one query.
-
-        The inspector's source and tag filters read their choices this way on every run: reading one
-        record per document instead cost more than the search itself on a collection of many documents.
-        """
-        ...
-    def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]: ...
-    def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]: ...
-    def search_fused(self, query: FusedQuery, flt: ChunkFilter | None = None) -> list[Hit]: ...
-    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
-        """MaxSim of the question vector against each point's sentence vectors: its best sentence cosine.
-
-        Meant for rescoring with an ids filter. Empty when the collection stores no sentence vectors;
-        a point stored without them is not among the hits.
-        """
-        ...
-    def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
-        """The sentence vectors stored for one chunk, one row per `rag.ingest.sentences.sentence_texts` entry.
-
-        The inspector shows the per-sentence cosines the reranker's MaxSim read, not fresh encodings
-        (with int8 sentence vectors those differ by the batch they were encoded in). None when the
-        collection, or this chunk, stores none.
-        """
-        ...
-
-    def list_collections(self) -> list[str]:
-        """Every collection on this store's backend (the data dir, or the server), sorted by name."""
-        ...
-
-    def drop_collection(self) -> None:
-        """Delete this store's collection: all its points and its models. The store stays usable: a
-        later `ensure_collection` creates the collection afresh."""
-        ...
-
-    def ensure_space(self, nbytes: int) -> None:
-        """Raise StoreError (nothing written) when writing about `nbytes` more would not fit."""
-        ...
-
-    def optimize(self) -> None: ...
-    def flush(self) -> None: ...
-    def close(self) -> None: ...
-
-
 T = TypeVar("T")
 
 
@@ -218,9 +174,332 @@ def store_call(method: Callable[..., T]) -> Callable[..., T]:
             except RagError:
                 raise
             except Exception as e:  # noqa: BLE001 - the one place backend errors are translated
-                raise StoreError(f"the {self.backend} store failed to {method.__name__.replace('_', ' ')} ({type(e).__name__}: {e}); {self.remedy}") from None
+                operation = method.__name__.replace("_", " ")
+                raise StoreError(
+                    f"the {self.backend} store failed to {operation} ({type(e).__name__}: {e}); {self.remedy}"
+                ) from None
 
     return wrapper
+
+
+@dataclass(frozen=True)
+class FilterTerms:
+    """How one backend spells the conditions a ChunkFilter is made of.
+
+    Which conditions a filter means is written once, in `Store._filter` (the rules `ChunkFilter.matches`
+    applies to a payload in hand), so the two engines cannot drift apart on them.
+    """
+
+    any_of: Callable[[str, list[str]], Any]  # (keyword field, values): the field holds one of the values
+    has_id: Callable[[list[str]], Any]
+    equals: Callable[[str, str], Any]  # (keyword field, value)
+    is_empty: Callable[[str], Any]  # (field): it is missing or an empty list
+    combine: Callable[[list[Any] | None, list[Any] | None], Any]  # (must, must_not): the filter
+
+
+class Store(ABC):
+    """What the rest of ragscope may ask of Qdrant. Implementations are thread-safe.
+
+    The backend-neutral half is written here once, against the primitives at the end (the `_`
+    methods). A backend implements those, the record of which models built its collection, and the
+    rest of its own life (listing, dropping, disk space, optimising, flushing, closing): only what
+    talks to its engine, so the two backends cannot answer the same call differently.
+    """
+
+    backend: str
+    filter_terms: ClassVar[FilterTerms]
+    # Whether `records` with ids fetches those points by id and applies the rest of the filter in hand
+    # (ChunkFilter.matches, `limit` unused), rather than scrolling with an id condition.
+    fetches_ids: ClassVar[bool] = False
+
+    def __init__(self, collection: str, remedy: str) -> None:
+        self.collection = validate_collection_name(collection)
+        self.remedy = remedy  # what a person should check when a call fails, ending StoreError messages
+        self.lock = threading.RLock()
+
+    @store_call
+    def ensure_collection(self, models: CollectionModels) -> None:
+        """Create the collection for `models` when it is missing.
+
+        Raises:
+            ModelMismatchError: the collection was built by other encoders.
+        """
+        existing = self.collection_models()
+        if existing is not None and not existing.same_models(models):
+            raise mismatch_error(self.collection, existing, models)
+        if existing is None:
+            self._keep_models(models)
+        if not self._exists():
+            self._create_collection(existing or models)
+
+    def _create_collection(self, models: CollectionModels) -> None:
+        """The collection `models` describes, with an index on each field the filters and facets read."""
+        self.ensure_space(0)
+        vectors = {DENSE: self._vector_params(models.dense_dim, sentences=False)}
+        if models.sentence_vectors:
+            vectors[SENTENCES] = self._vector_params(models.dense_dim, sentences=True)
+        self._create(vectors, models)
+        for name in KEYWORD_FIELDS:
+            self._create_index(name, integer=False)
+        for name in INTEGER_FIELDS:
+            self._create_index(name, integer=True)
+        self.flush()
+
+    @abstractmethod
+    def collection_models(self) -> CollectionModels | None:
+        """Which models built the collection; None without a collection or a record of them."""
+
+    @store_call
+    def upsert(self, points: Sequence[PointData]) -> None:
+        if points:
+            self._upsert(points)
+
+    @store_call
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        if ids:
+            self._set_payload(ids, payload)
+
+    @store_call
+    def set_source_payload(self, source: str, payload: dict[str, Any]) -> None:
+        self._set_payload_where(_whole_source(source), payload)
+
+    @store_call
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids and self._exists():  # no collection: nothing to delete (as delete_source)
+            self._delete(ids)
+
+    @store_call
+    def delete_source(self, source: str) -> int:
+        """Delete every chunk of one document; how many there were."""
+        if not self._exists():
+            return 0
+        flt = _whole_source(source)
+        n = self.count(flt)
+        self._delete_where(flt)
+        return n
+
+    @store_call
+    def records(
+        self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None
+    ) -> list[StoredChunk]:
+        """The chunks `flt` selects, at most `limit`; their dense and sparse vectors when `with_vectors`."""
+        if not self._exists():
+            return []
+        flt = flt or ChunkFilter()
+        vectors = _RECORD_VECTORS if with_vectors else False
+        if flt.ids and self.fetches_ids:
+            found = [_record_chunk(r) for r in self._retrieve(flt.ids, True, vectors)]
+            # Without the ids: only those were fetched, and the engine returns them in its own spelling.
+            return [r for r in found if flt.matches(r.payload)]
+        out: list[StoredChunk] = []
+        offset = None
+        while True:
+            page = _SCROLL_PAGE if limit is None else min(_SCROLL_PAGE, limit - len(out))
+            recs, offset = self._scroll(flt, page, offset, vectors)
+            out += [_record_chunk(r) for r in recs]
+            if offset is None or (limit is not None and len(out) >= limit):
+                return out
+
+    @store_call
+    def count(self, flt: ChunkFilter | None = None) -> int:
+        """How many chunks `flt` selects; without one, every chunk, quarantined ones included."""
+        if not self._exists():
+            return 0
+        return self._count(flt or ChunkFilter(include_quarantined=True))
+
+    def sources(self) -> dict[str, int]:
+        """Each document's chunk count: `facet("source")`."""
+        return self.facet("source")
+
+    @store_call
+    def facet(self, key: str) -> dict[str, int]:
+        """Each value of keyword field `key` (one of KEYWORD_FIELDS) with its number of chunks, in one query.
+
+        The inspector's source and tag filters read their choices this way on every run: reading one
+        record per document instead cost more than the search itself on a collection of many documents.
+        """
+        check_facet_key(key)
+        if not self._exists():
+            return {}
+        return self._facet(key)
+
+    @store_call
+    def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        return self._search(DENSE, [float(x) for x in vector], limit, flt)
+
+    @store_call
+    def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        if not vector.indices:
+            return []
+        return self._search(SPARSE, self._sparse(vector), limit, flt)
+
+    @store_call
+    def search_fused(self, query: FusedQuery, flt: ChunkFilter | None = None) -> list[Hit]:
+        """The dense and the sparse list fused by the engine; an empty sparse query sends only the dense one."""
+        if not self._exists():
+            return []
+        lists = [(DENSE, [float(x) for x in query.dense])]
+        if query.sparse.indices:
+            lists.append((SPARSE, self._sparse(query.sparse)))
+        return _hits(self._fused(lists, query, flt))
+
+    @store_call
+    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        """MaxSim of the question vector against each point's sentence vectors: its best sentence cosine.
+
+        Meant for rescoring with an ids filter. Empty when the collection stores no sentence vectors;
+        a point stored without them is not among the hits.
+        """
+        if not self._stores_sentences():
+            return []
+        # The question is a one-row multivector: MaxSim then scores each point by its best sentence.
+        return self._search(SENTENCES, [[float(x) for x in vector]], limit, flt, with_payload=False)
+
+    @store_call
+    def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
+        """The sentence vectors stored for one chunk, one row per `rag.ingest.sentences.sentence_texts` entry.
+
+        The inspector shows the per-sentence cosines the reranker's MaxSim read, not fresh encodings
+        (with int8 sentence vectors those differ by the batch they were encoded in). None when the
+        collection, or this chunk, stores none.
+        """
+        if not self._stores_sentences():
+            return None
+        found = self._retrieve([chunk_id], False, [SENTENCES])
+        return sentence_rows(found[0].vector if found else None)
+
+    @abstractmethod
+    def list_collections(self) -> list[str]:
+        """Every collection on this store's backend (the data dir, or the server), sorted by name."""
+
+    @abstractmethod
+    def drop_collection(self) -> None:
+        """Delete this store's collection: all its points and its models. The store stays usable: a
+        later `ensure_collection` creates the collection afresh."""
+
+    @abstractmethod
+    def ensure_space(self, nbytes: int) -> None:
+        """Raise StoreError (nothing written) when writing about `nbytes` more would not fit."""
+
+    @abstractmethod
+    def optimize(self) -> None: ...
+
+    @abstractmethod
+    def flush(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def _search(
+        self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool = True
+    ) -> list[Hit]:
+        """The `limit` points nearest `vector` in the named vector `using`; none without a collection."""
+        if not self._exists():
+            return []
+        return _hits(self._nearest(using, vector, limit, flt, with_payload))
+
+    def _stores_sentences(self) -> bool:
+        """Whether the collection stores sentence vectors, as its models record says."""
+        models = self.collection_models()
+        return models is not None and models.sentence_vectors
+
+    def _filter(self, flt: ChunkFilter | None) -> Any:
+        """`flt` as the engine's filter, None when it restricts nothing: the rules of `ChunkFilter.matches`."""
+        flt = flt or ChunkFilter()
+        terms = self.filter_terms
+        must: list[Any] = []
+        if flt.sources:
+            must.append(terms.any_of("source", list(flt.sources)))
+        if flt.tags:
+            must.append(terms.any_of("tags", list(flt.tags)))
+        if flt.ids:
+            must.append(terms.has_id(list(flt.ids)))
+        must_not = [] if flt.include_quarantined else [terms.equals("status", QUARANTINED)]
+        if flt.flagged_only:
+            must_not.append(terms.is_empty("flags"))
+        if not must and not must_not:
+            return None
+        return terms.combine(must or None, must_not or None)
+
+    def _point_vectors(self, point: PointData) -> dict[str, Any]:
+        """A point's named vectors as the engine writes them."""
+        vectors: dict[str, Any] = {DENSE: [float(x) for x in point.dense], SPARSE: self._sparse(point.sparse)}
+        if point.sentences is not None:
+            vectors[SENTENCES] = [[float(x) for x in row] for row in point.sentences]
+        return vectors
+
+    # The primitives, each backend's own engine calls; the collection exists unless a docstring says otherwise.
+
+    @abstractmethod
+    def _exists(self) -> bool:
+        """Whether the collection exists (on a missing one, reads answer empty and deletes do nothing)."""
+
+    @abstractmethod
+    def _sparse(self, vector: SparseVector) -> Any:
+        """A sparse vector as the engine's own type."""
+
+    @abstractmethod
+    def _keep_models(self, models: CollectionModels) -> None:
+        """Record which models build the collection, which has no record yet (it may not exist)."""
+
+    @abstractmethod
+    def _vector_params(self, dim: int, sentences: bool) -> Any:
+        """A named cosine vector of `dim`; for sentences a MaxSim multivector, only read for candidates by id
+        (MaxSim rescoring), never searched."""
+
+    @abstractmethod
+    def _create(self, vectors: dict[str, Any], models: CollectionModels) -> None:
+        """Create the missing collection `models` describes: these named vectors and the sparse one."""
+
+    @abstractmethod
+    def _create_index(self, name: str, integer: bool) -> None:
+        """Index payload field `name`: a keyword index, or an integer one when `integer`."""
+
+    @abstractmethod
+    def _upsert(self, points: Sequence[PointData]) -> None:
+        """Write these points (one at least), replacing those with the same ids."""
+
+    @abstractmethod
+    def _set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        """Merge `payload` into the payload of each of these points (one at least)."""
+
+    @abstractmethod
+    def _set_payload_where(self, flt: ChunkFilter, payload: dict[str, Any]) -> None:
+        """Merge `payload` into the payload of every point `flt` selects (no collection: the engine's error)."""
+
+    @abstractmethod
+    def _delete(self, ids: Sequence[str]) -> None:
+        """Delete these points (one at least)."""
+
+    @abstractmethod
+    def _delete_where(self, flt: ChunkFilter) -> None:
+        """Delete every point `flt` selects."""
+
+    @abstractmethod
+    def _scroll(self, flt: ChunkFilter, limit: int, offset: Any, vectors: list[str] | bool) -> tuple[list[Any], Any]:
+        """One page: at most `limit` records `flt` selects from `offset` (None: the start), with their payloads
+        and the named `vectors` (False: none); and the next page's offset, None after the last page."""
+
+    @abstractmethod
+    def _retrieve(self, ids: Sequence[str], with_payload: bool, vectors: list[str] | bool) -> list[Any]:
+        """The records with these ids that exist, with the named `vectors` (False: none)."""
+
+    @abstractmethod
+    def _count(self, flt: ChunkFilter) -> int:
+        """The exact number of points `flt` selects."""
+
+    @abstractmethod
+    def _facet(self, key: str) -> dict[str, int]:
+        """Each value of keyword field `key` that some point holds, with the number of points holding it."""
+
+    @abstractmethod
+    def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:
+        """The `limit` scored points `flt` selects nearest `vector` (the engine's type) in the named vector `using`."""
+
+    @abstractmethod
+    def _fused(self, lists: list[tuple[str, Any]], query: FusedQuery, flt: ChunkFilter | None) -> list[Any]:
+        """`query.limit` scored points with payloads: one prefetch of `query.prefetch_limit` per (vector name,
+        query vector) in `lists`, fused as `query.fusion` says, all restricted by `flt`."""
 
 
 def check_facet_key(key: str) -> None:
@@ -230,6 +509,7 @@ def check_facet_key(key: str) -> None:
 
 
 def mismatch_error(collection: str, existing: CollectionModels, wanted: CollectionModels) -> ModelMismatchError:
+    """What `ensure_collection` raises when the settings name other encoders than those that built the collection."""
     return ModelMismatchError(
         f"collection {collection!r} was built with dense={existing.dense_model} ({existing.dense_dim} d), "
         f"sparse={existing.sparse_model}, but the settings now say dense={wanted.dense_model} "
@@ -258,6 +538,26 @@ def sentence_rows(vector: Any) -> list[list[float]] | None:
     """A retrieved point's sentence multivector as plain rows (both backends return a dict of named vectors)."""
     rows = vector.get(SENTENCES) if isinstance(vector, dict) else None
     return [[float(x) for x in row] for row in rows] if rows else None
+
+
+def _whole_source(source: str) -> ChunkFilter:
+    """Every chunk of one document, quarantined ones included: what its payload writes and its deletion reach."""
+    return ChunkFilter(sources=(source,), include_quarantined=True)
+
+
+def _hits(points: Sequence[Any]) -> list[Hit]:
+    """Either engine's scored points as Hits: both give each one's `id`, `score` and `payload`."""
+    return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
+
+
+def _record_chunk(record: Any) -> StoredChunk:
+    """Either engine's record as a StoredChunk: both give `id`, `payload` and a dict of named vectors."""
+    vector = record.vector if isinstance(record.vector, dict) else {}
+    raw = vector.get(SPARSE)
+    sparse = None
+    if raw is not None:
+        sparse = SparseVector(tuple(int(i) for i in raw.indices), tuple(float(v) for v in raw.values))
+    return stored_chunk(record.id, dict(record.payload or {}), vector.get(DENSE), sparse)
 
 
 def stored_chunk(point_id: Any, payload: dict[str, Any], dense: Any = None, sparse: Any = None) -> StoredChunk:
