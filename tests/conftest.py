@@ -7,6 +7,7 @@ process by the encoders' own cache, so only the first test pays for it.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from pathlib import Path
 
@@ -85,18 +86,41 @@ def components(settings: Settings):
     comps.close()
 
 
-@pytest.fixture
-def sample_components(components: Components) -> Components:
-    """Components with the sample help centre ingested (real models, real store)."""
-    summary = ingest_files(components, sample_files())
-    assert not summary.errors, summary.errors
-    return components
+@pytest.fixture(scope="session")
+def _sample_data(tmp_path_factory: pytest.TempPathFactory, models_dir: Path) -> Path:
+    """A data dir with the sample help centre ingested through `ingest_files` (real models, real store),
+    once per session: each test that wants it gets its own copy (`_copy_sample`), so no test sees
+    another's writes, and 50-odd tests do not each embed the same 19 chunks again."""
+    data = tmp_path_factory.mktemp("sample") / "data"
+    (data / "models").mkdir(parents=True)
+    (data / "models" / ONNX_DIR).symlink_to(models_dir / ONNX_DIR, target_is_directory=True)
+    comps = build_components(Settings(data_dir=data))
+    try:
+        summary = ingest_files(comps, sample_files())
+        assert not summary.errors, summary.errors
+    finally:
+        comps.close()
+    return data
+
+
+def _copy_sample(template: Path, data_dir: Path) -> None:
+    """The ingested sample's store, originals and journal into this test's own data dir (its models link stays)."""
+    for item in template.iterdir():
+        if item.name != "models":
+            (shutil.copytree if item.is_dir() else shutil.copy2)(item, data_dir / item.name)
 
 
 @pytest.fixture
-def sample_store(settings: Settings) -> Settings:
-    """The sample help centre ingested, then the store closed so a page's process-wide engine can open it."""
+def sample_components(settings: Settings, _sample_data: Path):
+    """Components with the sample help centre ingested (real models, real store), in this test's data dir."""
+    _copy_sample(_sample_data, settings.data_dir)
     comps = build_components(settings)
-    assert not ingest_files(comps, sample_files()).errors
+    yield comps
     comps.close()
+
+
+@pytest.fixture
+def sample_store(settings: Settings, _sample_data: Path) -> Settings:
+    """The sample help centre ingested, the store closed so a page's process-wide engine can open it."""
+    _copy_sample(_sample_data, settings.data_dir)
     return settings
