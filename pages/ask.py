@@ -1,6 +1,5 @@
 """Ask: a reranked, cited answer whose citations open the exact span of the source; Eval beside it."""
 
-
 import streamlit as st
 
 from ui import answer_view, forms, kept, mode_view
@@ -60,7 +59,13 @@ def show_answer(answer: Answer, demo: bool) -> None:
             mode_view.show_mode(answer.mode_result, "ask")
     answer_view.show_sources(answer, settings.answer.min_rerank_score)
     add_to_question_set(answer)
-    st.page_link(INSPECTOR, label="Open in inspector", icon="🔬", query_params=inspector_params(answer.question, answer.retrieval.config, settings.retrieval) | collection_param(settings.collection))
+    st.page_link(
+        INSPECTOR,
+        label="Open in inspector",
+        icon="🔬",
+        query_params=inspector_params(answer.question, answer.retrieval.config, settings.retrieval)
+        | collection_param(settings.collection),
+    )
 
 
 def add_to_question_set(answer: Answer) -> None:
@@ -80,12 +85,18 @@ def add_to_question_set(answer: Answer) -> None:
                 format_func=lambda i: f"{final[i].source} > {final[i].heading}",
                 key="ask_add_gold",
             )
-            answerable = st.checkbox("The documents answer this question", value=not answer.abstained, key="ask_add_answerable")
+            answerable = st.checkbox(
+                "The documents answer this question", value=not answer.abstained, key="ask_add_answerable"
+            )
             if st.form_submit_button("Add question"):
                 if not name:
                     st.error("Name the question set first.")
                     return
-                gold = SectionGold(tuple(SectionRef(final[i].source, final[i].heading) for i in chosen)) if answerable and chosen else None
+                gold = (
+                    SectionGold(tuple(SectionRef(final[i].source, final[i].heading) for i in chosen))
+                    if answerable and chosen
+                    else None
+                )
                 try:
                     qset = append_question(settings.data_dir, name, answer.question, gold, answerable)
                 except RagError as e:
@@ -113,7 +124,9 @@ def show_recent() -> None:
 ask_tab, eval_tab = st.tabs(["Ask", "Eval"], key="tab", bind="query-params")
 with ask_tab:
     empty_collection_notice(components)
-    demo = st.toggle("Demo view", key="ask_demo", help="Only the answer and its cited sources: no scores, ranks or tools")
+    demo = st.toggle(
+        "Demo view", key="ask_demo", help="Only the answer and its cited sources: no scores, ranks or tools"
+    )
     config = settings_form()
     with st.form("ask_form"):
         question = st.text_input("Question", key="ask_question", placeholder="How long does a refund take?")
@@ -131,4 +144,5 @@ with ask_tab:
         show_recent()
 with eval_tab:
     from ui import eval_view
+
     eval_view.render(components)

@@ -21,7 +21,15 @@ from ui.render import md_escape
 from rag.catalog.collections import SAMPLE_COLLECTION
 from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
-from rag.catalog.documents import collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
+from rag.catalog.documents import (
+    collection_stats,
+    delete_document,
+    document_chunks,
+    flagged_chunks,
+    list_documents,
+    set_quarantine,
+    set_tags,
+)
 from rag.types import clean_tags
 from rag.ingest.results import Prepared
 from rag.catalog.sample import SAMPLE_TAG, sample_files
@@ -48,7 +56,9 @@ def show_stats() -> None:
     cols[1].metric("Chunks", stats.chunks)
     cols[2].metric("Flagged", stats.flagged, help="Chunks the injection scan flagged (see below)")
     cols[3].metric("Quarantined", stats.quarantined, help="Stored but never retrieved")
-    cols[4].metric("Backend", "embedded" if stats.backend == "edge" else "server", help=f"Collection {settings.collection}")
+    cols[4].metric(
+        "Backend", "embedded" if stats.backend == "edge" else "server", help=f"Collection {settings.collection}"
+    )
     st.caption(sentence_vectors_note(stats.sentence_vectors))
     shown = st.session_state.pop("documents_notice", None)
     if shown:
@@ -61,7 +71,11 @@ def run_ingest(files: Sequence[ingest_panel.Item], config: ChunkConfig, tags: li
 
 def add_documents() -> None:
     st.subheader("Add documents")
-    if st.button("Load sample docs", key="documents_sample", help=f"The Tidepool help centre, into its own collection '{SAMPLE_COLLECTION}' (tagged '{SAMPLE_TAG}'), which the app switches to"):
+    if st.button(
+        "Load sample docs",
+        key="documents_sample",
+        help=f"The Tidepool help centre, into its own collection '{SAMPLE_COLLECTION}' (tagged '{SAMPLE_TAG}'), which the app switches to",
+    ):
         switch_collection(SAMPLE_COLLECTION)  # fictional docs never share a collection with real ones
         st.session_state["documents_load_sample"] = True
         st.rerun()
@@ -74,10 +88,22 @@ def add_documents() -> None:
         max_upload_size=settings.max_upload_mb,
     )
     cols = st.columns([2, 1, 1, 3])
-    strategy = cols[0].selectbox("Strategy", CHUNK_STRATEGIES, index=CHUNK_STRATEGIES.index(settings.chunk.strategy), key="documents_strategy")
+    strategy = cols[0].selectbox(
+        "Strategy", CHUNK_STRATEGIES, index=CHUNK_STRATEGIES.index(settings.chunk.strategy), key="documents_strategy"
+    )
     size = cols[1].number_input("Size (chars)", 50, 20_000, settings.chunk.size, step=50, key="documents_size")
-    overlap = cols[2].number_input("Overlap", 0, 10_000, settings.chunk.overlap, step=10, key="documents_overlap", help="Used by fixed and recursive")
-    tag_text = cols[3].text_input("Tags", key="documents_tags", placeholder="comma-separated; empty keeps a document's tags")
+    overlap = cols[2].number_input(
+        "Overlap",
+        0,
+        10_000,
+        settings.chunk.overlap,
+        step=10,
+        key="documents_overlap",
+        help="Used by fixed and recursive",
+    )
+    tag_text = cols[3].text_input(
+        "Tags", key="documents_tags", placeholder="comma-separated; empty keeps a document's tags"
+    )
     summary = st.session_state.pop("documents_summary", None)  # shown once, right after its ingest
     if summary is not None:
         ingest_panel.show_summary(summary)
@@ -95,7 +121,9 @@ def add_documents() -> None:
     prepared = sum(isinstance(i, Prepared) for i in items)
     ready = prepared if tags is not None else changed  # new tags rewrite unchanged documents too
     if prepared and not ready:
-        st.info(f"{'The file is' if prepared == 1 else f'All {prepared:,} files are'} stored already, unchanged: nothing to ingest.")
+        st.info(
+            f"{'The file is' if prepared == 1 else f'All {prepared:,} files are'} stored already, unchanged: nothing to ingest."
+        )
     elif ready and st.button(f"Ingest {plural(ready, 'file')}", type="primary", key="documents_ingest"):
         run_ingest(items, config, tags)  # the refused files too, so the summary accounts for them
 
@@ -121,7 +149,10 @@ def delete(source: str) -> None:
 
 
 def quarantine(ids: list[str], on: bool) -> None:
-    act(lambda: set_quarantine(components, ids, on), lambda _: f"{plural(len(ids), 'chunk')} {'quarantined' if on else 'released'}.")
+    act(
+        lambda: set_quarantine(components, ids, on),
+        lambda _: f"{plural(len(ids), 'chunk')} {'quarantined' if on else 'released'}.",
+    )
 
 
 def documents_table() -> None:
@@ -131,7 +162,17 @@ def documents_table() -> None:
         st.info("No documents yet: upload files above or load the sample docs.")
         return
     frame = pd.DataFrame(
-        [{"source": d.source, "kind": d.kind, "chunks": d.chunks, "size": d.size_bytes, "tags": list(d.tags), "ingested at": pd.to_datetime(d.ingested_at or None, utc=True)} for d in docs]
+        [
+            {
+                "source": d.source,
+                "kind": d.kind,
+                "chunks": d.chunks,
+                "size": d.size_bytes,
+                "tags": list(d.tags),
+                "ingested at": pd.to_datetime(d.ingested_at or None, utc=True),
+            }
+            for d in docs
+        ]
     )
     st.dataframe(
         frame,
@@ -157,7 +198,9 @@ def documents_table() -> None:
         st.warning(md_escape(f"Delete {source} and its {info.chunks} chunks? This cannot be undone."))
         yes, no = st.columns(2)
         yes.button("Yes, delete", type="primary", key="documents_delete_yes", on_click=delete, args=(source,))
-        no.button("Cancel", key="documents_delete_no", on_click=st.session_state.pop, args=("documents_confirm_delete", None))
+        no.button(
+            "Cancel", key="documents_delete_no", on_click=st.session_state.pop, args=("documents_confirm_delete", None)
+        )
 
 
 def flagged_section() -> None:
@@ -170,10 +213,15 @@ def flagged_section() -> None:
     frame = stored_rows(flagged)
     frame.insert(0, "source", [r.chunk.source for r in flagged])
     st.dataframe(frame, hide_index=True, column_config=CHUNK_COLUMNS, alt="Flagged chunks")
-    labels = {r.chunk.id: f"{r.chunk.source} #{r.chunk.index} ({'quarantined' if r.quarantined else 'active'})" for r in flagged}
+    labels = {
+        r.chunk.id: f"{r.chunk.source} #{r.chunk.index} ({'quarantined' if r.quarantined else 'active'})"
+        for r in flagged
+    }
     picked = st.multiselect("Chunks", list(labels), format_func=labels.__getitem__, key="documents_flag_pick")
     cols = st.columns(2)
-    cols[0].button("Quarantine", key="documents_quarantine", disabled=not picked, on_click=quarantine, args=(picked, True))
+    cols[0].button(
+        "Quarantine", key="documents_quarantine", disabled=not picked, on_click=quarantine, args=(picked, True)
+    )
     cols[1].button("Release", key="documents_release", disabled=not picked, on_click=quarantine, args=(picked, False))
 
 
@@ -182,7 +230,9 @@ def maintenance() -> None:
     if components.store.backend != "edge":
         st.caption("The Qdrant server optimizes in the background; nothing to do here.")
         return
-    st.warning("Optimize merges segments and builds the vector indexes. It blocks the whole app, for every user, while it runs: seconds for thousands of chunks, minutes for hundreds of thousands.")
+    st.warning(
+        "Optimize merges segments and builds the vector indexes. It blocks the whole app, for every user, while it runs: seconds for thousands of chunks, minutes for hundreds of thousands."
+    )
     if st.button("Maintenance: optimize", key="documents_optimize"):
         with st.spinner("Optimizing… (the app is blocked until this finishes)"):
             try:

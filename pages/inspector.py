@@ -60,7 +60,9 @@ def apply_link() -> None:
         request = parse_inspector_params(params, base)
     except RagError as e:
         st.error(f"The link's settings were not applied: {e}")
-        request = parse_inspector_params({k: v for k, v in params.items() if k in ("q", "source", "tag", "track")}, base)
+        request = parse_inspector_params(
+            {k: v for k, v in params.items() if k in ("q", "source", "tag", "track")}, base
+        )
     set_config_state(request.config, request.flt)
     st.session_state["inspector_q"] = request.question
     if request.track:
@@ -74,7 +76,11 @@ def settings_sidebar() -> RetrievalConfig | None:
     with st.sidebar:
         st.subheader("Stage settings")
         config = forms.retrieval_form("inspector", base, claude=CLAUDE)
-        if config is not None and reads_sentence_vectors(config.reranker) and (stored := sentence_vectors_stored(components)) is False:
+        if (
+            config is not None
+            and reads_sentence_vectors(config.reranker)
+            and (stored := sentence_vectors_stored(components)) is False
+        ):
             st.caption(sentence_vectors_note(stored))
     return config
 
@@ -82,17 +88,24 @@ def settings_sidebar() -> RetrievalConfig | None:
 def filter_inputs() -> ChunkFilter:
     sources = sorted(set(components.store.facet("source")) | set(st.session_state.get("inspector_sources", [])))
     tags = sorted(set(components.store.facet("tags")) | set(st.session_state.get("inspector_tags", [])))
-    with st.expander("Filters (applied inside Qdrant)", expanded=bool(st.session_state.get("inspector_sources") or st.session_state.get("inspector_tags"))):
+    with st.expander(
+        "Filters (applied inside Qdrant)",
+        expanded=bool(st.session_state.get("inspector_sources") or st.session_state.get("inspector_tags")),
+    ):
         left, right = st.columns(2)
         chosen_sources = left.multiselect("Sources", sources, key="inspector_sources")
         chosen_tags = right.multiselect("Tags", tags, key="inspector_tags")
     return ChunkFilter(sources=tuple(chosen_sources), tags=tuple(chosen_tags))
 
 
-def run_track(question: str, target: TrackTarget, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable) -> TrackReport | None:
+def run_track(
+    question: str, target: TrackTarget, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable
+) -> TrackReport | None:
     try:
         with st.spinner("Scoring the chunk in every stage and re-running retrieval with candidate fixes…"):
-            report = track(components, question, target, config, flt, mode=st.session_state.get("inspector_mode_result"))
+            report = track(
+                components, question, target, config, flt, mode=st.session_state.get("inspector_mode_result")
+            )
     except RagError as e:
         st.error(str(e))
         report = None
@@ -109,7 +122,10 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scop
         sources = sorted(components.store.sources())
         source = st.selectbox("Source", sources, key="inspector_track_source")
         headings = sorted({c.chunk.heading for c in document_chunks(components, source)}) if source else []
-        pick = {"source": source or "", "heading": st.selectbox("Heading", headings, key="inspector_track_heading") or ""}
+        pick = {
+            "source": source or "",
+            "heading": st.selectbox("Heading", headings, key="inspector_track_heading") or "",
+        }
     else:
         pick["text"] = st.text_area("Text the expected chunk should contain", key="inspector_track_text")
     report: TrackReport | None = kept.kept("inspector_track_report", scope)
@@ -132,7 +148,12 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scop
 def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable) -> None:
     st.caption(f"A = the settings in the sidebar: {config_label(config)}")
     with st.expander("B: the settings to compare with", expanded=True):
-        config_b = forms.retrieval_form("inspector_cmp", dataclasses.replace(config, fusion="dense", reranker="none", mode="plain"), base, claude=CLAUDE)
+        config_b = forms.retrieval_form(
+            "inspector_cmp",
+            dataclasses.replace(config, fusion="dense", reranker="none", mode="plain"),
+            base,
+            claude=CLAUDE,
+        )
     here = (scope, config_b)
     if st.button("Compare", key="inspector_cmp_button") and config_b is not None:
         try:
@@ -144,11 +165,15 @@ def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter, sc
     if comparison is not None:
         inspector_view.show_comparison(comparison)
     elif kept.outdated("inspector_cmp", here) is not None:
-        st.info("The question, A or B, the collection or its documents changed since the last comparison: press Compare to run it again.")
+        st.info(
+            "The question, A or B, the collection or its documents changed since the last comparison: press Compare to run it again."
+        )
 
 
 def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
-    st.caption("Searches a sentence lifted from each sampled chunk: a healthy chunk comes back first for its own words.")
+    st.caption(
+        "Searches a sentence lifted from each sampled chunk: a healthy chunk comes back first for its own words."
+    )
     sample = st.number_input("Chunks to probe", 1, 1000, value=20, key="inspector_probe_n")
     pressed = st.button("Run health check", key="inspector_probe_button")
     # What a health check depends on; read only when one is run or kept (it lists the documents).
@@ -156,16 +181,26 @@ def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
     if pressed:
         bar = st.progress(0.0, text="Probing…")
         try:
-            kept.keep("inspector_probe", probe(components, int(sample), config, flt, progress=lambda f, m: bar.progress(f, text=m)), here)
+            kept.keep(
+                "inspector_probe",
+                probe(components, int(sample), config, flt, progress=lambda f, m: bar.progress(f, text=m)),
+                here,
+            )
         except RagError as e:
             st.error(str(e))
         bar.empty()
     report: ProbeReport | None = kept.kept("inspector_probe", here)
     if report is None:
         if kept.outdated("inspector_probe", here) is not None:
-            st.info("The settings, filter, collection or its documents changed since the last health check: run it again.")
+            st.info(
+                "The settings, filter, collection or its documents changed since the last health check: run it again."
+            )
         return
-    st.metric("Own chunk at rank 1", f"{report.share_at_1:.0%}", help=f"{len(report.cases) - len(report.failures)} of {len(report.cases)} probed chunks")
+    st.metric(
+        "Own chunk at rank 1",
+        f"{report.share_at_1:.0%}",
+        help=f"{len(report.cases) - len(report.failures)} of {len(report.cases)} probed chunks",
+    )
     inspector_view.probe_failures(report)
 
 
@@ -177,7 +212,11 @@ question = st.text_input("Question", key="inspector_q", placeholder="Type the qu
 
 if config is not None and question.strip():
     try:
-        with st.spinner("Retrieving: dense, sparse, fusion, rerank…" if config.mode == "plain" else f"Running the {config.mode} mode…"):
+        with st.spinner(
+            "Retrieving: dense, sparse, fusion, rerank…"
+            if config.mode == "plain"
+            else f"Running the {config.mode} mode…"
+        ):
             mr = st.session_state["inspector_mode_result"] = run_mode(components, question, config=config, flt=flt)
     except RagError as e:
         st.error(str(e))
@@ -188,11 +227,15 @@ if config is not None and question.strip():
         st.caption(f"{escape_markdown(inspector_view.ran_with(result))} · {timings}")
         inspector_view.expansion_notes(result)
         if mr.mode != "plain":
-            with st.expander(f"Mode stages: each search the {mr.mode} mode ran (the table below is its final list)", expanded=True):
+            with st.expander(
+                f"Mode stages: each search the {mr.mode} mode ran (the table below is its final list)", expanded=True
+            ):
                 mode_view.show_mode(mr, "inspector")
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
-        chosen = inspector_view.stage_table(result) if result.candidates else None  # an empty table has no columns to format
+        chosen = (
+            inspector_view.stage_table(result) if result.candidates else None
+        )  # an empty table has no columns to format
         if chosen is not None:
             inspector_view.chunk_detail(components, result, chosen, bool(feedback_notes(result)))
         scope = kept.retrieval_scope(components, result)

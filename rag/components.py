@@ -61,7 +61,9 @@ class CollectionDense:
     def encode_query(self, text: str) -> np.ndarray:
         return self.encoder.encode_query(text)
 
-    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors:
+    def encode_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64
+    ) -> SpanVectors:
         return self.encoder.encode_spans(texts, spans, batch_size)
 
 
@@ -91,7 +93,10 @@ class Components:
     def check_models(self) -> None:
         """Refuse to query a collection whose vectors came from other models (cheap: names only)."""
         existing = self.store.collection_models()
-        if existing and (existing.dense_model, existing.sparse_model) != (self.settings.dense_model, self.settings.sparse_model):
+        if existing and (existing.dense_model, existing.sparse_model) != (
+            self.settings.dense_model,
+            self.settings.sparse_model,
+        ):
             raise ModelMismatchError(
                 f"collection {self.settings.collection!r} was built with dense={existing.dense_model}, "
                 f"sparse={existing.sparse_model}; the settings say dense={self.settings.dense_model}, "

@@ -23,7 +23,9 @@ class Document:
     size_bytes: int
     pages: tuple[int, ...] = ()  # char offset where each page starts; empty when the format has no pages
     title: str = ""
-    original: bytes = field(default=b"", repr=False, compare=False)  # the file as given, kept by ingest (rag.ingest.originals)
+    original: bytes = field(
+        default=b"", repr=False, compare=False
+    )  # the file as given, kept by ingest (rag.ingest.originals)
 
     @property
     def sha256(self) -> str:
@@ -84,7 +86,9 @@ class Chunk:
         differ), so changing RAGSCOPE_HEADING_WEIGHT re-embeds on the next ingest; weight 1 keys as before.
         """
         path = " > ".join(_escape(title) or "\\e" for title in heading_path)
-        key = "\x00".join((_escape(source), path, text, str(occurrence), *((f"w{heading_weight}",) if heading_weight != 1 else ())))
+        key = "\x00".join(
+            (_escape(source), path, text, str(occurrence), *((f"w{heading_weight}",) if heading_weight != 1 else ()))
+        )
         return str(uuid.uuid5(CHUNK_NAMESPACE, key))
 
 

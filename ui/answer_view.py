@@ -19,6 +19,7 @@ from rag.ask.log import AskRecord
 from rag.components import Components
 from rag.text.words import plural, readable_time
 
+
 def show_answer(components: Components, answer: Answer, demo: bool = False) -> None:
     """The answer, each [S1] linking to its cited source below; outside the demo view also the checks' flags."""
     cited = {answer.label_of(c.id): c for c in answer.citations}
@@ -26,16 +27,22 @@ def show_answer(components: Components, answer: Answer, demo: bool = False) -> N
     sent = {answer.label_of(i) for i in answer.sources} | set(answer.sources)
     if not demo:
         searched = "" if answer.retrieval_mode == "plain" else f" after **{answer.retrieval_mode}** retrieval"
-        st.caption(f"Answered by **{answer.mode}** ({md_escape(answer.model)}) in {answer.latency_ms:,.0f} ms{searched}")
+        st.caption(
+            f"Answered by **{answer.mode}** ({md_escape(answer.model)}) in {answer.latency_ms:,.0f} ms{searched}"
+        )
     if answer.abstained:
         st.warning("Abstained: the sources do not answer this question.")
         st.text(answer.reason)
     else:
         st.html(answer_html(answer.text, sent, titles, linked=set(cited)))
     if not demo and answer.invented:
-        st.error("Invented citations: " + ", ".join(f"[{r}]" for r in answer.invented) + " name no source that was sent.")
+        st.error(
+            "Invented citations: " + ", ".join(f"[{r}]" for r in answer.invented) + " name no source that was sent."
+        )
     if not demo and answer.uncited_sentences:
-        st.warning(f"{plural(len(answer.uncited_sentences), 'sentence')} state{'s' if len(answer.uncited_sentences) == 1 else ''} something without a citation:")
+        st.warning(
+            f"{plural(len(answer.uncited_sentences), 'sentence')} state{'s' if len(answer.uncited_sentences) == 1 else ''} something without a citation:"
+        )
         for sentence in answer.uncited_sentences:
             st.text(f"• {sentence}")
     show_citations(components, answer)
@@ -52,7 +59,14 @@ def show_citations(components: Components, answer: Answer) -> None:
         page = f" · page {first.page}" if first.page else ""
         context = span_context(components, first.source, chunk_id, [(c.start, c.end) for c in cites])
         where = ", ".join(f"{c.start}-{c.end}" for c in cites)
-        panels.append(SourcePanel(first.label, f"{first.source} › {first.heading or '(no heading)'}{page}", context.pieces if context else None, f"characters {where}"))
+        panels.append(
+            SourcePanel(
+                first.label,
+                f"{first.source} › {first.heading or '(no heading)'}{page}",
+                context.pieces if context else None,
+                f"characters {where}",
+            )
+        )
     if panels:
         st.html(sources_html(panels))
 
@@ -79,12 +93,21 @@ def show_sources(answer: Answer, min_score: float) -> None:
     if not rows:
         st.caption("No chunk was retrieved for this question.")
         return
-    st.caption(f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} reaches {min_score:g}.")
+    st.caption(
+        f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} reaches {min_score:g}."
+    )
     ranks = {c: "Int64" for c in ("rerank rank", "fused rank", "dense rank", "sparse rank")}
-    st.dataframe(pd.DataFrame(rows).astype(ranks), hide_index=True, width="stretch", placeholder="–")  # a stage that did not rank it
+    st.dataframe(
+        pd.DataFrame(rows).astype(ranks), hide_index=True, width="stretch", placeholder="–"
+    )  # a stage that did not rank it
 
 
-def show_recent(records: list[AskRecord], again: Callable[[AskRecord], None], inspector: str, inspector_params: Callable[[AskRecord], dict]) -> None:
+def show_recent(
+    records: list[AskRecord],
+    again: Callable[[AskRecord], None],
+    inspector: str,
+    inspector_params: Callable[[AskRecord], dict],
+) -> None:
     """The last asks, newest first, with times in the reader's own time zone."""
     st.subheader("Recent questions")
     if not records:
@@ -94,7 +117,9 @@ def show_recent(records: list[AskRecord], again: Callable[[AskRecord], None], in
         flag = " · abstained" if r.abstained else ""
         with st.expander(f"{md_escape(r.question)} — {readable_time(r.asked_at, tz)}{flag}"):
             searched = "" if r.config.mode == "plain" else f" · {r.config.mode} mode"
-            st.caption(f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, k {r.config.final_k}, reranker {md_escape(r.config.reranker)}{searched}")
+            st.caption(
+                f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, k {r.config.final_k}, reranker {md_escape(r.config.reranker)}{searched}"
+            )
             if r.abstained:
                 st.text(f"Abstained: {r.reason}")
             else:

@@ -75,7 +75,9 @@ class AttemptLimiter:
             counts = ", ".join(f"{k}: {self._failures[k].count}" for k in keys)
             log.warning(
                 "failed password attempt (%s; %d overall); next attempt allowed in %.0f s",
-                counts, self._failures[GLOBAL].count, wait,
+                counts,
+                self._failures[GLOBAL].count,
+                wait,
             )
             return wait
 

@@ -28,7 +28,10 @@ CHUNK_COLUMNS = {
 
 def chunk_rows(chunks: Sequence[Chunk], changes: list[str] | None = None) -> pd.DataFrame:
     """One row per chunk (the page column only when some chunk has a page); `changes` adds a first column."""
-    rows = [{"index": c.index, "heading path": c.heading, "page": c.page, "chars": len(c.text), "text": c.text} for c in chunks]
+    rows = [
+        {"index": c.index, "heading path": c.heading, "page": c.page, "chars": len(c.text), "text": c.text}
+        for c in chunks
+    ]
     frame = pd.DataFrame(rows, columns=list(CHUNK_COLUMNS))
     if changes is not None:
         frame.insert(0, "change", changes)
@@ -39,7 +42,9 @@ def chunk_rows(chunks: Sequence[Chunk], changes: list[str] | None = None) -> pd.
 
 def diff_rows(diff: ChunkDiff) -> pd.DataFrame:
     """A previewed document against its stored version: new and kept chunks in order, then the removed ones."""
-    kept = sorted([(c, "added") for c in diff.added] + [(c, "unchanged") for c in diff.unchanged], key=lambda p: p[0].index)
+    kept = sorted(
+        [(c, "added") for c in diff.added] + [(c, "unchanged") for c in diff.unchanged], key=lambda p: p[0].index
+    )
     gone = [(s.chunk, "removed") for s in sorted(diff.removed, key=lambda s: s.chunk.index)]
     pairs = kept + gone
     return chunk_rows([c for c, _ in pairs], [change for _, change in pairs])
@@ -86,7 +91,12 @@ def chunk_detail(record: StoredChunk) -> None:
     chunk = record.chunk
     with st.container(border=True):
         st.code(chunk.id, language=None)
-        where = f"chunk #{chunk.index} · characters {chunk.start:,}–{chunk.end:,}" + (f" · page {chunk.page}" if chunk.page is not None else "")
+        where = f"chunk #{chunk.index} · characters {chunk.start:,}–{chunk.end:,}" + (
+            f" · page {chunk.page}" if chunk.page is not None else ""
+        )
         status = "quarantined (never retrieved)" if record.quarantined else "active"
-        st.text(f"{chunk.heading or '(no heading)'}\n{where} · {status}" + (f"\nflags: {', '.join(record.flags)}" if record.flags else ""))
+        st.text(
+            f"{chunk.heading or '(no heading)'}\n{where} · {status}"
+            + (f"\nflags: {', '.join(record.flags)}" if record.flags else "")
+        )
         st.text(chunk.text)

@@ -84,7 +84,11 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
             except RagError as e:
                 st.error(str(e))
         name = components.settings.collection
-        typed = st.text_input(f"Type {md_escape(name)} to delete it", key="ui_collection_confirm", help="Deletes every document and chunk of the active collection; question sets, eval runs and the ask log stay.")
+        typed = st.text_input(
+            f"Type {md_escape(name)} to delete it",
+            key="ui_collection_confirm",
+            help="Deletes every document and chunk of the active collection; question sets, eval runs and the ask log stay.",
+        )
         if st.button("Delete collection", key="ui_collection_delete", disabled=typed.strip() != name):
             try:
                 delete_collection(components, typed)
@@ -93,7 +97,11 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
                 st.rerun()
             except RagError as e:
                 st.error(str(e))
-        if st.toggle("Show every collection's models and counts", key="ui_collection_details", help="Opens each collection: while the app holds one, the CLI cannot write to it."):
+        if st.toggle(
+            "Show every collection's models and counts",
+            key="ui_collection_details",
+            help="Opens each collection: while the app holds one, the CLI cannot write to it.",
+        ):
             details(base, components, open_components)
 
 

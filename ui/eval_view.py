@@ -75,7 +75,9 @@ def render(components: Components) -> None:
     ids = [r.id for r in runs]
     if st.session_state.get("eval_run_id") not in ids:
         st.session_state["eval_run_id"] = ids[0]
-    chosen = st.selectbox("Run", ids, key="eval_run_id", format_func=lambda i: _run_label(next(r for r in runs if r.id == i)))
+    chosen = st.selectbox(
+        "Run", ids, key="eval_run_id", format_func=lambda i: _run_label(next(r for r in runs if r.id == i))
+    )
     run = load_run(data_dir, chosen)
     _rename(data_dir, run)
     _results(run)
@@ -99,7 +101,9 @@ def _question_sets(data_dir: Path) -> str | None:
         st.session_state["eval_set"] = install_sample_set(data_dir).name
     names = list_question_sets(data_dir)
     if not names:
-        st.info('No question sets yet. Upload a JSONL file (one {"question": ..., "gold": ...} per line) or load the sample set.')
+        st.info(
+            'No question sets yet. Upload a JSONL file (one {"question": ..., "gold": ...} per line) or load the sample set.'
+        )
         return None
     if st.session_state.get("eval_set") not in names:
         st.session_state["eval_set"] = names[0]
@@ -110,7 +114,10 @@ def _question_sets(data_dir: Path) -> str | None:
         st.error(str(e))
         return None
     with st.expander(f"{len(qset.questions)} questions ({qset.unanswerable} unanswerable)"):
-        rows = [{"id": q.id, "question": q.question, "answerable": q.answerable, "gold": str(q.as_json().get("gold", ""))} for q in qset.questions]
+        rows = [
+            {"id": q.id, "question": q.question, "answerable": q.answerable, "gold": str(q.as_json().get("gold", ""))}
+            for q in qset.questions
+        ]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         if st.button("Delete this set", key="eval_delete_set"):
             delete_question_set(data_dir, name)
@@ -126,7 +133,9 @@ def _last_run_note(run: EvalRun | None, collection: str) -> None:
     if run is None:
         st.caption("This set has never run.")
         return
-    st.caption(f"Last run: “{md_escape(run.label)}” on collection {md_escape(run.collection)}, {readable_time(run.created_at, st.context.timezone)}.")
+    st.caption(
+        f"Last run: “{md_escape(run.label)}” on collection {md_escape(run.collection)}, {readable_time(run.created_at, st.context.timezone)}."
+    )
     if run.collection != collection:
         st.info(
             f"This set last ran on collection “{md_escape(run.collection)}” (run “{md_escape(run.label)}”); "
@@ -139,9 +148,20 @@ def _run_form(components: Components, name: str) -> None:
     base = components.settings.retrieval
     has_key = bool(components.settings.anthropic_api_key)
     with st.expander("Retrieval settings"):
-        config = forms.retrieval_form("eval", dataclasses.replace(base, candidates=max(base.candidates, MIN_CANDIDATES)), base, claude=has_key)
-    answers = st.checkbox("Also answer each question and score the answers", key="eval_answers", help="Claude with a key, else the offline extractive answerer.")
-    judge = st.checkbox("Judge the answers with Claude: faithfulness per sentence and answer relevancy", key="eval_judge", disabled=not (answers and has_key), help=None if has_key else "Needs ANTHROPIC_API_KEY.")
+        config = forms.retrieval_form(
+            "eval", dataclasses.replace(base, candidates=max(base.candidates, MIN_CANDIDATES)), base, claude=has_key
+        )
+    answers = st.checkbox(
+        "Also answer each question and score the answers",
+        key="eval_answers",
+        help="Claude with a key, else the offline extractive answerer.",
+    )
+    judge = st.checkbox(
+        "Judge the answers with Claude: faithfulness per sentence and answer relevancy",
+        key="eval_judge",
+        disabled=not (answers and has_key),
+        help=None if has_key else "Needs ANTHROPIC_API_KEY.",
+    )
     if config is not None and config.candidates < MIN_CANDIDATES:
         st.caption(f"With {config.candidates} candidates the @20 metrics can only count {config.candidates} chunks.")
     if notice := st.session_state.pop("eval_stored", None):
@@ -156,7 +176,14 @@ def _run_form(components: Components, name: str) -> None:
         cancel_slot = st.empty()
         cancel_slot.button("Cancel", key="eval_cancel")
         llm_judge = FaithfulnessJudge.from_settings(components.settings) if judge else None
-        run = run_eval(components, qset, config, answers=answers, judge=llm_judge, progress=lambda d, n, m: bar.progress(d / n, text=md_escape(m)))
+        run = run_eval(
+            components,
+            qset,
+            config,
+            answers=answers,
+            judge=llm_judge,
+            progress=lambda d, n, m: bar.progress(d / n, text=md_escape(m)),
+        )
     except RagError as e:
         st.error(str(e))
         return
@@ -164,7 +191,9 @@ def _run_form(components: Components, name: str) -> None:
     cancel_slot.empty()  # the run is stored: a Cancel button left on screen would claim otherwise
     st.session_state["eval_run_id"] = run.id
     # Rerun so everything drawn above the form (the set picker's last run) shows the new run; the notice survives it.
-    st.session_state["eval_stored"] = f"Run “{md_escape(run.label)}” stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions."
+    st.session_state["eval_stored"] = (
+        f"Run “{md_escape(run.label)}” stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions."
+    )
     st.rerun()
 
 
@@ -184,37 +213,63 @@ def _run_label(run: EvalRun) -> str:
 def _rename(data_dir: Path, run: EvalRun) -> None:
     """An editable name for the selected run; the settings it ran with stay visible below it."""
     key = f"eval_run_name_{run.id}"
-    name = st.text_input("Run name", value=run.label, key=key, help="Saved when you press Enter. By default: the run's settings in words.")
+    name = st.text_input(
+        "Run name",
+        value=run.label,
+        key=key,
+        help="Saved when you press Enter. By default: the run's settings in words.",
+    )
     if name != run.label:
         try:
             rename_run(data_dir, run.id, name)
             st.rerun()
         except RagError as e:
             st.error(str(e))
-    st.caption(f"Settings: {md_escape(config_label(run.config))} · collection {md_escape(run.collection)} · run id {run.id}")
+    st.caption(
+        f"Settings: {md_escape(config_label(run.config))} · collection {md_escape(run.collection)} · run id {run.id}"
+    )
 
 
 def _results(run: EvalRun) -> None:
     """Per-stage metrics (table and chart), answer rates, verdict counts, and the per-question table."""
-    st.caption(f"Collection {md_escape(run.collection)} (fingerprint {run.fingerprint}) · dense {md_escape(run.models.get('dense', ''))} · sparse {md_escape(run.models.get('sparse', ''))}")
+    st.caption(
+        f"Collection {md_escape(run.collection)} (fingerprint {run.fingerprint}) · dense {md_escape(run.models.get('dense', ''))} · sparse {md_escape(run.models.get('sparse', ''))}"
+    )
     rows = [{"stage": STAGE_TITLES[s], **{m: run.per_stage[s].get(m) for m in METRIC_COLUMNS}} for s in STAGE_TITLES]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="eval_stage_table")
-    long = pd.DataFrame([{"stage": STAGE_TITLES[s], "metric": m, "value": run.per_stage[s][m]} for s in STAGE_TITLES for m in CHART_METRICS])
-    chart = alt.Chart(long).mark_bar().encode(
-        x=alt.X("metric:N", sort=list(CHART_METRICS), title=None),
-        xOffset=alt.XOffset("stage:N", sort=list(STAGE_TITLES.values())),
-        y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("stage:N", sort=list(STAGE_TITLES.values())),
-        tooltip=["stage", "metric", alt.Tooltip("value:Q", format=".3f")],
+    long = pd.DataFrame(
+        [
+            {"stage": STAGE_TITLES[s], "metric": m, "value": run.per_stage[s][m]}
+            for s in STAGE_TITLES
+            for m in CHART_METRICS
+        ]
+    )
+    chart = (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            x=alt.X("metric:N", sort=list(CHART_METRICS), title=None),
+            xOffset=alt.XOffset("stage:N", sort=list(STAGE_TITLES.values())),
+            y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("stage:N", sort=list(STAGE_TITLES.values())),
+            tooltip=["stage", "metric", alt.Tooltip("value:Q", format=".3f")],
+        )
     )
     st.altair_chart(chart, width="stretch")
     if run.answers:
-        st.dataframe(pd.DataFrame([{"answer metric": k.replace("_", " "), "value": v} for k, v in run.answers.items()]), hide_index=True, key="eval_answer_table")
+        st.dataframe(
+            pd.DataFrame([{"answer metric": k.replace("_", " "), "value": v} for k, v in run.answers.items()]),
+            hide_index=True,
+            key="eval_answer_table",
+        )
     _invalid(run)
     counts = run.verdict_counts()
     failed = sum(counts.values())
     checked = len(run.questions) - len(run.invalid)
-    st.markdown(f"**{failed} of {plural(checked, 'question')} failed**" + ("" if not counts else ": " + ", ".join(f"{VERDICTS[c]} ({n})" for c, n in counts.items())))
+    st.markdown(
+        f"**{failed} of {plural(checked, 'question')} failed**"
+        + ("" if not counts else ": " + ", ".join(f"{VERDICTS[c]} ({n})" for c, n in counts.items()))
+    )
     only_failed = st.toggle("Only failed questions", key="eval_only_failed", value=failed > 0)
     table = [_question_row(q) for q in run.questions if q.failed or not only_failed]
     st.dataframe(
@@ -223,12 +278,20 @@ def _results(run: EvalRun) -> None:
         width="stretch",
         key="eval_question_table",
         placeholder="–",  # a stage that did not rank the gold
-        column_config={"inspector": st.column_config.LinkColumn("inspector", display_text="open ↗", help="The inspector on this question and config, tracking the gold chunk")},
+        column_config={
+            "inspector": st.column_config.LinkColumn(
+                "inspector",
+                display_text="open ↗",
+                help="The inspector on this question and config, tracking the gold chunk",
+            )
+        },
     )
     for q in run.questions:
         if q.verdict:
             with st.expander(f"{md_escape(q.id)} · {q.verdict.title}"):
-                st.text(f"Question: {q.question}\nGold: {', '.join(q.gold_labels) or '(none: the documents should not answer it)'}\nWhy: {q.verdict.detail}")
+                st.text(
+                    f"Question: {q.question}\nGold: {', '.join(q.gold_labels) or '(none: the documents should not answer it)'}\nWhy: {q.verdict.detail}"
+                )
                 if q.answer and not q.answer.abstained:
                     st.text(f"Answer: {q.answer.text}")
                 label = "Open in the inspector, gold tracked" if "track" in q.inspector else "Open in the inspector"
@@ -250,8 +313,14 @@ def _invalid(run: EvalRun) -> None:
 
 
 def _question_row(q: QuestionResult) -> dict:
-    row = {"id": q.id, "question": q.question, "gold": ", ".join(q.gold_labels) or ("(unanswerable)" if not q.answerable else "")}
-    row |= {f"{STAGE_TITLES[s]} rank": q.gold_ranks.get(s) for s in STAGE_TITLES} | {"final rank": q.gold_ranks.get("final")}
+    row = {
+        "id": q.id,
+        "question": q.question,
+        "gold": ", ".join(q.gold_labels) or ("(unanswerable)" if not q.answerable else ""),
+    }
+    row |= {f"{STAGE_TITLES[s]} rank": q.gold_ranks.get(s) for s in STAGE_TITLES} | {
+        "final rank": q.gold_ranks.get("final")
+    }
     row["ndcg@10"] = q.scores.get(FINAL_STAGE, {}).get("ndcg@10")
     if q.answer:
         row["answer"] = "abstained" if q.answer.abstained else q.answer.text
@@ -273,7 +342,11 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
         st.caption("Run the set again with other settings to see a trend and compare.")
         return
     trend = pd.DataFrame(
-        [{"run": f"{i}. {r.label}", "created": r.created_at, "metric": m, "value": r.per_stage[FINAL_STAGE][m]} for i, r in enumerate(reversed(runs), 1) for m in ("ndcg@10", "recall@10")]
+        [
+            {"run": f"{i}. {r.label}", "created": r.created_at, "metric": m, "value": r.per_stage[FINAL_STAGE][m]}
+            for i, r in enumerate(reversed(runs), 1)
+            for m in ("ndcg@10", "recall@10")
+        ]
     )
     line = alt.Chart(trend).mark_line(point=True).encode(
         x=alt.X("run:N", sort=None, title="run (oldest first)", axis=alt.Axis(labelAngle=0, labelLimit=160)),
@@ -284,15 +357,34 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     default = baseline_of(data_dir, run.set_name)
     if st.session_state.get("eval_compare_with") not in others:
         st.session_state["eval_compare_with"] = default if default in others else others[0]
-    against = st.selectbox("Compare the selected run with", others, key="eval_compare_with", format_func=lambda i: _run_label(next(r for r in runs if r.id == i)))
+    against = st.selectbox(
+        "Compare the selected run with",
+        others,
+        key="eval_compare_with",
+        format_func=lambda i: _run_label(next(r for r in runs if r.id == i)),
+    )
     cmp = compare_runs(load_run(data_dir, against), run)
     if not cmp.same_collection:
-        st.warning("The collection changed between these runs (different chunks or models): differences mix retrieval and content changes.")
+        st.warning(
+            "The collection changed between these runs (different chunks or models): differences mix retrieval and content changes."
+        )
     changes = cmp.config_changes()
-    st.caption("Changed: " + (", ".join(f"{md_escape(k)} {md_escape(str(a))} → {md_escape(str(b))}" for k, (a, b) in changes.items()) or "nothing in the settings"))
-    deltas = [{"stage": STAGE_TITLES[s], **{m: cmp.deltas[s].get(m) for m in METRIC_COLUMNS}} for s in STAGE_TITLES if s in cmp.deltas]
+    st.caption(
+        "Changed: "
+        + (
+            ", ".join(f"{md_escape(k)} {md_escape(str(a))} → {md_escape(str(b))}" for k, (a, b) in changes.items())
+            or "nothing in the settings"
+        )
+    )
+    deltas = [
+        {"stage": STAGE_TITLES[s], **{m: cmp.deltas[s].get(m) for m in METRIC_COLUMNS}}
+        for s in STAGE_TITLES
+        if s in cmp.deltas
+    ]
     st.dataframe(pd.DataFrame(deltas), hide_index=True, width="stretch", key="eval_delta_table")
-    st.markdown(f"**{plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}**")
+    st.markdown(
+        f"**{plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}**"
+    )
     changed = [q for q in cmp.questions if q.outcome != "same" or q.verdict_a != q.verdict_b]
     rows = [
         {"id": q.id, "question": q.question, "outcome": q.outcome, "ndcg@10 before": q.score_a, "ndcg@10 after": q.score_b,
@@ -306,19 +398,30 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
 
 def _rank_shift(cmp: Comparison, config: RetrievalConfig) -> None:
     """How far each question's best gold chunk moved in the final ranking (positive: moved up)."""
-    missing = max(cmp.a.config.candidates, config.candidates) + 1  # "not retrieved" plotted just past the last candidate
+    missing = (
+        max(cmp.a.config.candidates, config.candidates) + 1
+    )  # "not retrieved" plotted just past the last candidate
     shifts = [
-        {"question": q.id, "shift": (q.rank_a or missing) - (q.rank_b or missing), "before": q.rank_a or "not retrieved", "after": q.rank_b or "not retrieved"}
+        {
+            "question": q.id,
+            "shift": (q.rank_a or missing) - (q.rank_b or missing),
+            "before": q.rank_a or "not retrieved",
+            "after": q.rank_b or "not retrieved",
+        }
         for q in cmp.questions
         if q.rank_a != q.rank_b
     ]
     if not shifts:
         st.caption("No gold chunk changed rank.")
         return
-    bars = alt.Chart(pd.DataFrame(shifts)).mark_bar().encode(
-        x=alt.X("question:N", sort="-y"),
-        y=alt.Y("shift:Q", title="rank shift (up is better)"),
-        color=alt.condition("datum.shift > 0", alt.value("#2e7d32"), alt.value("#c62828")),
-        tooltip=["question", "before", "after", "shift"],
+    bars = (
+        alt.Chart(pd.DataFrame(shifts))
+        .mark_bar()
+        .encode(
+            x=alt.X("question:N", sort="-y"),
+            y=alt.Y("shift:Q", title="rank shift (up is better)"),
+            color=alt.condition("datum.shift > 0", alt.value("#2e7d32"), alt.value("#c62828")),
+            tooltip=["question", "before", "after", "shift"],
+        )
     )
     st.altair_chart(bars, width="stretch")

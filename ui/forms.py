@@ -41,7 +41,9 @@ def widget_key(prefix: str, knob: Knob) -> str:
     return f"{prefix}_{knob.link or knob.name}"
 
 
-def set_form_state(prefix: str, config: RetrievalConfig, configured: RetrievalConfig, *, only_missing: bool = False) -> None:
+def set_form_state(
+    prefix: str, config: RetrievalConfig, configured: RetrievalConfig, *, only_missing: bool = False
+) -> None:
     """Put a config into the widgets of `retrieval_form(prefix, ..., configured)`.
 
     Values go in through session state (not `value=`) so a link, an "Apply" or an "Ask again" button
@@ -63,7 +65,9 @@ def set_form_state(prefix: str, config: RetrievalConfig, configured: RetrievalCo
             st.session_state[key] = value
 
 
-def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConfig | None = None, *, claude: bool = False) -> RetrievalConfig | None:
+def retrieval_form(
+    prefix: str, base: RetrievalConfig, configured: RetrievalConfig | None = None, *, claude: bool = False
+) -> RetrievalConfig | None:
     """Draw every retrieval setting, defaulting to `base`; the config they make, or None after saying why it is invalid.
 
     Args:
@@ -86,7 +90,11 @@ def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConf
             unused = []
             for knob in members:
                 why = knob.applies(values)
-                values[knob.name] = _mode_picker(prefix, knob, claude) if knob.widget == "mode" else _widget(prefix, knob, configured, why)
+                values[knob.name] = (
+                    _mode_picker(prefix, knob, claude)
+                    if knob.widget == "mode"
+                    else _widget(prefix, knob, configured, why)
+                )
                 if why and knob.fusions:
                     unused.append(knob.label)
             if unused:
@@ -103,12 +111,20 @@ def retrieval_form(prefix: str, base: RetrievalConfig, configured: RetrievalConf
 
 def _mode_picker(prefix: str, knob: Knob, claude: bool) -> str:
     """The mode selectbox, each mode named with what it does here; the chosen one's description below it."""
-    picked = st.selectbox(knob.label, knob.choices, format_func=lambda m: describe_mode(m, claude), key=widget_key(prefix, knob), help=f"{knob.help}.")
+    picked = st.selectbox(
+        knob.label,
+        knob.choices,
+        format_func=lambda m: describe_mode(m, claude),
+        key=widget_key(prefix, knob),
+        help=f"{knob.help}.",
+    )
     if picked == "agent" and not claude:
         # Here, not below the whole form: in the inspector's sidebar that is a screen further down, out of view.
         st.error(f"Mode agent is unavailable: {AGENT_OFFLINE}.")
     elif picked != "plain":
-        st.caption(f"{'With Claude' if claude else 'Offline'}: {describe_mode(picked, claude)}. Each extra search is shown as a stage.")
+        st.caption(
+            f"{'With Claude' if claude else 'Offline'}: {describe_mode(picked, claude)}. Each extra search is shown as a stage."
+        )
     return picked
 
 
@@ -131,7 +147,9 @@ def _widget(prefix: str, knob: Knob, configured: RetrievalConfig, why: str) -> A
     if knob.kind is bool:
         return st.checkbox(knob.label, **common)
     if knob.optional:
-        use = st.checkbox(f"Set {knob.label.lower()}", key=f"{prefix}_use_{knob.link or knob.name}", help=helptext, disabled=bool(why))
+        use = st.checkbox(
+            f"Set {knob.label.lower()}", key=f"{prefix}_use_{knob.link or knob.name}", help=helptext, disabled=bool(why)
+        )
         common["disabled"] = bool(why) or not use
         value = _number(knob, common)
         return value if use else None
@@ -139,7 +157,10 @@ def _widget(prefix: str, knob: Knob, configured: RetrievalConfig, why: str) -> A
 
 
 def _number(knob: Knob, common: dict[str, Any]) -> int | float:
-    bounds = {"min_value": knob.kind(knob.lo) if knob.lo is not None else None, "max_value": knob.kind(knob.hi) if knob.hi is not None else None}
+    bounds = {
+        "min_value": knob.kind(knob.lo) if knob.lo is not None else None,
+        "max_value": knob.kind(knob.hi) if knob.hi is not None else None,
+    }
     if knob.widget == "slider":
         return float(st.slider(knob.label, bounds["min_value"], bounds["max_value"], step=knob.step, **common))
     if knob.kind is int:

@@ -97,11 +97,18 @@ def show_summary(summary: IngestSummary) -> None:
     else:
         errors = "\n".join(f"- {md_escape(failed.error)}" for failed in summary.errors)
         st.warning(f"{line}, {plural(len(summary.errors), 'error')}:\n\n{errors}")
-    frame = pd.DataFrame([{k: getattr(f, k) for k in ("source", "status", "chunks", "written", "unchanged", "removed", "flagged")} for f in summary.files])
+    frame = pd.DataFrame(
+        [
+            {k: getattr(f, k) for k in ("source", "status", "chunks", "written", "unchanged", "removed", "flagged")}
+            for f in summary.files
+        ]
+    )
     st.dataframe(frame, hide_index=True, alt="Ingest results per file")
 
 
-def preview_files(components: Components, files: list[tuple[str, bytes]], config: ChunkConfig) -> tuple[list[Item], int]:
+def preview_files(
+    components: Components, files: list[tuple[str, bytes]], config: ChunkConfig
+) -> tuple[list[Item], int]:
     """Show each file's chunks (and its diff against the stored version).
 
     Returns:
@@ -125,9 +132,24 @@ def preview_files(components: Components, files: list[tuple[str, bytes]], config
         items.append(Prepared(doc, tuple(chunks)))
         stored = bool(diff.unchanged or diff.removed)
         state = ("unchanged" if diff.is_noop else "changed") if stored else "new"
-        overview.append({"source": doc.source, "kind": doc.kind, "chars": len(doc.text), "chunks": len(chunks), "state": state, "added": len(diff.added), "unchanged": len(diff.unchanged), "removed": len(diff.removed)})
+        overview.append(
+            {
+                "source": doc.source,
+                "kind": doc.kind,
+                "chars": len(doc.text),
+                "chunks": len(chunks),
+                "state": state,
+                "added": len(diff.added),
+                "unchanged": len(diff.unchanged),
+                "removed": len(diff.removed),
+            }
+        )
         if len(chunks) > settings.max_chunks_per_doc:
-            st.warning(md_escape(f"{doc.source}: {len(chunks):,} chunks is over the limit of {settings.max_chunks_per_doc:,}; ingest will refuse it."))
+            st.warning(
+                md_escape(
+                    f"{doc.source}: {len(chunks):,} chunks is over the limit of {settings.max_chunks_per_doc:,}; ingest will refuse it."
+                )
+            )
         loaded[doc.source] = (doc, chunks, diff)
     changed = sum(row["state"] != "unchanged" for row in overview)
     if not loaded:
@@ -137,8 +159,16 @@ def preview_files(components: Components, files: list[tuple[str, bytes]], config
     source = st.selectbox("Chunks of", list(loaded), key="documents_preview_file")
     _, chunks, diff = loaded[source]
     if diff.unchanged or diff.removed:
-        st.caption(md_escape(f"{source} is stored already: {len(diff.added)} chunks added, {len(diff.unchanged)} unchanged, {len(diff.removed)} removed"))
-        st.dataframe(diff_rows(diff), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file")
+        st.caption(
+            md_escape(
+                f"{source} is stored already: {len(diff.added)} chunks added, {len(diff.unchanged)} unchanged, {len(diff.removed)} removed"
+            )
+        )
+        st.dataframe(
+            diff_rows(diff), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file"
+        )
     else:
-        st.dataframe(chunk_rows(chunks), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file")
+        st.dataframe(
+            chunk_rows(chunks), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file"
+        )
     return items, changed

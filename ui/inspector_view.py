@@ -40,7 +40,10 @@ def where_labels(chunks: list[StoredChunk]) -> list[str]:
     """`source > heading` per chunk; where a heading repeats in the list, the chunk's number and first words tell them apart."""
     base = [c.chunk.location for c in chunks]
     repeats = Counter(base)
-    return [b if repeats[b] == 1 else f"{b} · chunk {c.chunk.index + 1}: {first_words(c.chunk.text)}" for b, c in zip(base, chunks, strict=True)]
+    return [
+        b if repeats[b] == 1 else f"{b} · chunk {c.chunk.index + 1}: {first_words(c.chunk.text)}"
+        for b, c in zip(base, chunks, strict=True)
+    ]
 
 
 def first_words(text: str, n: int = 6) -> str:
@@ -76,11 +79,21 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
     config = {
         "final": st.column_config.NumberColumn("final", format="%d", width="small", help="Rank in the final top-k"),
         "chunk id": st.column_config.TextColumn("chunk id", width="small"),
-        "movement": st.column_config.TextColumn("movement", help="D(ense) S(parse) → F(used) → R(erank) ranks; ▲/▼ places gained/lost by reranking"),
+        "movement": st.column_config.TextColumn(
+            "movement", help="D(ense) S(parse) → F(used) → R(erank) ranks; ▲/▼ places gained/lost by reranking"
+        ),
         **{f"{s} #": RANK for s in STAGES},
         **{s: SCORE for s in STAGES},
     }
-    event = st.dataframe(frame, key="inspector_table", hide_index=True, column_config=config, on_select="rerun", selection_mode="single-row", placeholder=ABSENT)
+    event = st.dataframe(
+        frame,
+        key="inspector_table",
+        hide_index=True,
+        column_config=config,
+        on_select="rerun",
+        selection_mode="single-row",
+        placeholder=ABSENT,
+    )
     picked = [i for i in (event.selection.rows if event is not None else []) if i < len(result.candidates)]
     return result.candidates[picked[0]] if picked else (result.candidates[0] if result.candidates else None)
 
@@ -91,7 +104,9 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
     `expanded`: query expansion changed a stage's query; the explanation uses the expanded query, as the table does.
     """
     st.markdown(f"#### {escape_markdown(where(candidate))}")
-    st.caption(f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · {candidate.movement}")
+    st.caption(
+        f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · {candidate.movement}"
+    )
     try:
         ex = explain(components, result.question, candidate.id, result)
     except RagError as e:
@@ -99,14 +114,26 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
         return
     st.markdown(ex.markdown())
     if expanded:
-        st.caption("The scores below are for the expanded query the stages ran (see above), as in the table; words PRF added are marked.")
+        st.caption(
+            "The scores below are for the expanded query the stages ran (see above), as in the table; words PRF added are marked."
+        )
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Sparse (BM25) score {ex.sparse.score:.4f}** = Σ query weight × IDF (applied by Qdrant) × stored term weight")
+        st.markdown(
+            f"**Sparse (BM25) score {ex.sparse.score:.4f}** = Σ query weight × IDF (applied by Qdrant) × stored term weight"
+        )
         if ex.sparse.terms:
             terms = pd.DataFrame(
                 [
-                    {"term": t.term, "query weight": t.query_weight, "stored tf part": t.doc_weight, "idf": t.idf, "contribution": t.contribution, "chunks with term": t.doc_freq, "in body": t.in_text}
+                    {
+                        "term": t.term,
+                        "query weight": t.query_weight,
+                        "stored tf part": t.doc_weight,
+                        "idf": t.idf,
+                        "contribution": t.contribution,
+                        "chunks with term": t.doc_freq,
+                        "in body": t.in_text,
+                    }
                     for t in ex.sparse.terms
                 ]
             )
@@ -131,12 +158,27 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
 
 # Short headers so none is cut; the help says what each means.
 TERM_COLUMNS = {
-    "query weight": st.column_config.NumberColumn("q weight", format="%.4f", width="small", help="The term's weight in the question's BM25 query"),
-    "stored tf part": st.column_config.NumberColumn("tf", format="%.4f", width="small", help="The term's stored weight in this chunk: term frequency, length-normalised"),
-    "idf": st.column_config.NumberColumn("idf", format="%.4f", width="small", help="Inverse document frequency, applied by Qdrant"),
-    "contribution": st.column_config.NumberColumn("adds", format="%.4f", width="small", help="q weight × idf × tf: what this term adds to the sparse score"),
-    "chunks with term": st.column_config.NumberColumn("df", format="%d", width="small", help="How many chunks contain the term"),
-    "in body": st.column_config.CheckboxColumn("in body", width="small", help="Found in the chunk's text (else only in its source or heading)"),
+    "query weight": st.column_config.NumberColumn(
+        "q weight", format="%.4f", width="small", help="The term's weight in the question's BM25 query"
+    ),
+    "stored tf part": st.column_config.NumberColumn(
+        "tf",
+        format="%.4f",
+        width="small",
+        help="The term's stored weight in this chunk: term frequency, length-normalised",
+    ),
+    "idf": st.column_config.NumberColumn(
+        "idf", format="%.4f", width="small", help="Inverse document frequency, applied by Qdrant"
+    ),
+    "contribution": st.column_config.NumberColumn(
+        "adds", format="%.4f", width="small", help="q weight × idf × tf: what this term adds to the sparse score"
+    ),
+    "chunks with term": st.column_config.NumberColumn(
+        "df", format="%d", width="small", help="How many chunks contain the term"
+    ),
+    "in body": st.column_config.CheckboxColumn(
+        "in body", width="small", help="Found in the chunk's text (else only in its source or heading)"
+    ),
 }
 
 
@@ -148,13 +190,28 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
         st.caption(report.target.note)
     if report.mode is not None:
         mode_view.show_trail(report.mode)
-        st.caption("Below: the question's own search, stage by stage, and the setting changes that surface the chunk there.")
+        st.caption(
+            "Below: the question's own search, stage by stage, and the setting changes that surface the chunk there."
+        )
     rows = [
-        {"stage": s.stage, "rank": s.rank, "would-be rank": s.would_be_rank, "score": s.score, "list size": s.list_size, "note": s.note}
+        {
+            "stage": s.stage,
+            "rank": s.rank,
+            "would-be rank": s.would_be_rank,
+            "score": s.score,
+            "list size": s.list_size,
+            "note": s.note,
+        }
         for s in report.stages
     ]
     frame = pd.DataFrame(rows).astype({"rank": "Int64", "would-be rank": "Int64"})
-    st.dataframe(frame, hide_index=True, key="inspector_track_table", column_config={"rank": RANK, "would-be rank": RANK, "score": SCORE}, placeholder=ABSENT)
+    st.dataframe(
+        frame,
+        hide_index=True,
+        key="inspector_track_table",
+        column_config={"rank": RANK, "would-be rank": RANK, "score": SCORE},
+        placeholder=ABSENT,
+    )
     if report.found:
         st.success(report.reason)
         return
@@ -169,13 +226,20 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
 
 
 def show_comparison(cmp: Comparison) -> None:
-    st.metric("Overlap of the final lists", f"{cmp.overlap} of {len(cmp.changes)} chunks", help=f"Jaccard {cmp.jaccard:.2f}")
+    st.metric(
+        "Overlap of the final lists", f"{cmp.overlap} of {len(cmp.changes)} chunks", help=f"Jaccard {cmp.jaccard:.2f}"
+    )
     left, right = st.columns(2)
     for col, name, result in ((left, "A", cmp.a), (right, "B", cmp.b)):
         col.markdown(f"**{name}**: {escape_markdown(ran_with(result))}")
         expansion_notes(result, col)
         labels = where_labels([c.chunk for c in result.final])
-        frame = pd.DataFrame([{"rank": c.final_rank, "source > heading": label, "score": c.final_score} for c, label in zip(result.final, labels, strict=True)])
+        frame = pd.DataFrame(
+            [
+                {"rank": c.final_rank, "source > heading": label, "score": c.final_score}
+                for c, label in zip(result.final, labels, strict=True)
+            ]
+        )
         col.dataframe(frame, hide_index=True, key=f"inspector_cmp_{name}", column_config={"rank": RANK, "score": SCORE})
     labels = where_labels([ch.chunk for ch in cmp.changes])
     changes = pd.DataFrame(
@@ -184,13 +248,25 @@ def show_comparison(cmp: Comparison) -> None:
                 "source > heading": labels[i],
                 "rank A": ch.rank_a,
                 "rank B": ch.rank_b,
-                "change": "" if ch.delta is None else f"▲{ch.delta}" if ch.delta > 0 else f"▼{-ch.delta}" if ch.delta < 0 else "=",
+                "change": ""
+                if ch.delta is None
+                else f"▲{ch.delta}"
+                if ch.delta > 0
+                else f"▼{-ch.delta}"
+                if ch.delta < 0
+                else "=",
                 "in": ch.status,
             }
             for i, ch in enumerate(cmp.changes)
         ]
     ).astype({"rank A": "Int64", "rank B": "Int64"})
-    st.dataframe(changes, hide_index=True, key="inspector_cmp_changes", column_config={"rank A": RANK, "rank B": RANK}, placeholder=ABSENT)
+    st.dataframe(
+        changes,
+        hide_index=True,
+        key="inspector_cmp_changes",
+        column_config={"rank A": RANK, "rank B": RANK},
+        placeholder=ABSENT,
+    )
 
 
 def probe_failures(report: ProbeReport) -> None:
@@ -208,4 +284,10 @@ def probe_failures(report: ProbeReport) -> None:
         }
         for f in report.failures
     ]
-    st.dataframe(pd.DataFrame(rows).astype({"own rank": "Int64"}), hide_index=True, key="inspector_probe_failures", column_config={"own rank": RANK}, placeholder=ABSENT)
+    st.dataframe(
+        pd.DataFrame(rows).astype({"own rank": "Int64"}),
+        hide_index=True,
+        key="inspector_probe_failures",
+        column_config={"own rank": RANK},
+        placeholder=ABSENT,
+    )

@@ -48,10 +48,15 @@ def retrieval_scope(components: Components, result: RetrievalResult) -> Hashable
     Rankings stand for the documents: a re-ingest, a deletion or another process's write that changes what
     this question retrieves changes them, at no extra query (the page has just run the search).
     """
-    ranks = tuple((c.id, c.dense.rank, c.sparse.rank, c.fused.rank, c.rerank.rank, c.final_rank) for c in result.candidates)
+    ranks = tuple(
+        (c.id, c.dense.rank, c.sparse.rank, c.fused.rank, c.rerank.rank, c.final_rank) for c in result.candidates
+    )
     return (components.settings.collection, result.question, result.config, result.filter, ranks)
 
 
 def documents_scope(components: Components) -> Hashable:
     """The collection's documents as they are now (for panels that depend on no single question)."""
-    return (components.settings.collection, tuple((d.source, d.chunks, d.sha256, d.ingested_at) for d in list_documents(components)))
+    return (
+        components.settings.collection,
+        tuple((d.source, d.chunks, d.sha256, d.ingested_at) for d in list_documents(components)),
+    )

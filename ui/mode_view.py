@@ -28,7 +28,9 @@ def show_mode(mr: ModeResult, key: str) -> None:
     for note in mr.notes:
         st.caption(escape_markdown(note))
     if mr.reason:
-        (st.warning if mr.abstained else st.info)(f"{'Abstained' if mr.abstained else 'Stopped'}: {escape_markdown(mr.reason)}")
+        (st.warning if mr.abstained else st.info)(
+            f"{'Abstained' if mr.abstained else 'Stopped'}: {escape_markdown(mr.reason)}"
+        )
     if mr.corrective is not None:
         st.caption(f"Corrective action: {escape_markdown(mr.corrective.action)}")
     if mr.agent:
@@ -62,7 +64,9 @@ def ranks_frame(r: RetrievalResult) -> pd.DataFrame:
 def _stage_extra(mr: ModeResult, label: str, r: RetrievalResult) -> None:
     info = mr.stage_info(label, r)
     if "passage" in info:
-        kind = "Pseudo-document (not written)" if info["pseudo_document"] else "Hypothetical passage"  # written_by says where it came from
+        kind = (
+            "Pseudo-document (not written)" if info["pseudo_document"] else "Hypothetical passage"
+        )  # written_by says where it came from
         st.caption(f"{kind}, by {escape_markdown(info['written_by'])}; searched dense only:")
         st.text(info["passage"])
     if "hop" in info:
@@ -74,14 +78,26 @@ def _stage_extra(mr: ModeResult, label: str, r: RetrievalResult) -> None:
         if info["judgement"]:
             st.text(info["judgement"])
     if "grades" in info:
-        st.caption(f"Action: {escape_markdown(info['action'])} · grades by {escape_markdown(info['basis'])}; relevant at or above {info['threshold']:g}")
+        st.caption(
+            f"Action: {escape_markdown(info['action'])} · grades by {escape_markdown(info['basis'])}; relevant at or above {info['threshold']:g}"
+        )
         if info["note"]:
             st.caption(escape_markdown(info["note"]))
         where = {c.id: c.chunk.chunk.location for c in r.candidates}
-        grades = [{"chunk id": g["chunk_id"][:8], "source > heading": where.get(g["chunk_id"], ""), "grade": g["grade"], "relevant": g["relevant"]} for g in info["grades"]]
+        grades = [
+            {
+                "chunk id": g["chunk_id"][:8],
+                "source > heading": where.get(g["chunk_id"], ""),
+                "grade": g["grade"],
+                "relevant": g["relevant"],
+            }
+            for g in info["grades"]
+        ]
         st.dataframe(pd.DataFrame(grades), hide_index=True)
     if "call_id" in info:
-        st.caption(f"Tool call {escape_markdown(info['call_id'])}; hits shown to Claude as {', '.join(info['labels']) or 'none'}")
+        st.caption(
+            f"Tool call {escape_markdown(info['call_id'])}; hits shown to Claude as {', '.join(info['labels']) or 'none'}"
+        )
         st.json(info["arguments"])
 
 
@@ -89,16 +105,32 @@ def _agent_turns(mr: ModeResult) -> None:
     """Each model turn: its text between calls, the calls it made (errors included), tokens and latency."""
     for n, step in enumerate(mr.agent, 1):
         llm = step.llm
-        st.markdown(f"**Turn {n}** · stop {escape_markdown(llm.stop_reason)} · {llm.input_tokens:,} in / {llm.output_tokens:,} out tokens · {llm.latency_ms:,.0f} ms")
+        st.markdown(
+            f"**Turn {n}** · stop {escape_markdown(llm.stop_reason)} · {llm.input_tokens:,} in / {llm.output_tokens:,} out tokens · {llm.latency_ms:,.0f} ms"
+        )
         if step.text:
             st.text(step.text)
         for call in step.calls:
-            hits = f"hits {', '.join(call.labels)}" if call.labels else ("error: " + call.error if call.error else "no hits")
-            st.caption(f"{escape_markdown(call.name)}({escape_markdown(str(call.arguments))}) → {escape_markdown(hits)}")
+            hits = (
+                f"hits {', '.join(call.labels)}"
+                if call.labels
+                else ("error: " + call.error if call.error else "no hits")
+            )
+            st.caption(
+                f"{escape_markdown(call.name)}({escape_markdown(str(call.arguments))}) → {escape_markdown(hits)}"
+            )
 
 
 def show_trail(trail: ModeTrail) -> None:
     """Where the tracked chunk appeared or was lost among the mode's searches."""
     st.markdown(f"In the **{escape_markdown(trail.mode)}** mode: {escape_markdown(trail.summary)}")
-    rows = [{"search": s.search, "query": s.query, "final rank": s.final_rank, "what happened": s.note} for s in trail.sightings]
-    st.dataframe(pd.DataFrame(rows).astype({"final rank": "Int64"}), hide_index=True, key="inspector_mode_trail", placeholder=ABSENT)
+    rows = [
+        {"search": s.search, "query": s.query, "final rank": s.final_rank, "what happened": s.note}
+        for s in trail.sightings
+    ]
+    st.dataframe(
+        pd.DataFrame(rows).astype({"final rank": "Int64"}),
+        hide_index=True,
+        key="inspector_mode_trail",
+        placeholder=ABSENT,
+    )

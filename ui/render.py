@@ -24,7 +24,9 @@ from rag.text.markdown import escape_markdown
 
 _BOX = "white-space:pre-wrap;line-height:1.6"
 _CODE = re.compile(r"`([^`\n]+)`")
-_CODE_STYLE = "font-family:monospace;font-size:0.92em;background:rgba(128,128,128,0.15);padding:0.05em 0.3em;border-radius:3px"
+_CODE_STYLE = (
+    "font-family:monospace;font-size:0.92em;background:rgba(128,128,128,0.15);padding:0.05em 0.3em;border-radius:3px"
+)
 ANCHOR = "ask-source"  # the ids of the cited-source panels: ask-source-S1, ...
 
 
@@ -45,7 +47,9 @@ def inline_html(text: str) -> str:
     return "".join(out)
 
 
-def answer_html(text: str, sent: Collection[str] | None, titles: Mapping[str, str] | None = None, linked: Collection[str] = ()) -> str:
+def answer_html(
+    text: str, sent: Collection[str] | None, titles: Mapping[str, str] | None = None, linked: Collection[str] = ()
+) -> str:
     """The answer with its citation markers as superscripts; markers naming nothing sent shown in red.
 
     Args:
@@ -64,9 +68,15 @@ def answer_html(text: str, sent: Collection[str] | None, titles: Mapping[str, st
             if sent is None or ref in sent:
                 title = html.escape(titles.get(ref, ref), quote=True)
                 sup = f'<sup title="{title}" style="color:#1c64f2;font-weight:600">[{html.escape(ref)}]</sup>'
-                out.append(f'<a href="#{ANCHOR}-{html.escape(ref, quote=True)}" style="text-decoration:none">{sup}</a>' if ref in linked else sup)
+                out.append(
+                    f'<a href="#{ANCHOR}-{html.escape(ref, quote=True)}" style="text-decoration:none">{sup}</a>'
+                    if ref in linked
+                    else sup
+                )
             else:
-                out.append(f'<sup title="not a source that was sent" style="color:#c81e1e;font-weight:600">[{html.escape(ref)}?]</sup>')
+                out.append(
+                    f'<sup title="not a source that was sent" style="color:#c81e1e;font-weight:600">[{html.escape(ref)}?]</sup>'
+                )
         cursor = marker.end
     out.append(inline_html(text[cursor:]))
     return f'<div style="{_BOX}">{"".join(out)}</div>'
@@ -87,8 +97,16 @@ def sources_html(panels: Sequence[SourcePanel]) -> str:
     blocks = []
     for p in panels:
         label = html.escape(p.label, quote=True)
-        body = context_html(p.pieces) if p.pieces is not None else "<p>This chunk is no longer stored (its document was deleted or re-ingested).</p>"
-        caption = f'<div style="font-size:0.8em;opacity:0.7;margin-top:0.4em">{html.escape(p.caption)}</div>' if p.caption else ""
+        body = (
+            context_html(p.pieces)
+            if p.pieces is not None
+            else "<p>This chunk is no longer stored (its document was deleted or re-ingested).</p>"
+        )
+        caption = (
+            f'<div style="font-size:0.8em;opacity:0.7;margin-top:0.4em">{html.escape(p.caption)}</div>'
+            if p.caption
+            else ""
+        )
         blocks.append(
             f'<details style="border:1px solid rgba(128,128,128,0.35);border-radius:6px;padding:0.4em 0.8em;margin:0.4em 0">'
             f'<summary style="cursor:pointer"><b>[{html.escape(p.label)}]</b> {html.escape(p.title)}</summary>'
@@ -100,6 +118,7 @@ def sources_html(panels: Sequence[SourcePanel]) -> str:
 def context_html(pieces: Sequence[Piece]) -> str:
     """Document text around a citation, cited spans highlighted."""
     body = "".join(
-        f'<mark style="background:#fde68a">{html.escape(p.text)}</mark>' if p.cited else html.escape(p.text) for p in pieces
+        f'<mark style="background:#fde68a">{html.escape(p.text)}</mark>' if p.cited else html.escape(p.text)
+        for p in pieces
     )
     return f'<div style="{_BOX};font-size:0.9em;border-left:3px solid #d1d5db;padding-left:0.75em">{body}</div>'

@@ -90,8 +90,6 @@ def _leave_pages_folder_mode() -> None:
             st.rerun()
 
 
-
-
 def sidebar(components: Components) -> None:
     s = components.settings
     with st.sidebar:
@@ -104,7 +102,9 @@ def sidebar(components: Components) -> None:
             st.caption(f"Store unavailable: {e}")
         collection_ui.manage(get_settings(), components, get_components)
         st.caption(f"Dense: {s.dense_model} · Sparse: {s.sparse_model}")
-        st.caption(f"Answers: {'Anthropic ' + s.answer.anthropic_model if s.anthropic_api_key else 'offline (extractive)'}")
+        st.caption(
+            f"Answers: {'Anthropic ' + s.answer.anthropic_model if s.anthropic_api_key else 'offline (extractive)'}"
+        )
         # Eval is a tab of the Ask page; this link opens it there (the tabs are bound to ?tab=).
         st.markdown(f"🧪 [Eval: question sets and runs]({page_url('ask', components, tab='Eval')})")
         providers = _oidc_providers()
@@ -189,7 +189,9 @@ def _password(settings: Settings) -> None:
             st.rerun()
         else:
             wait = limiter.failed(who)
-            st.error("Wrong password." + (f" Too many failed attempts: try again in {math.ceil(wait)} s." if wait else ""))
+            st.error(
+                "Wrong password." + (f" Too many failed attempts: try again in {math.ceil(wait)} s." if wait else "")
+            )
     st.stop()
 
 

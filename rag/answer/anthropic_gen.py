@@ -43,7 +43,9 @@ class AnthropicGenerator:
 
     def __init__(self, config: AnswerConfig, api_key: str = "", client: anthropic.Anthropic | None = None) -> None:
         if client is None and not api_key:
-            raise GenerationError("no Anthropic API key: set ANTHROPIC_API_KEY, or leave it unset to use the offline extractive answerer")
+            raise GenerationError(
+                "no Anthropic API key: set ANTHROPIC_API_KEY, or leave it unset to use the offline extractive answerer"
+            )
         self.config = config
         self.model = config.anthropic_model
         self._api = AnthropicClient(client or sdk_client(api_key, config.timeout_s), self.model, config.timeout_s)
@@ -57,11 +59,15 @@ class AnthropicGenerator:
             "messages": [{"role": "user", "content": build_user_message(question, sources)}],
         }
 
-    def generate(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Generation:
+    def generate(
+        self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None
+    ) -> Generation:
         """One non-streamed call: for batch use (Eval, the CLI's --json)."""
         return self._finish(self._api.create(**self.request(question, sources)))
 
-    def stream(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Iterator[str | Generation]:
+    def stream(
+        self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None
+    ) -> Iterator[str | Generation]:
         """Text deltas as the model writes them, then the Generation."""
         with self._api.stream(**self.request(question, sources)) as stream:
             for text in stream.text_stream:
@@ -74,14 +80,21 @@ class AnthropicGenerator:
         reason = message.stop_reason or "end_turn"
         model = message.model or self.model
         if reason == "refusal":
-            return Generation(NOT_IN_SOURCES, model, reason, abstain_reason="Claude declined to answer this question (stop reason 'refusal')")
+            return Generation(
+                NOT_IN_SOURCES,
+                model,
+                reason,
+                abstain_reason="Claude declined to answer this question (stop reason 'refusal')",
+            )
         if reason == "max_tokens":
             raise GenerationError(
                 f"the answer was cut off at {self.config.max_tokens} tokens (stop reason 'max_tokens'): raise "
                 "RAGSCOPE_MAX_TOKENS or ask a narrower question"
             )
         if reason == "model_context_window_exceeded":
-            raise GenerationError("the sources and question do not fit in the model's context window: lower final k or the chunk size")
+            raise GenerationError(
+                "the sources and question do not fit in the model's context window: lower final k or the chunk size"
+            )
         if reason not in _FINISHED:
             raise GenerationError(f"Claude stopped before finishing the answer (stop reason {reason!r})")
         if not text:

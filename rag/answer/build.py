@@ -15,13 +15,17 @@ from rag.answer.result import Answer, Citation, Generation
 from rag.retrieval.result import RetrievalResult
 
 
-def build_answer(question: str, result: RetrievalResult, checked: Gate, generator: Generator, generation: Generation, t0: float) -> Answer:
+def build_answer(
+    question: str, result: RetrievalResult, checked: Gate, generator: Generator, generation: Generation, t0: float
+) -> Answer:
     """Run the citation check on a generation and assemble the Answer."""
     sent = tuple(s.id for s in checked.sources)
     check = check_answer(generation.text, sent, [s.candidate.answer_chunk.text for s in checked.sources])
     abstained = bool(generation.abstain_reason) or check.abstained
     reason = generation.abstain_reason or (
-        f"the generator found no answer in the {len(sent)} sources sent (it replied {NOT_IN_SOURCES})" if check.abstained else ""
+        f"the generator found no answer in the {len(sent)} sources sent (it replied {NOT_IN_SOURCES})"
+        if check.abstained
+        else ""
     )
     by_id = {s.id: s for s in checked.sources}
     citations: list[Citation] = []

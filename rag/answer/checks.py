@@ -62,14 +62,20 @@ def relevance_scores(components: Components, result: RetrievalResult) -> tuple[d
     """The score the gate compares for each final chunk, and a name for it (shown with the abstention)."""
     final = result.final
     if is_cross_encoder(result.reranker):
-        return {c.id: float(c.rerank.score) for c in final if c.rerank.score is not None}, f"rerank score ({result.reranker})"
+        return {
+            c.id: float(c.rerank.score) for c in final if c.rerank.score is not None
+        }, f"rerank score ({result.reranker})"
     scores = {c.id: float(c.dense.score) for c in final if c.dense.score is not None}
     missing = [c for c in final if c.dense.score is None]
     if missing:
         # Qdrant's cosine with the stored vectors and the query the dense stage ran, as for the others:
         # encoding the chunks again would not reproduce an int8 collection's stored vectors.
         query = result.query.dense_run if result.query is not None else components.dense.encode_query(result.question)
-        scores.update(stored_dense_scores(components.store, query, ChunkFilter(ids=tuple(c.id for c in missing), include_quarantined=True)))
+        scores.update(
+            stored_dense_scores(
+                components.store, query, ChunkFilter(ids=tuple(c.id for c in missing), include_quarantined=True)
+            )
+        )
     return scores, "dense cosine"
 
 
@@ -171,7 +177,9 @@ def _copied(text: str, marker: CitationMarker, texts: Sequence[str]) -> bool:
                 continue
             src_before = _words(source[: found.start])[-_CONTEXT:]
             src_after = _words(source[found.end :])[:_CONTEXT]
-            if (len(src_before) >= 2 and before[-len(src_before) :] == src_before) or (len(src_after) >= 2 and after[: len(src_after)] == src_after):
+            if (len(src_before) >= 2 and before[-len(src_before) :] == src_before) or (
+                len(src_after) >= 2 and after[: len(src_after)] == src_after
+            ):
                 return True
     return False
 

@@ -81,7 +81,11 @@ def neutralise_markers(text: str) -> str:
 def marker_like(text: str) -> list[CitationMarker]:
     """Every citation-like bracket in document text (as `neutralise_markers` finds them), with its ids."""
     found = ((m, _marker_ids(m.group(1))) for m in _BRACKETED.finditer(text))
-    return [CitationMarker(tuple(_normalise(i) for i in _SPLIT_IDS.split(ids)), m.start(), m.end()) for m, ids in found if ids]
+    return [
+        CitationMarker(tuple(_normalise(i) for i in _SPLIT_IDS.split(ids)), m.start(), m.end())
+        for m, ids in found
+        if ids
+    ]
 
 
 def inert_markers(text: str, markers: list[CitationMarker]) -> str:

@@ -82,7 +82,9 @@ class ExtractiveGenerator:
         self.min_sentence_score = min_sentence_score
         self.model = f"{dense.name} sentence scoring + term overlap"
 
-    def score(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> list[ScoredUnit]:
+    def score(
+        self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None
+    ) -> list[ScoredUnit]:
         """Every quotable unit of the sources with its score, best first.
 
         Args:
@@ -95,7 +97,9 @@ class ExtractiveGenerator:
         if not units:
             return []
         query = self.dense.encode_query(question)
-        vectors = self.dense.encode_documents([f"{u.heading.split(' > ')[-1]}: {u.text}" if u.heading else u.text for u in units])
+        vectors = self.dense.encode_documents(
+            [f"{u.heading.split(' > ')[-1]}: {u.text}" if u.heading else u.text for u in units]
+        )
         cosine = vectors @ np.asarray(query)
         weights = idf(content_terms(question), background(sources, retrieval))
         total = sum(weights.values())
@@ -109,7 +113,9 @@ class ExtractiveGenerator:
             scored.append(ScoredUnit(unit, value, float(cos), vector))
         return sorted(scored, key=lambda s: -s.score)
 
-    def stream(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Iterator[str | Generation]:
+    def stream(
+        self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None
+    ) -> Iterator[str | Generation]:
         scored = self.score(question, sources, retrieval)
         keys = key_terms(question)
         chosen = choose(scored, self.min_sentence_score, set(keys)) if scored else []
@@ -135,10 +141,14 @@ class ExtractiveGenerator:
             yield line if i == 0 else "\n" + line
         yield Generation("\n".join(lines), self.model, spans=spans)
 
-    def generate(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Generation:
+    def generate(
+        self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None
+    ) -> Generation:
         return last_generation(self.stream(question, sources, retrieval))
 
-    def ignored_terms(self, question: str, keys: dict[str, str], chosen: Sequence[ScoredUnit], seen: Sequence[set[str]]) -> list[str]:
+    def ignored_terms(
+        self, question: str, keys: dict[str, str], chosen: Sequence[ScoredUnit], seen: Sequence[set[str]]
+    ) -> list[str]:
         """Key terms (as written) that no retrieved chunk contains and every chosen sentence ignores.
 
         A sentence ignores a term when the question without that term is closer to it (by `_IGNORED`
@@ -197,7 +207,9 @@ def quotable_units(source: Source) -> list[Unit]:
         nonlocal para_start
         if para_start is not None:
             for a, b in split_sentences(text, para_start, at):
-                units.append(Unit(source.label, " ".join(text[a:b].split()), chunk.start + a, chunk.start + b, chunk.heading))
+                units.append(
+                    Unit(source.label, " ".join(text[a:b].split()), chunk.start + a, chunk.start + b, chunk.heading)
+                )
         para_start = None
 
     for line in text.split("\n"):

@@ -20,9 +20,13 @@ class Generator(Protocol):
     mode: str  # "anthropic" | "extractive": shown next to every answer
     model: str
 
-    def generate(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Generation: ...
+    def generate(
+        self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None
+    ) -> Generation: ...
 
-    def stream(self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None) -> Iterator[str | Generation]: ...
+    def stream(
+        self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None
+    ) -> Iterator[str | Generation]: ...
 
 
 def relay(items: Iterator[str | Generation]) -> PyGenerator[str, None, Generation]:

@@ -136,4 +136,8 @@ class Answer:
             "invented": list(self.invented),
             "uncited_sentences": list(self.uncited_sentences),
             "latency_ms": self.latency_ms,
-        } | ({"mode_stages": self.mode_result.summary_json()} if self.mode_result is not None and self.mode_result.mode != "plain" else {})
+        } | (
+            {"mode_stages": self.mode_result.summary_json()}
+            if self.mode_result is not None and self.mode_result.mode != "plain"
+            else {}
+        )

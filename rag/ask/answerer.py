@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # the SDK is imported where a client is made: importing it co
     import anthropic
 
 
-
 def default_generator(components: Components) -> Generator:
     """Claude when an Anthropic key is configured, else the offline extractive answerer."""
     settings = components.settings
@@ -79,7 +78,10 @@ def answer_question(
     result = mr.result
     if checked.abstain:
         return _with(mr, _abstain_early(question, result, checked, generator, t0))
-    return _with(mr, build_answer(question, result, checked, generator, generator.generate(question, checked.sources, result), t0))
+    return _with(
+        mr,
+        build_answer(question, result, checked, generator, generator.generate(question, checked.sources, result), t0),
+    )
 
 
 def stream_answer(
@@ -114,7 +116,12 @@ def stream_answer(
 
 
 def _prepare(
-    components: Components, question: str, config: RetrievalConfig | None, flt: ChunkFilter | None, generator: Generator | None, client: anthropic.Anthropic | None
+    components: Components,
+    question: str,
+    config: RetrievalConfig | None,
+    flt: ChunkFilter | None,
+    generator: Generator | None,
+    client: anthropic.Anthropic | None,
 ) -> tuple[str, Generator, ModeResult, Gate]:
     question = check_question(question)
     generator = generator or default_generator(components)

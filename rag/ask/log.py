@@ -120,14 +120,18 @@ class AskLog:
             answer.latency_ms,
         )
         with self._connect() as db:
-            cur = db.execute(f"INSERT INTO asks ({_COLUMNS.split(', ', 1)[1]}) VALUES ({', '.join('?' * len(row))})", row)
+            cur = db.execute(
+                f"INSERT INTO asks ({_COLUMNS.split(', ', 1)[1]}) VALUES ({', '.join('?' * len(row))})", row
+            )
             return int(cur.lastrowid)
 
     def recent(self, limit: int = 20, collection: str | None = None) -> list[AskRecord]:
         """The latest asks, newest first (optionally of one collection)."""
         where, args = ("WHERE collection = ?", (collection,)) if collection else ("", ())
         with self._connect() as db:
-            rows = db.execute(f"SELECT {_COLUMNS} FROM asks {where} ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM asks {where} ORDER BY id DESC LIMIT ?", (*args, limit)
+            ).fetchall()
         return [_record(r) for r in rows]
 
     def get(self, ask_id: int) -> AskRecord | None:
@@ -163,11 +167,31 @@ def _retrieved(candidate: Any, answer: Answer) -> dict[str, Any]:  # noqa: ANN40
 
 
 def _record(row: tuple) -> AskRecord:
-    (ask_id, asked_at, collection, question, config, flt, mode, model, text, abstained, reason, citations, sources, invented, uncited, retrieved, latency) = row
+    (
+        ask_id,
+        asked_at,
+        collection,
+        question,
+        config,
+        flt,
+        mode,
+        model,
+        text,
+        abstained,
+        reason,
+        citations,
+        sources,
+        invented,
+        uncited,
+        retrieved,
+        latency,
+    ) = row
     try:
         cfg = RetrievalConfig.from_record(json.loads(config))
     except ConfigError:
-        cfg = RetrievalConfig()  # a value this version no longer accepts (e.g. a removed fusion): show the ask with defaults
+        cfg = (
+            RetrievalConfig()
+        )  # a value this version no longer accepts (e.g. a removed fusion): show the ask with defaults
     filt = json.loads(flt)
     return AskRecord(
         id=ask_id,

@@ -69,7 +69,9 @@ def collection_names(settings: Settings) -> list[str]:
 def describe_collection(components: Components) -> CollectionInfo:
     """Models, chunk and document counts of an open collection (cheap: metadata, a count and a facet)."""
     store = components.store
-    return CollectionInfo(components.settings.collection, store.collection_models(), store.count(), len(store.sources()))
+    return CollectionInfo(
+        components.settings.collection, store.collection_models(), store.count(), len(store.sources())
+    )
 
 
 def describe_collections(settings: Settings) -> list[CollectionInfo]:

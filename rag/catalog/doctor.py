@@ -52,14 +52,24 @@ def _journals(root: Path, fix: bool) -> list[Finding]:
         for lock in sorted(collection_dir.glob("*.lock")):
             with dead_owner(lock) as dead:
                 if not dead:
-                    out.append(Finding("note", f"journal {collection_dir.name}/{lock.stem}: in use by a running process; left alone"))
+                    out.append(
+                        Finding(
+                            "note",
+                            f"journal {collection_dir.name}/{lock.stem}: in use by a running process; left alone",
+                        )
+                    )
                     continue
                 for path in sorted((collection_dir / lock.stem).glob("*.json")):
                     problem = entry_problem(path)
                     if problem:
                         out.append(_damaged(path, problem, fix))
                     else:
-                        out.append(Finding("note", f"journal entry {path} is replayed on the next open of collection {collection_dir.name!r}"))
+                        out.append(
+                            Finding(
+                                "note",
+                                f"journal entry {path} is replayed on the next open of collection {collection_dir.name!r}",
+                            )
+                        )
     return out
 
 
@@ -67,7 +77,9 @@ def _damaged(path: Path, why: str, fix: bool) -> Finding:
     source = _source_in(path)
     redo = f"re-ingest {source!r} so it is whole" if source else "re-ingest the document it was for if you know it"
     if not fix:
-        return Finding("problem", f"journal entry {path} is damaged ({why}); `ragscope doctor --fix` removes it, then {redo}")
+        return Finding(
+            "problem", f"journal entry {path} is damaged ({why}); `ragscope doctor --fix` removes it, then {redo}"
+        )
     path.unlink()
     return Finding("fixed", f"removed damaged journal entry {path}; now {redo}")
 
@@ -84,18 +96,28 @@ def _collections(settings: Settings, fix: bool) -> list[Finding]:
     root = settings.data_dir / "qdrant"
     if not root.is_dir():
         return [Finding("ok", f"no collections under {settings.data_dir} yet")]
-    names = sorted({p.name.split(".meta.json")[0] for p in root.glob("*.meta.json")} | {p.name for p in root.iterdir() if p.is_dir()})
+    names = sorted(
+        {p.name.split(".meta.json")[0] for p in root.glob("*.meta.json")}
+        | {p.name for p in root.iterdir() if p.is_dir()}
+    )
     out = []
     for name in names:
         try:
             validate_collection_name(name)
         except ConfigError:
-            out.append(Finding("problem", f"{root / name}: not a collection name ragscope uses; move it out of the data dir"))
+            out.append(
+                Finding("problem", f"{root / name}: not a collection name ragscope uses; move it out of the data dir")
+            )
             continue
         try:
             store = EdgeStore(root, name)
         except StoreLockedError:
-            out.append(Finding("note", f"collection {name!r}: in use by another process (the app?); stop it to check this collection"))
+            out.append(
+                Finding(
+                    "note",
+                    f"collection {name!r}: in use by another process (the app?); stop it to check this collection",
+                )
+            )
             continue
         except StoreError as e:
             out.append(Finding("problem", f"collection {name!r}: {e}"))
@@ -117,9 +139,15 @@ def _collection(store: EdgeStore, settings: Settings, fix: bool) -> Finding:
         return _rebuild_models(store, settings)
     if models is None and store.count() > 0:
         if not fix:
-            return Finding("problem", f"collection {name!r} holds chunks but no record of its models; `ragscope doctor --fix` rebuilds it")
+            return Finding(
+                "problem",
+                f"collection {name!r} holds chunks but no record of its models; `ragscope doctor --fix` rebuilds it",
+            )
         return _rebuild_models(store, settings)
-    return Finding("ok", f"collection {name!r}: {store.count()} chunks, built with {models.dense_model if models else 'nothing yet'}")
+    return Finding(
+        "ok",
+        f"collection {name!r}: {store.count()} chunks, built with {models.dense_model if models else 'nothing yet'}",
+    )
 
 
 def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
@@ -128,7 +156,10 @@ def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
     shape = store.stored_shape()
     if shape is None:  # nothing stored: the next ingest writes a fresh record
         store.meta_path.unlink(missing_ok=True)
-        return Finding("fixed", f"collection {name!r}: removed its damaged models record (it holds no chunks; the next ingest writes a new one)")
+        return Finding(
+            "fixed",
+            f"collection {name!r}: removed its damaged models record (it holds no chunks; the next ingest writes a new one)",
+        )
     dim, sentences = shape
     store.write_models(CollectionModels.from_settings(settings, dim, sentences))
     return Finding(

@@ -18,7 +18,12 @@ from rag.errors import RagError
 
 @main.command()
 @click.argument("question")
-@click.option("--json", "as_json", is_flag=True, help="Print {answer, citations, abstained, reason, mode, retrieval_mode, sources} as JSON (with --mode other than plain: mode_stages, each search's query and final chunks).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {answer, citations, abstained, reason, mode, retrieval_mode, sources} as JSON (with --mode other than plain: mode_stages, each search's query and final chunks).",
+)
 @collection_option
 @retrieval_options
 def ask(question: str, as_json: bool, collection: str | None, **options: object) -> None:
@@ -62,7 +67,12 @@ def _print_details(answer: Answer) -> None:
     mr = answer.mode_result
     if mr is not None:
         for label, r in mr.searches():
-            click.echo(f"{mr.mode} {label}: {r.question} -> {', '.join(c.id[:8] for c in r.final) or 'nothing'}", err=True)
+            click.echo(
+                f"{mr.mode} {label}: {r.question} -> {', '.join(c.id[:8] for c in r.final) or 'nothing'}", err=True
+            )
         for note in mr.notes:
             click.echo(f"{mr.mode}: {note}", err=True)
-    click.echo(f"answered by {answer.mode} ({answer.model}) in {answer.latency_ms:.0f} ms after {answer.retrieval_mode} retrieval", err=True)
+    click.echo(
+        f"answered by {answer.mode} ({answer.model}) in {answer.latency_ms:.0f} ms after {answer.retrieval_mode} retrieval",
+        err=True,
+    )

@@ -13,11 +13,21 @@ from rag.cli.main import main, settings_from_env
 
 def collection_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """`--collection NAME`, the same on every command (None: RAGSCOPE_COLLECTION, else 'docs')."""
-    return click.option("--collection", default=None, metavar="NAME", help="Collection to use (default: RAGSCOPE_COLLECTION, else 'docs'; `ragscope collections` lists them).")(command)
+    return click.option(
+        "--collection",
+        default=None,
+        metavar="NAME",
+        help="Collection to use (default: RAGSCOPE_COLLECTION, else 'docs'; `ragscope collections` lists them).",
+    )(command)
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print [{name, default, dense_model, dense_runtime, sparse_model, sentence_vectors, chunks, documents, error}].")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print [{name, default, dense_model, dense_runtime, sparse_model, sentence_vectors, chunks, documents, error}].",
+)
 def collections(as_json: bool) -> None:
     """List the collections with their models, chunk and document counts, and whether they store sentence vectors."""
     from rag.catalog.collections import describe_collections
@@ -35,5 +45,7 @@ def collections(as_json: bool) -> None:
             click.echo(f"{mark} {i.name}\tempty")
         else:
             vectors = "sentence vectors" if i.sentence_vectors else "no sentence vectors"
-            click.echo(f"{mark} {i.name}\t{i.documents} documents\t{i.chunks} chunks\tdense {i.models.dense_model} ({i.models.dense_runtime})\tsparse {i.models.sparse_model}\t{vectors}")
+            click.echo(
+                f"{mark} {i.name}\t{i.documents} documents\t{i.chunks} chunks\tdense {i.models.dense_model} ({i.models.dense_runtime})\tsparse {i.models.sparse_model}\t{vectors}"
+            )
     click.echo("* the default collection (RAGSCOPE_COLLECTION)", err=True)

@@ -12,7 +12,11 @@ from rag.text.words import plural
 
 
 @main.command()
-@click.option("--fix", is_flag=True, help="Repair what can be repaired (damaged journal entries, a lost models record), saying what was done.")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Repair what can be repaired (damaged journal entries, a lost models record), saying what was done.",
+)
 def doctor(fix: bool) -> None:
     """Check models records, crash journal, locks and collections under the data dir; exits 1 while problems remain."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,5 +28,8 @@ def doctor(fix: bool) -> None:
         click.echo(f"{finding.level}: {finding.message}")
     problems = sum(f.level == "problem" for f in findings)
     if problems:
-        click.echo(f"{plural(problems, 'problem')} left" + ("" if fix else "; `ragscope doctor --fix` repairs what it can"), err=True)
+        click.echo(
+            f"{plural(problems, 'problem')} left" + ("" if fix else "; `ragscope doctor --fix` repairs what it can"),
+            err=True,
+        )
         raise SystemExit(1)

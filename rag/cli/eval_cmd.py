@@ -37,18 +37,29 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 
 @main.command("eval")
 @click.argument("qset", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--beir", "beir_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Evaluate a BEIR folder (ingested into collection beir-<folder>).")
+@click.option(
+    "--beir",
+    "beir_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Evaluate a BEIR folder (ingested into collection beir-<folder>).",
+)
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N questions.")
 @collection_option
 @retrieval_options
 @click.option("--name", default=None, help="Name the run (default: its settings in words).")
 @click.option("--answers", is_flag=True, help="Also answer each question and score citations and abstentions.")
-@click.option("--judge", is_flag=True, help="With --answers: Claude judges each sentence's faithfulness and each answer's relevancy (needs ANTHROPIC_API_KEY).")
+@click.option(
+    "--judge",
+    is_flag=True,
+    help="With --answers: Claude judges each sentence's faithfulness and each answer's relevancy (needs ANTHROPIC_API_KEY).",
+)
 @click.option("--baseline", default=None, help="Compare with this run id, or 'marked' for the set's marked baseline.")
 @click.option("--mark-baseline", is_flag=True, help="Mark this run as its set's baseline.")
 @click.option("--list-runs", is_flag=True, help="List stored runs and exit.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: run_id, metrics, per_stage, questions (and comparison).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON: run_id, metrics, per_stage, questions (and comparison)."
+)
 def eval_command(
     qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None, name: str | None, answers: bool, judge: bool,
     baseline: str | None, mark_baseline: bool, list_runs: bool, as_json: bool, **options: object,
@@ -69,20 +80,36 @@ def eval_command(
         if beir_dir is not None:
             data = load_beir(beir_dir, split)
             with _bar(len(data.corpus), "ingest") as bar:
-                summary = ingest_beir(components, data, lambda frac, _msg: bar.update(round(frac * len(data.corpus)) - bar.n))
-            click.echo(f"{summary.documents} documents ({summary.chunks_written} chunks written, {len(summary.errors)} errors)", err=True)
+                summary = ingest_beir(
+                    components, data, lambda frac, _msg: bar.update(round(frac * len(data.corpus)) - bar.n)
+                )
+            click.echo(
+                f"{summary.documents} documents ({summary.chunks_written} chunks written, {len(summary.errors)} errors)",
+                err=True,
+            )
             questions = beir_question_set(data, limit)
         else:
             questions = read_question_set_file(qset)
             if limit:
                 questions = dataclasses.replace(questions, questions=questions.questions[:limit])
         base = components.settings.retrieval
-        config = with_options(base, {"candidates": max(base.candidates, MIN_CANDIDATES)} | {k: v for k, v in options.items() if v is not None})
+        config = with_options(
+            base,
+            {"candidates": max(base.candidates, MIN_CANDIDATES)} | {k: v for k, v in options.items() if v is not None},
+        )
         llm_judge = FaithfulnessJudge.from_settings(components.settings) if judge else None
         if judge and llm_judge is None:
             raise click.UsageError("--judge needs ANTHROPIC_API_KEY")
         with _bar(len(questions.questions), "eval") as bar:
-            run = run_eval(components, questions, config, answers=answers, judge=llm_judge, name=name, progress=lambda done, total, _m: bar.update(done - bar.n))
+            run = run_eval(
+                components,
+                questions,
+                config,
+                answers=answers,
+                judge=llm_judge,
+                name=name,
+                progress=lambda done, total, _m: bar.update(done - bar.n),
+            )
         data_dir = components.settings.data_dir
         if mark_baseline:
             set_baseline(data_dir, run.id)
@@ -121,7 +148,9 @@ def _print_run(run: EvalRun) -> None:
     for q in failed:
         click.echo(f"  {q.id}\t{q.verdict.title}\t{q.verdict.detail}")
     if run.invalid:
-        click.echo(f"{plural(len(run.invalid), 'question')} left out of the metrics (invalid gold: it names what the collection lacks)")
+        click.echo(
+            f"{plural(len(run.invalid), 'question')} left out of the metrics (invalid gold: it names what the collection lacks)"
+        )
         for q in run.invalid:
             click.echo(f"  {q.id}\tINVALID\t{q.invalid}")
 
@@ -132,12 +161,16 @@ def _cell(value: float | None) -> str:
 
 
 def _print_comparison(cmp: Comparison) -> None:
-    click.echo(f"\nagainst run {cmp.a.label} ({cmp.a.id})" + ("" if cmp.same_collection else "  (collection changed since)"))
+    click.echo(
+        f"\nagainst run {cmp.a.label} ({cmp.a.id})" + ("" if cmp.same_collection else "  (collection changed since)")
+    )
     for key, (old, new) in cmp.config_changes().items():
         click.echo(f"  {key}: {old} -> {new}")
     for m in HEADLINE:
         click.echo(f"  {m}: {cmp.deltas[FINAL_STAGE][m]:+.3f}")
-    click.echo(f"  {plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}")
+    click.echo(
+        f"  {plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}"
+    )
     for q in cmp.verdict_changes:
         old, new = (verdict_title(v) for v in (q.verdict_a, q.verdict_b))
         click.echo(f"  {q.id}: {old} -> {new}")
@@ -146,8 +179,12 @@ def _print_comparison(cmp: Comparison) -> None:
 def _print_runs(data_dir: Path, as_json: bool) -> None:
     runs = list_runs(data_dir)
     if as_json:
-        click.echo(json.dumps([r.summary_json() | {"metrics": r.per_stage.get(FINAL_STAGE, {})} for r in runs], indent=2))
+        click.echo(
+            json.dumps([r.summary_json() | {"metrics": r.per_stage.get(FINAL_STAGE, {})} for r in runs], indent=2)
+        )
         return
     for r in runs:
         mark = "*" if r.baseline else " "
-        click.echo(f"{mark} {r.id}\t{r.label}\t{r.set_name}\t{r.collection}\tndcg@10 {r.per_stage.get(FINAL_STAGE, {}).get('ndcg@10', 0):.3f}")
+        click.echo(
+            f"{mark} {r.id}\t{r.label}\t{r.set_name}\t{r.collection}\tndcg@10 {r.per_stage.get(FINAL_STAGE, {}).get('ndcg@10', 0):.3f}"
+        )

@@ -38,7 +38,13 @@ _BATCH_BYTES = 64 * 1024 * 1024
 @click.option("--tags", default=None, help="Comma-separated tags for every document ingested.")
 @click.option("--json", "as_json", is_flag=True, help="Print each file's result and every file skipped as JSON.")
 def ingest(
-    paths: tuple[Path, ...], collection: str | None, strategy: str | None, size: int | None, overlap: int | None, tags: str | None, as_json: bool
+    paths: tuple[Path, ...],
+    collection: str | None,
+    strategy: str | None,
+    size: int | None,
+    overlap: int | None,
+    tags: str | None,
+    as_json: bool,
 ) -> None:
     """Ingest files, folders (recursively, with the .zip archives in them) and .zip archives; exits 1 if any file failed.
 
@@ -54,7 +60,12 @@ def ingest(
         f"{summary.chunks_unchanged} unchanged, {len(summary.errors)} errors"
     )
     if as_json:  # stdout holds the JSON alone; the summary line goes beside the progress
-        click.echo(json.dumps({"files": [r.__dict__ for r in results], "skipped": [{"path": p, "reason": r} for p, r in skipped]}, indent=2))
+        click.echo(
+            json.dumps(
+                {"files": [r.__dict__ for r in results], "skipped": [{"path": p, "reason": r} for p, r in skipped]},
+                indent=2,
+            )
+        )
         click.echo(line, err=True)
     else:
         click.echo(line)
@@ -63,11 +74,18 @@ def ingest(
 
 
 def _ingest_paths(
-    components: Components, paths: tuple[Path, ...], strategy: str | None, size: int | None, overlap: int | None, tags: str | None
+    components: Components,
+    paths: tuple[Path, ...],
+    strategy: str | None,
+    size: int | None,
+    overlap: int | None,
+    tags: str | None,
 ) -> tuple[list[FileResult], list[tuple[str, str]]]:
     """Collect, read and ingest `paths` in batches: each file's result, and what was skipped with why."""
     base = components.settings.chunk
-    config = ChunkConfig(strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap, base.heading_weight)
+    config = ChunkConfig(
+        strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap, base.heading_weight
+    )
     collected = collect_paths(paths, own_folders=[components.settings.data_dir])
     skipped = list(collected.skipped)
     for path, reason in skipped:

@@ -90,7 +90,10 @@ class LineProgress:
         if force or now - self._last >= self.every_s:
             self._last = now
             extra = f" ({self.postfix})" if self.postfix else ""
-            click.echo(f"{self.label}: {self.n:,}/{plural(self.total, self.unit)} after {now - self._start:.0f} s{extra}", err=True)
+            click.echo(
+                f"{self.label}: {self.n:,}/{plural(self.total, self.unit)} after {now - self._start:.0f} s{extra}",
+                err=True,
+            )
 
     def __enter__(self) -> "LineProgress":
         return self

@@ -21,11 +21,24 @@ from rag.types import ChunkFilter
 @main.command()
 @click.argument("question")
 @retrieval_options
-@click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag (repeatable).")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="source=NAME|tag=NAME",
+    help="Restrict to a source or tag (repeatable).",
+)
 @collection_option
 @click.option("--all", "show_all", is_flag=True, help="Print every candidate of every stage, not only the final top-k.")
-@click.option("--json", "as_json", is_flag=True, help="Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's (with --all: every candidate's) per-stage ranks and scores.")
-def search(question: str, as_json: bool, show_all: bool, collection: str | None, filters: tuple[str, ...], **overrides: object) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's (with --all: every candidate's) per-stage ranks and scores.",
+)
+def search(
+    question: str, as_json: bool, show_all: bool, collection: str | None, filters: tuple[str, ...], **overrides: object
+) -> None:
     """Search QUESTION and print the final top-k (-k) with each one's rank and score in every stage.
 
     With --mode other than plain, each search the mode ran (hop, retry, tool call) is printed as a stage.
@@ -37,22 +50,42 @@ def search(question: str, as_json: bool, show_all: bool, collection: str | None,
             _search_mode(components, question, config, flt, as_json)
             return
         result = retrieve(components, question, config, flt)
-    shown = result.candidates if show_all else sorted((c for c in result.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
+    shown = (
+        result.candidates
+        if show_all
+        else sorted((c for c in result.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
+    )
     if as_json:
-        out = {"reranker": result.reranker, "expansion": list(result.expansion), "dense_feedback": list(result.dense_feedback), "results": [c.as_row() for c in shown]}
+        out = {
+            "reranker": result.reranker,
+            "expansion": list(result.expansion),
+            "dense_feedback": list(result.dense_feedback),
+            "results": [c.as_row() for c in shown],
+        }
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
-    click.echo(f"{'final':>5}  {'chunk':8}  {'dense':>12}  {'sparse':>12}  {'fused':>12}  {'rerank':>12}  source > heading")
+    click.echo(
+        f"{'final':>5}  {'chunk':8}  {'dense':>12}  {'sparse':>12}  {'fused':>12}  {'rerank':>12}  source > heading"
+    )
     for c in shown:
         click.echo(_line(c))
     if len(shown) < len(result.candidates):
-        click.echo(f"{len(result.candidates) - len(shown)} more candidates did not reach the final top-{config.final_k}: --all prints them", err=True)
-    click.echo(f"reranker: {result.reranker} · {config_label(config)} · " + ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items()), err=True)
+        click.echo(
+            f"{len(result.candidates) - len(shown)} more candidates did not reach the final top-{config.final_k}: --all prints them",
+            err=True,
+        )
+    click.echo(
+        f"reranker: {result.reranker} · {config_label(config)} · "
+        + ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items()),
+        err=True,
+    )
     for stage, note in feedback_notes(result).items():
         click.echo(f"{stage} stage: {note}", err=True)
 
 
-def _search_mode(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, as_json: bool) -> None:
+def _search_mode(
+    components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, as_json: bool
+) -> None:
     """A retrieval mode: each of its searches (hop, retry, call) with what the mode added, then the final list."""
     from rag.modes.run import run_mode  # here: it loads the answerers' libraries, which plain search never needs
 

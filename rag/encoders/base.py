@@ -45,7 +45,9 @@ class DenseEncoder(Protocol):
 
     def encode_query(self, text: str) -> np.ndarray: ...
 
-    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors: ...
+    def encode_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64
+    ) -> SpanVectors: ...
 
 
 class SparseEncoder(Protocol):

@@ -65,7 +65,9 @@ def _open_session(folder: ModelFolder, target: Path, name: str) -> _Loaded:
         session = onnxruntime.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
         tokenizer = Tokenizer.from_file(str(folder.path / "tokenizer.json"))
     except Exception as e:  # noqa: BLE001 - a damaged export or tokenizer file
-        raise EncoderError(f"could not load dense model {name!r} on ONNX Runtime ({type(e).__name__}: {e}); delete {target.parent} to export it again, or {TORCH_HINT}") from None
+        raise EncoderError(
+            f"could not load dense model {name!r} on ONNX Runtime ({type(e).__name__}: {e}); delete {target.parent} to export it again, or {TORCH_HINT}"
+        ) from None
     tokenizer.no_padding()  # tokenizer.json may pin a fixed padding length; batches pad to their longest instead
     tokenizer.enable_truncation(max_length=folder.max_seq_length)
     return _Loaded(session, tokenizer, tuple(i.name for i in session.get_inputs()))
@@ -135,7 +137,9 @@ class OnnxEncoder(LazyModel):
         encodings = self._load().tokenizer.encode_batch(list(texts))
         batches: list[list[int]] = [[]]
         for i in sorted(range(len(texts)), key=lambda i: len(encodings[i].ids)):  # ascending: i is its batch's longest
-            if batches[-1] and (len(batches[-1]) == batch_size or (len(batches[-1]) + 1) * len(encodings[i].ids) > TOKENS_PER_PASS):
+            if batches[-1] and (
+                len(batches[-1]) == batch_size or (len(batches[-1]) + 1) * len(encodings[i].ids) > TOKENS_PER_PASS
+            ):
                 batches.append([])
             batches[-1].append(i)
         return encodings, [b for b in batches if b]
@@ -152,7 +156,9 @@ class OnnxEncoder(LazyModel):
     def encode_query(self, text: str) -> np.ndarray:
         return self.encode_documents([text])[0]
 
-    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors:
+    def encode_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64
+    ) -> SpanVectors:
         """`texts` encoded as by `encode_documents`, plus a vector per (start, end) character span of
         each text, pooled from the same token states: the mean of the states of the (non-special)
         tokens overlapping the span, L2-normalised, as `SentenceTransformerEncoder.encode_spans` does."""

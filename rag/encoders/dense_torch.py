@@ -40,12 +40,24 @@ class SentenceTransformerEncoder(LazyModel):
     def encode_documents(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._load().encode(list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+        return (
+            self._load()
+            .encode(
+                list(texts),
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            .astype(np.float32)
+        )
 
     def encode_query(self, text: str) -> np.ndarray:
         return self.encode_documents([text])[0]
 
-    def encode_spans(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64) -> SpanVectors:
+    def encode_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64
+    ) -> SpanVectors:
         """`texts` encoded as by `encode_documents`, plus a vector per (start, end) character span of
         each text, pooled from the same token states (see `SpanVectors`).
 
@@ -56,11 +68,17 @@ class SentenceTransformerEncoder(LazyModel):
         texts = list(texts)
         if not texts:
             return SpanVectors(np.zeros((0, self.dim), dtype=np.float32), [], [])
-        outputs = model.encode(texts, batch_size=batch_size, output_value=None, normalize_embeddings=True, show_progress_bar=False)
+        outputs = model.encode(
+            texts, batch_size=batch_size, output_value=None, normalize_embeddings=True, show_progress_bar=False
+        )
         try:
-            offsets = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length, return_offsets_mapping=True)["offset_mapping"]
+            offsets = model.tokenizer(
+                texts, truncation=True, max_length=model.max_seq_length, return_offsets_mapping=True
+            )["offset_mapping"]
         except (NotImplementedError, ValueError, TypeError) as e:
-            raise EncoderError(f"dense model {self.name!r}: its tokenizer gives no character offsets for late chunking ({e})") from None
+            raise EncoderError(
+                f"dense model {self.name!r}: its tokenizer gives no character offsets for late chunking ({e})"
+            ) from None
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         pooled: list[np.ndarray] = []
         beyond: list[tuple[int, int]] = []
@@ -68,7 +86,9 @@ class SentenceTransformerEncoder(LazyModel):
             vectors[i] = out["sentence_embedding"].float().numpy()
             tokens = out["token_embeddings"][: int(out["attention_mask"].sum())].float().numpy()
             if len(where) != len(tokens):
-                raise EncoderError(f"dense model {self.name!r}: its tokenizer and its model disagree on {texts[i][:40]!r}; late chunking cannot pool")
+                raise EncoderError(
+                    f"dense model {self.name!r}: its tokenizer and its model disagree on {texts[i][:40]!r}; late chunking cannot pool"
+                )
             starts, ends = np.array(where).T
             real = ends > starts  # [CLS], [SEP] and the like cover no characters
             rows = np.zeros((len(wanted), self.dim), dtype=np.float32)

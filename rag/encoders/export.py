@@ -32,7 +32,11 @@ log = logging.getLogger("rag.encoders")  # the model-load lines the CLI shows on
 ONNX_DIR = "onnx"  # under the models folder (Settings.data_dir / "models")
 FUSED_FILE = "model-fused.onnx"  # beside the export: what the float runtime runs (`ensure_fused`)
 # The only sentence-transformers modules whose computation this encoder reproduces.
-_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling", "sentence_transformers.models.Normalize"}
+_MODULES = {
+    "sentence_transformers.models.Transformer",
+    "sentence_transformers.models.Pooling",
+    "sentence_transformers.models.Normalize",
+}
 TORCH_HINT = "use RAGSCOPE_DENSE_RUNTIME=torch for this model"
 
 
@@ -58,20 +62,38 @@ class ModelFolder:
         modules = _json(path / "modules.json", name)
         extra = sorted({m.get("type", "?") for m in modules} - _MODULES)
         if extra:
-            raise EncoderError(f"dense model {name!r} has modules the ONNX runtime does not run ({', '.join(extra)}); {TORCH_HINT}")
-        pooling_dir = next((m.get("path", "") for m in modules if m.get("type") == "sentence_transformers.models.Pooling"), None)
+            raise EncoderError(
+                f"dense model {name!r} has modules the ONNX runtime does not run ({', '.join(extra)}); {TORCH_HINT}"
+            )
+        pooling_dir = next(
+            (m.get("path", "") for m in modules if m.get("type") == "sentence_transformers.models.Pooling"), None
+        )
         if pooling_dir is None:
             raise EncoderError(f"dense model {name!r} has no pooling module; {TORCH_HINT}")
         pooling_config = _json(path / pooling_dir / "config.json", name)
-        modes = sorted(k.removeprefix("pooling_mode_") for k, v in pooling_config.items() if k.startswith("pooling_mode_") and v is True)
+        modes = sorted(
+            k.removeprefix("pooling_mode_")
+            for k, v in pooling_config.items()
+            if k.startswith("pooling_mode_") and v is True
+        )
         if modes not in (["mean_tokens"], ["cls_token"]):
-            raise EncoderError(f"dense model {name!r} pools with {modes or 'nothing'}; the ONNX runtime does mean or CLS pooling only; {TORCH_HINT}")
-        st_config = _json(path / "sentence_bert_config.json", name) if (path / "sentence_bert_config.json").exists() else {}
+            raise EncoderError(
+                f"dense model {name!r} pools with {modes or 'nothing'}; the ONNX runtime does mean or CLS pooling only; {TORCH_HINT}"
+            )
+        st_config = (
+            _json(path / "sentence_bert_config.json", name) if (path / "sentence_bert_config.json").exists() else {}
+        )
         window = st_config.get("max_seq_length") or _json(path / "config.json", name).get("max_position_embeddings")
         weights = next((path / f for f in ("model.safetensors", "pytorch_model.bin") if (path / f).is_file()), None)
         if not isinstance(window, int) or weights is None:
             raise EncoderError(f"dense model {name!r}: {path} lacks its window size or its weights file; {TORCH_HINT}")
-        return cls(path, window, "mean" if modes == ["mean_tokens"] else "cls", int(pooling_config["word_embedding_dimension"]), weights)
+        return cls(
+            path,
+            window,
+            "mean" if modes == ["mean_tokens"] else "cls",
+            int(pooling_config["word_embedding_dimension"]),
+            weights,
+        )
 
     def digest(self) -> str:
         """A short hash of the weights file: it names the export, so other weights (another package
@@ -152,7 +174,9 @@ def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
                 fuse_bert(eager, out, int(config["num_attention_heads"]), int(config["hidden_size"]))
                 kept = same_token_states(folder, export, out)
                 if not kept:
-                    log.warning("the fused dense model's token states differ from the export's; running the export as it is")
+                    log.warning(
+                        "the fused dense model's token states differ from the export's; running the export as it is"
+                    )
             except Exception as e:  # noqa: BLE001 - an export or optimiser failure means the same: run the export
                 log.warning("could not fuse the dense model (%s: %s); running the export as it is", type(e).__name__, e)
                 kept = False
@@ -169,7 +193,9 @@ def fuse_bert(source: Path, target: Path, num_heads: int, hidden_size: int) -> N
     rewrites: the load-time optimiser of the machine that runs it does the rest)."""
     from onnxruntime.transformers import optimizer
 
-    optimizer.optimize_model(str(source), model_type="bert", num_heads=num_heads, hidden_size=hidden_size, opt_level=0, use_gpu=False).save_model_to_file(str(target))
+    optimizer.optimize_model(
+        str(source), model_type="bert", num_heads=num_heads, hidden_size=hidden_size, opt_level=0, use_gpu=False
+    ).save_model_to_file(str(target))
 
 
 def same_token_states(folder: ModelFolder, a: Path, b: Path) -> bool:
@@ -208,11 +234,17 @@ def export_onnx(folder: ModelFolder, target: Path, attention: str | None = None)
         import torch
         from transformers import AutoModel
     except ImportError as e:
-        raise EncoderError(f"exporting the dense model to ONNX needs torch and transformers ({e}); pip install torch transformers onnx, or {TORCH_HINT}") from None
+        raise EncoderError(
+            f"exporting the dense model to ONNX needs torch and transformers ({e}); pip install torch transformers onnx, or {TORCH_HINT}"
+        ) from None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        model = AutoModel.from_pretrained(str(folder.path), **({"attn_implementation": attention} if attention else {})).eval()
-        names = ["input_ids", "attention_mask"] + (["token_type_ids"] if "token_type_ids" in inspect.signature(model.forward).parameters else [])
+        model = AutoModel.from_pretrained(
+            str(folder.path), **({"attn_implementation": attention} if attention else {})
+        ).eval()
+        names = ["input_ids", "attention_mask"] + (
+            ["token_type_ids"] if "token_type_ids" in inspect.signature(model.forward).parameters else []
+        )
 
         class TokenStates(torch.nn.Module):
             """Keyword arguments in, last_hidden_state out: the forward's positional order varies by version."""
@@ -226,11 +258,25 @@ def export_onnx(folder: ModelFolder, target: Path, attention: str | None = None)
 
         # The example batch has padding (a zero in the mask): an all-ones mask may be traced as "no mask".
         mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
-        example = tuple({"input_ids": mask * 1000, "attention_mask": mask, "token_type_ids": torch.zeros_like(mask)}[n] for n in names)
+        example = tuple(
+            {"input_ids": mask * 1000, "attention_mask": mask, "token_type_ids": torch.zeros_like(mask)}[n]
+            for n in names
+        )
         axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
         with torch.no_grad(), warnings.catch_warnings(), _written_atomically(target) as tmp:
-            warnings.simplefilter("ignore")  # the tracer's notes on shapes it treats as constants: about its internals, not ours
-            torch.onnx.export(TokenStates(), example, str(tmp), input_names=names, output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+            warnings.simplefilter(
+                "ignore"
+            )  # the tracer's notes on shapes it treats as constants: about its internals, not ours
+            torch.onnx.export(
+                TokenStates(),
+                example,
+                str(tmp),
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
     except EncoderError:
         raise
     except Exception as e:  # noqa: BLE001 - the exporter's many failure types all need the same advice

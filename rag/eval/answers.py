@@ -19,7 +19,14 @@ from rag.answer.citations import answer_sentences
 from rag.answer.result import Answer
 from rag.eval.judge import SentenceJudgement
 
-ANSWER_METRICS = ("citation_validity", "uncited_share", "abstention_accuracy", "false_abstentions", "faithfulness", "answer_relevancy")
+ANSWER_METRICS = (
+    "citation_validity",
+    "uncited_share",
+    "abstention_accuracy",
+    "false_abstentions",
+    "faithfulness",
+    "answer_relevancy",
+)
 
 
 @dataclass(frozen=True)
@@ -39,8 +46,12 @@ class AnswerRecord:
     relevancy: float | None = None  # answer relevancy by the judge; None without one, or for an abstention
 
     @classmethod
-    def from_answer(cls, answer: Answer, judged: Iterable[SentenceJudgement] = (), relevancy: float | None = None) -> AnswerRecord:
-        statements = [s for s in answer_sentences(answer.text) if s.ids or s.needs_citation] if not answer.abstained else []
+    def from_answer(
+        cls, answer: Answer, judged: Iterable[SentenceJudgement] = (), relevancy: float | None = None
+    ) -> AnswerRecord:
+        statements = (
+            [s for s in answer_sentences(answer.text) if s.ids or s.needs_citation] if not answer.abstained else []
+        )
         return cls(
             text=answer.text,
             abstained=answer.abstained,
@@ -70,7 +81,10 @@ class AnswerRecord:
     def from_json(cls, data: Mapping[str, Any] | None) -> AnswerRecord | None:
         if not data:
             return None
-        judged = tuple(SentenceJudgement(j["sentence"], tuple(j["chunk_ids"]), j["supported"], j["reply"]) for j in data.get("judged", []))
+        judged = tuple(
+            SentenceJudgement(j["sentence"], tuple(j["chunk_ids"]), j["supported"], j["reply"])
+            for j in data.get("judged", [])
+        )
         return cls(
             data["text"], data["abstained"], data["reason"], data["mode"], data["model"], tuple(data["cited"]),
             tuple(data["invented"]), data["sentences"], tuple(data["uncited"]), judged, data.get("relevancy"),

@@ -53,7 +53,9 @@ class BeirData:
 
 def collection_name(folder: Path) -> str:
     """The collection a BEIR folder is ingested into: `beir-<folder name>`."""
-    return ("beir-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", folder.resolve().name).strip("-") or "data"))[:64]  # config.validate_collection_name
+    return ("beir-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", folder.resolve().name).strip("-") or "data"))[
+        :64
+    ]  # config.validate_collection_name
 
 
 def load_beir(folder: Path, split: str) -> BeirData:
@@ -72,8 +74,13 @@ def load_beir(folder: Path, split: str) -> BeirData:
     qrels_path = folder / "qrels" / f"{split}.tsv"
     for path in (folder / "corpus.jsonl", folder / "queries.jsonl", qrels_path):
         if not path.is_file():
-            raise EvalSetError(f"{path} is missing: a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
-    corpus = tuple(BeirDoc(str(o["_id"]), str(o.get("title") or ""), str(o.get("text") or "")) for o in _jsonl(folder / "corpus.jsonl", "text"))
+            raise EvalSetError(
+                f"{path} is missing: a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv"
+            )
+    corpus = tuple(
+        BeirDoc(str(o["_id"]), str(o.get("title") or ""), str(o.get("text") or ""))
+        for o in _jsonl(folder / "corpus.jsonl", "text")
+    )
     queries = {str(o["_id"]): str(o["text"]) for o in _jsonl(folder / "queries.jsonl", "text")}
     return BeirData(folder.resolve().name, split, corpus, queries, _qrels(qrels_path))
 
@@ -88,7 +95,7 @@ def _jsonl(path: Path, field: str) -> Iterator[dict]:
             except json.JSONDecodeError as e:
                 raise EvalSetError(f"{path} line {n}: not valid JSON ({e.msg})") from None
             if not isinstance(obj, dict) or "_id" not in obj or field not in obj:
-                raise EvalSetError(f"{path} line {n}: expected an object with \"_id\" and \"{field}\"")
+                raise EvalSetError(f'{path} line {n}: expected an object with "_id" and "{field}"')
             yield obj
 
 
@@ -123,7 +130,9 @@ def beir_question_set(data: BeirData, limit: int | None = None) -> QuestionSet:
     return QuestionSet(f"beir-{data.name}-{data.split}", tuple(questions))
 
 
-def ingest_beir(components: Components, data: BeirData, progress: Callable[[float, str], None] | None = None) -> IngestSummary:
+def ingest_beir(
+    components: Components, data: BeirData, progress: Callable[[float, str], None] | None = None
+) -> IngestSummary:
     """Ingest the corpus (documents already stored unchanged are skipped without re-embedding).
 
     Raises:
@@ -132,8 +141,12 @@ def ingest_beir(components: Components, data: BeirData, progress: Callable[[floa
     docs = {}
     for d in data.corpus:
         if d.source in docs:
-            raise EvalSetError(f"{data.name}: corpus ids {docs[d.source].id!r} and {d.id!r} both map to document {d.source!r}")
+            raise EvalSetError(
+                f"{data.name}: corpus ids {docs[d.source].id!r} and {d.id!r} both map to document {d.source!r}"
+            )
         docs[d.source] = d
     longest = max((len(d.markdown()) for d in data.corpus), default=0)
     config = ChunkConfig("heading", max(longest + 1, ChunkConfig.size), 0)
-    return ingest_files(components, ((d.source, d.markdown().encode("utf-8")) for d in data.corpus), config, progress=progress)
+    return ingest_files(
+        components, ((d.source, d.markdown().encode("utf-8")) for d in data.corpus), config, progress=progress
+    )

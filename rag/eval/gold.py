@@ -82,12 +82,14 @@ def parse_gold(value: Any) -> Gold:
             raise ValueError("'gold' text is empty")
         return TextGold(value)
     if not isinstance(value, list) or not value:
-        raise ValueError("'gold' must be a non-empty list of chunk ids, a list of {\"source\", \"heading\"} objects, or an answer text")
+        raise ValueError(
+            '\'gold\' must be a non-empty list of chunk ids, a list of {"source", "heading"} objects, or an answer text'
+        )
     if all(isinstance(v, str) and v.strip() for v in value):
         return ChunkIdGold(tuple(value))
     if all(isinstance(v, dict) for v in value):
         return SectionGold(tuple(_section(v) for v in value))
-    raise ValueError("'gold' mixes kinds: use only chunk id strings or only {\"source\", \"heading\"} objects")
+    raise ValueError('\'gold\' mixes kinds: use only chunk id strings or only {"source", "heading"} objects')
 
 
 def _section(item: dict) -> SectionRef:
@@ -96,12 +98,14 @@ def _section(item: dict) -> SectionRef:
         raise ValueError(f"gold object has unknown keys {sorted(unknown)}; allowed: source, heading, grade")
     source, heading, grade = item.get("source"), item.get("heading", ""), item.get("grade", 1)
     if not isinstance(source, str) or not source:
-        raise ValueError("each gold object needs a non-empty \"source\" string")
-    source = unicodedata.normalize("NFC", source)  # as document names are stored (rag.ingest.loaders.document.safe_source)
+        raise ValueError('each gold object needs a non-empty "source" string')
+    source = unicodedata.normalize(
+        "NFC", source
+    )  # as document names are stored (rag.ingest.loaders.document.safe_source)
     if not isinstance(heading, str):
-        raise ValueError("\"heading\" must be a string (the heading path joined with \" > \")")
+        raise ValueError('"heading" must be a string (the heading path joined with " > ")')
     if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
-        raise ValueError("\"grade\" must be a whole number of at least 1")
+        raise ValueError('"grade" must be a whole number of at least 1')
     return SectionRef(source, heading, grade)
 
 
@@ -113,7 +117,9 @@ def gold_to_json(gold: Gold | None) -> Any:
         return gold.text
     if isinstance(gold, ChunkIdGold):
         return list(gold.ids)
-    return [{"source": s.source, "heading": s.heading} | ({"grade": s.grade} if s.grade != 1 else {}) for s in gold.sections]
+    return [
+        {"source": s.source, "heading": s.heading} | ({"grade": s.grade} if s.grade != 1 else {}) for s in gold.sections
+    ]
 
 
 class CollectionIndex:
@@ -125,7 +131,13 @@ class CollectionIndex:
         resolution.chunk_ids
     """
 
-    def __init__(self, chunks: Iterable[Chunk], models: Sequence[str] = (), originals: Originals | None = None, quarantined: Iterable[Chunk] = ()) -> None:
+    def __init__(
+        self,
+        chunks: Iterable[Chunk],
+        models: Sequence[str] = (),
+        originals: Originals | None = None,
+        quarantined: Iterable[Chunk] = (),
+    ) -> None:
         self.by_id: dict[str, Chunk] = {c.id: c for c in chunks}
         # Chunks retrieval never returns: gold only they hold is explained as quarantined, not as missing.
         self.quarantined: tuple[Chunk, ...] = tuple(quarantined)
@@ -232,7 +244,13 @@ class CollectionIndex:
 def nearest_headings(heading: str, headings: Sequence[str], n: int = 3) -> list[str]:
     """The headings (full paths) most like `heading`, compared as whole paths and by their last titles."""
     want = " > ".join(heading_parts(heading))
-    score = {h: max(difflib.SequenceMatcher(None, want, " > ".join(heading_parts(h)[-k:])).ratio() for k in range(1, len(heading_parts(h)) + 1)) for h in headings}
+    score = {
+        h: max(
+            difflib.SequenceMatcher(None, want, " > ".join(heading_parts(h)[-k:])).ratio()
+            for k in range(1, len(heading_parts(h)) + 1)
+        )
+        for h in headings
+    }
     return [h for h in sorted(headings, key=lambda h: -score[h]) if score[h] >= 0.5][:n]
 
 

@@ -58,7 +58,12 @@ class SentenceJudgement:
     reply: str
 
     def as_json(self) -> dict:
-        return {"sentence": self.sentence, "chunk_ids": list(self.chunk_ids), "supported": self.supported, "reply": self.reply}
+        return {
+            "sentence": self.sentence,
+            "chunk_ids": list(self.chunk_ids),
+            "supported": self.supported,
+            "reply": self.reply,
+        }
 
 
 class FaithfulnessJudge:
@@ -125,7 +130,9 @@ class FaithfulnessJudge:
         """
         if answer.abstained:
             return []
-        by_label = {source_label(i): cid for i, cid in enumerate(answer.sources, 1)} | {cid.lower(): cid for cid in answer.sources}
+        by_label = {source_label(i): cid for i, cid in enumerate(answer.sources, 1)} | {
+            cid.lower(): cid for cid in answer.sources
+        }
         out = []
         for s in answer_sentences(answer.text):
             if not (s.ids or s.needs_citation):
@@ -134,4 +141,3 @@ class FaithfulnessJudge:
             supported, reply = self.judge(s.text, [texts[i] for i in ids if i in texts])
             out.append(SentenceJudgement(s.text, ids, supported, reply))
         return out
-

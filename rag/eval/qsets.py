@@ -90,7 +90,7 @@ def parse_question_set(text: str, name: str = "set") -> QuestionSet:
         seen[q.id] = n
         questions.append(q)
     if not questions:
-        raise EvalSetError(f"{name}: no questions; write one JSON object per line with \"question\" and \"gold\"")
+        raise EvalSetError(f'{name}: no questions; write one JSON object per line with "question" and "gold"')
     return QuestionSet(name, tuple(questions))
 
 
@@ -183,7 +183,9 @@ def delete_question_set(data_dir: Path, name: str) -> None:
     _path(data_dir, name).unlink(missing_ok=True)
 
 
-def append_question(data_dir: Path, name: str, question: str, gold: Gold | None, answerable: bool = True) -> QuestionSet:
+def append_question(
+    data_dir: Path, name: str, question: str, gold: Gold | None, answerable: bool = True
+) -> QuestionSet:
     """Add one question to a stored set (created if absent): the Ask page's "add to question set".
 
     The whole set is re-validated before it is written, so a duplicate or malformed entry is refused.
@@ -195,7 +197,12 @@ def append_question(data_dir: Path, name: str, question: str, gold: Gold | None,
     while f"q{n}" in taken:
         n += 1
     line = Question(f"q{n}", question, gold, answerable).as_json()
-    text = existing + ("" if not existing or existing.endswith("\n") else "\n") + json.dumps(line, ensure_ascii=False) + "\n"
+    text = (
+        existing
+        + ("" if not existing or existing.endswith("\n") else "\n")
+        + json.dumps(line, ensure_ascii=False)
+        + "\n"
+    )
     return save_question_set(data_dir, name, text)
 
 

@@ -80,13 +80,17 @@ def run_eval(
     config = config or components.settings.retrieval
     index = CollectionIndex.from_components(components)
     if not index.by_id:
-        raise RagError(f"collection {components.settings.collection!r} has no chunks: ingest documents (or the sample help centre) before running an eval")
+        raise RagError(
+            f"collection {components.settings.collection!r} has no chunks: ingest documents (or the sample help centre) before running an eval"
+        )
     if generator is None and answers:
         generator = default_generator(components)
     total = len(qset.questions)
     rows: list[QuestionResult] = []
     runs: dict[str, dict[str, dict[str, float]]] = {stage: {} for stage in STAGES}
-    contexts: dict[str, dict[str, dict[str, float]]] = {stage: {} for stage in STAGES}  # chunk-level, for context precision
+    contexts: dict[str, dict[str, dict[str, float]]] = {
+        stage: {} for stage in STAGES
+    }  # chunk-level, for context precision
     qrels: dict[str, dict[str, int]] = {}
     chunk_qrels: dict[str, dict[str, int]] = {}
     reranker = config.reranker
@@ -106,7 +110,18 @@ def run_eval(
                 ranked = [c.id for c in result.ranked(stage)]
                 runs[stage][q.id] = gold.collapse(ranked)
                 contexts[stage][q.id] = {cid: -float(i) for i, cid in enumerate(ranked[: config.final_k])}
-        verdict = None if invalid else judge_question(q.answerable, gold, result, record, lambda cid, r=result: _rank_of(uncut_fused_rank(components.store, r, cid)), mr)
+        verdict = (
+            None
+            if invalid
+            else judge_question(
+                q.answerable,
+                gold,
+                result,
+                record,
+                lambda cid, r=result: _rank_of(uncut_fused_rank(components.store, r, cid)),
+                mr,
+            )
+        )
         track = verdict.track if verdict and verdict.track else gold.track()
         rows.append(
             QuestionResult(
@@ -119,7 +134,8 @@ def run_eval(
                 scores={},
                 gold_ranks=_gold_ranks(result, gold.chunk_ids),
                 verdict=verdict,
-                inspector=inspector_link(q.question, config, track, components.settings.retrieval) | collection_param(components.settings.collection),
+                inspector=inspector_link(q.question, config, track, components.settings.retrieval)
+                | collection_param(components.settings.collection),
                 answer=record,
                 invalid=invalid,
             )
@@ -128,10 +144,14 @@ def run_eval(
             progress(done + 1, total, f"{done + 1}/{total}: {q.question[:80]}")
 
     per_stage_results = {
-        stage: evaluate(runs[stage], qrels) | {CONTEXT_PRECISION: context_precision_at_k(contexts[stage], chunk_qrels, config.final_k)} for stage in STAGES
+        stage: evaluate(runs[stage], qrels)
+        | {CONTEXT_PRECISION: context_precision_at_k(contexts[stage], chunk_qrels, config.final_k)}
+        for stage in STAGES
     }
     tables = {stage: by_query(r) for stage, r in per_stage_results.items()}
-    questions = tuple(replace(row, scores={s: tables[s].get(row.id, {}) for s in STAGES}) if row.scored else row for row in rows)
+    questions = tuple(
+        replace(row, scores={s: tables[s].get(row.id, {}) for s in STAGES}) if row.scored else row for row in rows
+    )
     settings = components.settings
     models = {"dense": settings.dense_model, "sparse": settings.sparse_model, "reranker": reranker}
     if generator is not None:
@@ -158,7 +178,11 @@ def run_eval(
 
 
 def _ask(
-    components: Components, question: str, config: RetrievalConfig, generator: Generator | None, judge: FaithfulnessJudge | None
+    components: Components,
+    question: str,
+    config: RetrievalConfig,
+    generator: Generator | None,
+    judge: FaithfulnessJudge | None,
 ) -> tuple[ModeResult, AnswerRecord | None]:
     if generator is None:
         return run_mode(components, question, config=config), None
@@ -174,7 +198,9 @@ def _gold_ranks(result: RetrievalResult, gold: frozenset[str]) -> dict[str, int 
     """Best rank of any gold chunk in each stage, and in the final k."""
     ranks: dict[str, int | None] = {}
     for stage in STAGES:
-        ranks[stage] = min((c.stage(stage).rank for c in result.candidates if c.id in gold and c.stage(stage).rank), default=None)
+        ranks[stage] = min(
+            (c.stage(stage).rank for c in result.candidates if c.id in gold and c.stage(stage).rank), default=None
+        )
     ranks["final"] = min((c.final_rank for c in result.final if c.id in gold), default=None)
     return ranks
 

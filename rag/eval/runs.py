@@ -64,9 +64,13 @@ class QuestionResult:
     scores: Mapping[str, Mapping[str, float]]  # stage -> metric -> value; empty when unanswerable
     gold_ranks: Mapping[str, int | None]  # stage (and "final") -> best rank of any gold chunk
     verdict: Verdict | None
-    inspector: Mapping[str, str]  # query parameters for the inspector; "track" only when there is a gold chunk to follow
+    inspector: Mapping[
+        str, str
+    ]  # query parameters for the inspector; "track" only when there is a gold chunk to follow
     answer: AnswerRecord | None = None
-    invalid: str | None = None  # why the gold cannot be scored (names what the collection lacks); left out of the metrics
+    invalid: str | None = (
+        None  # why the gold cannot be scored (names what the collection lacks); left out of the metrics
+    )
 
     @property
     def failed(self) -> bool:
@@ -180,7 +184,9 @@ def _connect(data_dir: Path) -> Iterator[sqlite3.Connection]:
             with con:
                 yield con
     except sqlite3.DatabaseError as e:
-        raise RagError(f"eval history at {db_path(data_dir)} cannot be used ({e}); move the file away to start a new history") from None
+        raise RagError(
+            f"eval history at {db_path(data_dir)} cannot be used ({e}); move the file away to start a new history"
+        ) from None
 
 
 def _migrate(con: sqlite3.Connection) -> None:
@@ -190,7 +196,10 @@ def _migrate(con: sqlite3.Connection) -> None:
     with con:
         con.execute("ALTER TABLE runs ADD COLUMN name TEXT NOT NULL DEFAULT ''")
         rows = con.execute("SELECT id, config FROM runs").fetchall()
-        con.executemany("UPDATE runs SET name = ? WHERE id = ?", [(config_label(RetrievalConfig.from_record(json.loads(c))), rid) for rid, c in rows])
+        con.executemany(
+            "UPDATE runs SET name = ? WHERE id = ?",
+            [(config_label(RetrievalConfig.from_record(json.loads(c))), rid) for rid, c in rows],
+        )
 
 
 def save_run(data_dir: Path, run: EvalRun) -> None:
@@ -213,7 +222,11 @@ def list_runs(data_dir: Path, set_name: str | None = None) -> list[EvalRun]:
     """Runs newest first (without their questions: load_run reads those)."""
     if not db_path(data_dir).is_file():
         return []
-    query = f"SELECT {_COLUMNS} FROM runs" + (" WHERE set_name = ?" if set_name else "") + " ORDER BY created_at DESC, rowid DESC"
+    query = (
+        f"SELECT {_COLUMNS} FROM runs"
+        + (" WHERE set_name = ?" if set_name else "")
+        + " ORDER BY created_at DESC, rowid DESC"
+    )
     with _connect(data_dir) as con:
         return [_run(row, ()) for row in con.execute(query, (set_name,) if set_name else ())]
 
@@ -223,7 +236,10 @@ def load_run(data_dir: Path, run_id: str) -> EvalRun:
         row = con.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise RagError(f"no eval run {run_id!r}; `ragscope eval --list-runs` or the Eval tab lists them")
-        questions = tuple(QuestionResult.from_json(json.loads(d)) for (d,) in con.execute("SELECT data FROM questions WHERE run_id = ? ORDER BY position", (run_id,)))
+        questions = tuple(
+            QuestionResult.from_json(json.loads(d))
+            for (d,) in con.execute("SELECT data FROM questions WHERE run_id = ? ORDER BY position", (run_id,))
+        )
     return _run(row, questions)
 
 
@@ -314,7 +330,11 @@ class Comparison:
     def config_changes(self) -> dict[str, tuple[Any, Any]]:
         a, b = dataclasses.asdict(self.a.config), dataclasses.asdict(self.b.config)
         changed = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
-        return changed | {k: (self.a.models.get(k), self.b.models.get(k)) for k in set(self.a.models) | set(self.b.models) if self.a.models.get(k) != self.b.models.get(k)}
+        return changed | {
+            k: (self.a.models.get(k), self.b.models.get(k))
+            for k in set(self.a.models) | set(self.b.models)
+            if self.a.models.get(k) != self.b.models.get(k)
+        }
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -329,7 +349,11 @@ class Comparison:
 def compare_runs(a: EvalRun, b: EvalRun) -> Comparison:
     """Compare run B with run A (both loaded with their questions); questions are matched by id."""
     deltas = {
-        stage: {m: b.per_stage[stage][m] - a.per_stage[stage][m] for m in a.per_stage[stage] if m in b.per_stage.get(stage, {})}
+        stage: {
+            m: b.per_stage[stage][m] - a.per_stage[stage][m]
+            for m in a.per_stage[stage]
+            if m in b.per_stage.get(stage, {})
+        }
         for stage in a.per_stage
         if stage in b.per_stage
     }

@@ -79,7 +79,13 @@ class Verdict:
         return VERDICTS[self.code]
 
     def as_json(self) -> dict[str, Any]:
-        return {"code": self.code, "title": self.title, "detail": self.detail, "evidence": dict(self.evidence), "track": self.track}
+        return {
+            "code": self.code,
+            "title": self.title,
+            "detail": self.detail,
+            "evidence": dict(self.evidence),
+            "track": self.track,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Verdict | None:
@@ -115,7 +121,11 @@ def judge_question(
     """
     if not answerable:
         if answer is not None and not answer.abstained:
-            return Verdict("answered_unanswerable", "answered a question the documents do not answer (it should have abstained)", {"cited": list(answer.cited)})
+            return Verdict(
+                "answered_unanswerable",
+                "answered a question the documents do not answer (it should have abstained)",
+                {"cited": list(answer.cited)},
+            )
         return None
     final = [c for c in result.final if c.id in gold.chunk_ids]
     if not final:
@@ -129,11 +139,26 @@ def judge_question(
     if answer is None:
         return None
     if answer.abstained:
-        return Verdict("abstained_answerable", f"gold was retrieved at final rank {best.final_rank} but the answer abstained: {answer.reason}", where, best.id)
+        return Verdict(
+            "abstained_answerable",
+            f"gold was retrieved at final rank {best.final_rank} but the answer abstained: {answer.reason}",
+            where,
+            best.id,
+        )
     if not gold.chunk_ids & set(answer.cited):
-        return Verdict("not_cited", f"gold was retrieved at final rank {best.final_rank} but the answer cites only {_short(answer.cited) or 'nothing'}", {**where, "cited": list(answer.cited)}, best.id)
+        return Verdict(
+            "not_cited",
+            f"gold was retrieved at final rank {best.final_rank} but the answer cites only {_short(answer.cited) or 'nothing'}",
+            {**where, "cited": list(answer.cited)},
+            best.id,
+        )
     if answer.unsupported:
-        return Verdict("not_cited", f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources do not state: “{answer.unsupported[0]}”", {**where, "unsupported": list(answer.unsupported)}, best.id)
+        return Verdict(
+            "not_cited",
+            f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources do not state: “{answer.unsupported[0]}”",
+            {**where, "unsupported": list(answer.unsupported)},
+            best.id,
+        )
     return None
 
 
@@ -142,21 +167,44 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
     if not gold.chunk_ids:
         missing = [u.label for u in gold.missing]
         if gold.split:
-            return Verdict("boundary_split", f"the answer text starts in one chunk and ends in the next: {_short(gold.split)}", {"chunks": list(gold.split), "gold": missing}, gold.split[0])
-        nearest = f"; the chunk sharing most of its words is {gold.nearest[:8]}" if gold.nearest else "; no chunk shares its words"
+            return Verdict(
+                "boundary_split",
+                f"the answer text starts in one chunk and ends in the next: {_short(gold.split)}",
+                {"chunks": list(gold.split), "gold": missing},
+                gold.split[0],
+            )
+        nearest = (
+            f"; the chunk sharing most of its words is {gold.nearest[:8]}"
+            if gold.nearest
+            else "; no chunk shares its words"
+        )
         facts = {"gold": missing, "nearest": gold.nearest, "files": list(gold.lost_in)}
         if gold.lost_in:
             where = ", ".join(gold.lost_in[:3])
-            return Verdict("parse_loss", f"{', '.join(missing)} is in the file of {where} but in no chunk{nearest}: the loader or chunker dropped it (e.g. HTML navigation or hidden text, a PDF header)", facts, gold.nearest)
+            return Verdict(
+                "parse_loss",
+                f"{', '.join(missing)} is in the file of {where} but in no chunk{nearest}: the loader or chunker dropped it (e.g. HTML navigation or hidden text, a PDF header)",
+                facts,
+                gold.nearest,
+            )
         why = "Its documents were ingested before ragscope kept source files, so parse loss and other wording cannot be told apart; re-ingest them to find out"
-        return Verdict("text_not_found", f"no chunk of the collection holds {', '.join(missing)}{nearest}. {why}", facts, gold.nearest)
+        return Verdict(
+            "text_not_found",
+            f"no chunk of the collection holds {', '.join(missing)}{nearest}. {why}",
+            facts,
+            gold.nearest,
+        )
     seen = [c for c in result.candidates if c.id in gold.chunk_ids]
     recalled = [c for c in seen if c.dense.rank or c.sparse.rank]
     if not recalled:
         return Verdict(
             "missed_by_retrievers",
             f"no gold chunk in the top {config.candidates} of dense or of sparse",
-            {"candidates": config.candidates, "dense_last_score": _last_score(result, "dense"), "sparse_last_score": _last_score(result, "sparse")},
+            {
+                "candidates": config.candidates,
+                "dense_last_score": _last_score(result, "dense"),
+                "sparse_last_score": _last_score(result, "sparse"),
+            },
             min(gold.chunk_ids),
         )
     fused = [c for c in recalled if c.fused.rank]
@@ -167,13 +215,34 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
     ranks = _ranks(best)
     k = config.final_k
     if best.fused.rank <= k < (best.rerank.rank or 10**9):
-        return Verdict("reranker_dropped", f"gold was fused rank {best.fused.rank} (inside k={k}) but the {result.reranker} reranker moved it to rank {best.rerank.rank}", {"reranker": result.reranker, "final_k": k, **ranks}, best.id)
+        return Verdict(
+            "reranker_dropped",
+            f"gold was fused rank {best.fused.rank} (inside k={k}) but the {result.reranker} reranker moved it to rank {best.rerank.rank}",
+            {"reranker": result.reranker, "final_k": k, **ranks},
+            best.id,
+        )
     if best.rerank.rank is not None and best.rerank.rank <= k and config.min_score is not None:
-        return Verdict("cut", f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score {config.min_score:g}", {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **ranks}, best.id)
-    return Verdict("cut", f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept", {"final_k": k, **ranks}, best.id)
+        return Verdict(
+            "cut",
+            f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score {config.min_score:g}",
+            {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **ranks},
+            best.id,
+        )
+    return Verdict(
+        "cut",
+        f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept",
+        {"final_k": k, **ranks},
+        best.id,
+    )
 
 
-def _partial_verdict(gold: Resolution, lost: Sequence[GoldUnit], result: RetrievalResult, fused_rank: FusedRank | None, mode: ModeResult | None) -> Verdict:
+def _partial_verdict(
+    gold: Resolution,
+    lost: Sequence[GoldUnit],
+    result: RetrievalResult,
+    fused_rank: FusedRank | None,
+    mode: ModeResult | None,
+) -> Verdict:
     """Some gold items are in the final k and some are not: the verdict of the first missing one.
 
     Recall counts every gold item (a question naming two sections needs both), so a question that
@@ -196,24 +265,43 @@ def _mode_verdict(gold: Resolution, mr: ModeResult | None, k: int) -> Verdict | 
         for g in attempt.grades:
             if g.chunk_id in ids and not g.relevant:
                 rank = attempt.result.get(g.chunk_id).final_rank
-                evidence = {"search": attempt.action, "final_rank": rank, "grade": g.score, "basis": attempt.basis, "threshold": attempt.threshold}
+                evidence = {
+                    "search": attempt.action,
+                    "final_rank": rank,
+                    "grade": g.score,
+                    "basis": attempt.basis,
+                    "threshold": attempt.threshold,
+                }
                 detail = f"the grader discarded the gold chunk: the {attempt.action} ranked it {rank} but graded it {g.score:.3f} ({attempt.basis}), under the threshold {attempt.threshold:g}"
                 return Verdict("grader_discarded", detail, evidence, g.chunk_id)
     for label, r in mr.searches():
         hit = next((c for c in r.final if c.id in ids), None)
         if hit is not None:
             detail = f"gold was rank {hit.final_rank} in the {label} search, but combining the mode's searches ({mr.result.reranker}) left it out of the final k={k}"
-            return Verdict("mode_merge_dropped", detail, {"search": label, "final_rank": hit.final_rank, "merged": mr.result.reranker, "final_k": k}, hit.id)
+            return Verdict(
+                "mode_merge_dropped",
+                detail,
+                {"search": label, "final_rank": hit.final_rank, "merged": mr.result.reranker, "final_k": k},
+                hit.id,
+            )
     if len(mr.hops) > 1:
         last, before = mr.hops[-1], mr.hops[-2]
         carried = f" (carrying {', '.join(before.carried)} from hop {before.number})" if before.carried else ""
         detail = f"hop {last.number} query drifted: it searched “{last.query}”{carried}, and no hop ranked a gold chunk in its final k={k}"
-        return Verdict("hop_drifted", detail, {"hop": last.number, "query": last.query, "carried": list(before.carried)}, min(ids))
+        return Verdict(
+            "hop_drifted", detail, {"hop": last.number, "query": last.query, "carried": list(before.carried)}, min(ids)
+        )
     if mr.mode == "agent":
         queries = [c.query for step in mr.agent for c in step.calls if c.result is not None]
         wanted = ", ".join(u.label for u in gold.units) or _short(sorted(ids))
-        searched = f"its {len(queries)} searches ({'; '.join(f'“{q}”' for q in queries)}) never returned it" if queries else "it ran no search"
-        return Verdict("agent_never_searched", f"agent never searched for {wanted}: {searched}", {"queries": queries}, min(ids))
+        searched = (
+            f"its {len(queries)} searches ({'; '.join(f'“{q}”' for q in queries)}) never returned it"
+            if queries
+            else "it ran no search"
+        )
+        return Verdict(
+            "agent_never_searched", f"agent never searched for {wanted}: {searched}", {"queries": queries}, min(ids)
+        )
     return None
 
 
@@ -222,20 +310,32 @@ def _fused_out(best: Candidate, config: RetrievalConfig, fused_rank: FusedRank |
     evidence = {"fusion": config.fusion, "candidates": config.candidates, **_ranks(best)}
     found = f"gold at {_stage_ranks(best)} (each list keeps {config.candidates})"
     if config.fusion in ("dense", "sparse"):
-        return Verdict("fused_out", f"{found}, but fusion {config.fusion!r} keeps only the {config.fusion} list", evidence, best.id)
+        return Verdict(
+            "fused_out", f"{found}, but fusion {config.fusion!r} keeps only the {config.fusion} list", evidence, best.id
+        )
     rank = fused_rank(best.id) if fused_rank is not None and config.fusion in QDRANT_FUSIONS else None
     evidence["uncut_fused_rank"] = rank
     where = f"ranked it {rank}" if rank else "ranked it below"
-    return Verdict("fused_out", f"{found}, but {config.fusion} fusion {where} of both lists and keeps only the top {config.candidates}", evidence, best.id)
+    return Verdict(
+        "fused_out",
+        f"{found}, but {config.fusion} fusion {where} of both lists and keeps only the top {config.candidates}",
+        evidence,
+        best.id,
+    )
 
 
-def inspector_link(question: str, config: RetrievalConfig, track: str | None, base: RetrievalConfig | None = None) -> dict[str, str]:
+def inspector_link(
+    question: str, config: RetrievalConfig, track: str | None, base: RetrievalConfig | None = None
+) -> dict[str, str]:
     """Query parameters that open the search inspector on this question and the run's whole config, following the gold chunk.
 
     Beyond what `inspector_params` writes it always carries dense_weight and rrf_k, since a verdict can
     depend on them (fusion weighted away from a stage). `base`: the configured settings the inspector reads links on.
     """
-    params = inspector_params(question, config, base) | {"dense_weight": str(config.dense_weight), "rrf_k": str(config.rrf_k)}
+    params = inspector_params(question, config, base) | {
+        "dense_weight": str(config.dense_weight),
+        "rrf_k": str(config.rrf_k),
+    }
     return params | ({"track": track} if track else {})
 
 

@@ -64,7 +64,9 @@ def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chu
     if config.strategy == "heading":
         spans = [span for s in sections for span in _pack(doc.text, _blocks(doc.text, s.start, s.end), config.size)]
     elif config.strategy == "sentence":
-        spans = [span for s in sections for span in _pack(doc.text, _sentence_blocks(doc.text, s.start, s.end), config.size)]
+        spans = [
+            span for s in sections for span in _pack(doc.text, _sentence_blocks(doc.text, s.start, s.end), config.size)
+        ]
     elif config.strategy == "fixed":
         spans = _fixed(doc.text, config.size, config.overlap)
     else:
@@ -321,7 +323,9 @@ def _recursive(text: str, start: int, end: int, size: int, overlap: int) -> list
     return spans
 
 
-def _make_chunks(doc: Document, sections: list[Section], spans: list[tuple[int, int]], heading_weight: int = 1) -> list[Chunk]:
+def _make_chunks(
+    doc: Document, sections: list[Section], spans: list[tuple[int, int]], heading_weight: int = 1
+) -> list[Chunk]:
     seen: dict[tuple[tuple[str, ...], str], int] = {}
     chunks = []
     for index, (start, end) in enumerate(spans):

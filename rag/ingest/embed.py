@@ -26,7 +26,9 @@ ENCODE_GROUP = 256
 ENCODE_BATCH = 64
 
 
-def embed_plans(components: Components, plans: Sequence[Plan], progress: EncodeProgress | None = None) -> list[list[PointData]]:
+def embed_plans(
+    components: Components, plans: Sequence[Plan], progress: EncodeProgress | None = None
+) -> list[list[PointData]]:
     """Dense + sparse vectors and payloads for every plan's new chunks, encoded together, plus each
     chunk's sentence vectors when the collection stores them, made as its record says (late pooling
     from the chunks' own forward pass, or a second pass over the sentences).
@@ -46,7 +48,9 @@ def embed_plans(components: Components, plans: Sequence[Plan], progress: EncodeP
         if models is not None and models.sentence_vectors:
             encoder = components.dense
             if models.sentence_pooling == "separate-int8":
-                encoder = dense_encoder(components.settings.dense_model, INT8_RUNTIME, components.settings.data_dir / "models")
+                encoder = dense_encoder(
+                    components.settings.dense_model, INT8_RUNTIME, components.settings.data_dir / "models"
+                )
             sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"))
     sparse = components.sparse.encode_documents(texts) if texts else []
     points: dict[int, list[PointData]] = {id(p): [] for p in plans}
@@ -56,7 +60,9 @@ def embed_plans(components: Components, plans: Sequence[Plan], progress: EncodeP
     return [points[id(p)] for p in plans]
 
 
-def encode_sentences(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+def encode_sentences(
+    dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None
+) -> list[np.ndarray]:
     """Each chunk's `sentence_texts` vectors (one array per chunk), every distinct text encoded once.
 
     Chunks of one section share their heading line, so it is encoded once for all of them. Public so
@@ -69,7 +75,9 @@ def encode_sentences(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Cal
     return [vectors[[row[t] for t in texts]] for texts in per_chunk]
 
 
-def encode_late(dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+def encode_late(
+    dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None
+) -> tuple[np.ndarray, list[np.ndarray]]:
     """Each chunk's vector and its `sentence_texts` vectors, from one forward pass over the chunk
     ("late chunking": each sentence's span of token states is pooled, `DenseEncoder.encode_spans`).
 
@@ -108,7 +116,9 @@ def _length_batches(texts: Sequence[str]) -> list[list[int]]:
     return [order[at : at + ENCODE_BATCH] for at in range(0, len(order), ENCODE_BATCH)]
 
 
-def _encode_sorted(dense: DenseEncoder, texts: Sequence[str], progress: Callable[[int, int], None] | None) -> np.ndarray:
+def _encode_sorted(
+    dense: DenseEncoder, texts: Sequence[str], progress: Callable[[int, int], None] | None
+) -> np.ndarray:
     """`texts` encoded in `_length_batches`, in input order; `progress(done, total)` after each batch."""
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)  # without loading the model for its dimension

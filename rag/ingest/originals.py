@@ -93,4 +93,3 @@ def loose_text(source: str, data: bytes) -> str:
         return decode_text(data, source)
     except Exception:  # noqa: BLE001 - a third-party parser on a damaged file; the check then finds nothing
         return ""
-

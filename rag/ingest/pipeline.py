@@ -81,7 +81,14 @@ def ingest_files(
         # across the group, before anything of it is written.
         repeated = repeated_ids(c for _, p in pending for c in p.chunks)
         for i, plan in [(i, p) for i, p in pending if repeated & {c.id for c in p.chunks}]:
-            finish(i, FileResult(plan.doc.source, "error", error=f"{plan.doc.source}: {repeated_message((c for _, p in pending for c in p.chunks), repeated)}"))
+            finish(
+                i,
+                FileResult(
+                    plan.doc.source,
+                    "error",
+                    error=f"{plan.doc.source}: {repeated_message((c for _, p in pending for c in p.chunks), repeated)}",
+                ),
+            )
             pending.remove((i, plan))
         if not pending:
             return
@@ -105,7 +112,10 @@ def ingest_files(
                 make_durable(components, [r.source for r in written])
         except RagError as e:
             message = f"written but not flushed ({e}); the next open of the store finishes it"
-            done = [(i, r if r.status == "error" else FileResult(r.source, "error", error=f"{r.source}: {message}")) for i, r in done]
+            done = [
+                (i, r if r.status == "error" else FileResult(r.source, "error", error=f"{r.source}: {message}"))
+                for i, r in done
+            ]
         for i, result in done:
             finish(i, result)
         pending.clear()
@@ -118,7 +128,9 @@ def ingest_files(
             continue
         try:
             doc = item.doc if isinstance(item, Prepared) else load_document(name, item[1], max_bytes=max_bytes)
-            plan = plan_document(components, doc, item.chunks if isinstance(item, Prepared) else chunk_document(doc, config), tags)
+            plan = plan_document(
+                components, doc, item.chunks if isinstance(item, Prepared) else chunk_document(doc, config), tags
+            )
         except RagError as e:
             finish(i, FileResult(name, "error", error=str(e)))
             continue

@@ -133,12 +133,16 @@ def repeated_ids(chunks: Iterable[Chunk]) -> set[str]:
 
 def repeated_message(chunks: Iterable[Chunk], repeated: set[str]) -> str:
     """The refusal for chunks whose ids repeat, naming where each one is."""
-    where = sorted({f"{c.source} chunk {c.index + 1} ({c.heading or 'no heading'})" for c in chunks if c.id in repeated})
+    where = sorted(
+        {f"{c.source} chunk {c.index + 1} ({c.heading or 'no heading'})" for c in chunks if c.id in repeated}
+    )
     return f"not ingested: chunk ids repeat ({'; '.join(where)}), so one chunk would overwrite another. Nothing was written; please report this"
 
 
 def _same_doc(old: dict, new_meta: dict, tags: Sequence[str] | None) -> bool:
-    return old.get("doc_sha") == new_meta["doc_sha"] and (tags is None or sorted(old.get("tags") or []) == new_meta["tags"])
+    return old.get("doc_sha") == new_meta["doc_sha"] and (
+        tags is None or sorted(old.get("tags") or []) == new_meta["tags"]
+    )
 
 
 def name_clashes(entries: Sequence[tuple[str, str]]) -> dict[int, str]:

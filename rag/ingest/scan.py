@@ -82,8 +82,9 @@ _IGNORE = [
     rf"(無視|忘れ){_C}{{0,4}}(以前|前|上記|これまで|すべて|全て)の?(指示|命令|ルール|指令|プロンプト)",
 ]
 
+
 def _you_are_now(phrase: str, article: str, nouns: str, unbound: str) -> str:
-    """"you are now" + (article, one word) + an AI noun, or + a promise of no limits anywhere in the sentence.
+    """ "you are now" + (article, one word) + an AI noun, or + a promise of no limits anywhere in the sentence.
 
     The noun must follow at once: "vous êtes maintenant prêt à utiliser l'assistant" is a welcome.
     """
@@ -97,24 +98,34 @@ _ROLE = [
     r"(^|[.!?:]\s+|\byou (will|must|should|shall|now|are to) )(act|pretend|behave|role-?play) (as|like|to be) (an?|the|my)\b",
     r"\b(new|updated|revised|real|actual|override|true) (system )?(instructions?|rules|prompt|task|directives?)\s*:",
     _you_are_now(
-        r"(tu es|vous êtes|t'es)\s+(maintenant|désormais|dorénavant|à présent)", r"(une?|l')",
-        r"(ia|ai|assistant\w*|modèle|chatbot|bot|robot|dan)", r"(sans (restrictions?|filtres?|censure|limites?)|en mode développeur)",
+        r"(tu es|vous êtes|t'es)\s+(maintenant|désormais|dorénavant|à présent)",
+        r"(une?|l')",
+        r"(ia|ai|assistant\w*|modèle|chatbot|bot|robot|dan)",
+        r"(sans (restrictions?|filtres?|censure|limites?)|en mode développeur)",
     ),
     _you_are_now(
-        r"(du bist|sie sind)\s+(jetzt|nun|ab sofort|von nun an|ab jetzt)", r"(eine?|der|die|das)",
-        r"(ki|ai|assistent\w*|modell|chatbot|bot|roboter|dan)", r"(ohne (einschränkungen|filter|zensur|regeln)|im entwicklermodus)",
+        r"(du bist|sie sind)\s+(jetzt|nun|ab sofort|von nun an|ab jetzt)",
+        r"(eine?|der|die|das)",
+        r"(ki|ai|assistent\w*|modell|chatbot|bot|roboter|dan)",
+        r"(ohne (einschränkungen|filter|zensur|regeln)|im entwicklermodus)",
     ),
     _you_are_now(
-        r"(ahora eres|ahora es usted|a partir de ahora,? eres|desde ahora,? eres|ya no eres)", r"(una?|el|la)",
-        r"(ia|ai|asistente|modelo|chatbot|bot|robot|dan)", r"(sin (restricciones|filtros|censura|límites)|en modo desarrollador)",
+        r"(ahora eres|ahora es usted|a partir de ahora,? eres|desde ahora,? eres|ya no eres)",
+        r"(una?|el|la)",
+        r"(ia|ai|asistente|modelo|chatbot|bot|robot|dan)",
+        r"(sin (restricciones|filtros|censura|límites)|en modo desarrollador)",
     ),
     _you_are_now(
-        r"(agora você é|você agora é|agora tu és|a partir de agora,? (você|tu) é|agora voce e)", r"(uma?|o|a)",
-        r"(ia|ai|assistente|modelo|chatbot|bot|robô|robo|dan)", r"(sem (restrições|filtros|censura|limites)|no modo desenvolvedor)",
+        r"(agora você é|você agora é|agora tu és|a partir de agora,? (você|tu) é|agora voce e)",
+        r"(uma?|o|a)",
+        r"(ia|ai|assistente|modelo|chatbot|bot|robô|robo|dan)",
+        r"(sem (restrições|filtros|censura|limites)|no modo desenvolvedor)",
     ),
     _you_are_now(
-        r"(ora sei|adesso sei|da ora in poi,? sei|d'ora in poi,? sei|ora lei è|non sei più)", r"(una?|un'|l')",
-        r"(ia|ai|assistente|modello|chatbot|bot|robot|dan)", r"(senza (restrizioni|filtri|censura|limiti)|in modalità sviluppatore)",
+        r"(ora sei|adesso sei|da ora in poi,? sei|d'ora in poi,? sei|ora lei è|non sei più)",
+        r"(una?|un'|l')",
+        r"(ia|ai|assistente|modello|chatbot|bot|robot|dan)",
+        r"(senza (restrizioni|filtri|censura|limiti)|in modalità sviluppatore)",
     ),
     rf"(теперь ты|ты теперь|отныне ты|с этого момента ты|теперь вы|вы теперь)\s*[,—–-]?\s*(\w+\s+)?(ии|ai|ассистент\w*|модель|чат-?бот\w*|dan)(?!\w)"
     rf"|(теперь ты|ты теперь|отныне ты|с этого момента ты|теперь вы|вы теперь){_S}{{0,30}}(без ограничений|без фильтров|без цензуры|в режиме разработчика)",

@@ -56,7 +56,9 @@ def collect_paths(paths: Iterable[Path], own_folders: Iterable[Path] = ()) -> Co
                 file = here / name
                 suffix = file.suffix.lower()
                 reason = _left_out(name, file) or (
-                    "" if suffix in SUPPORTED_SUFFIXES or suffix == ".zip" else f"unsupported file type {suffix or '(none)'}"
+                    ""
+                    if suffix in SUPPORTED_SUFFIXES or suffix == ".zip"
+                    else f"unsupported file type {suffix or '(none)'}"
                 )
                 if reason:
                     skipped.append((str(file), reason))

@@ -75,7 +75,9 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
             if kept:
                 store.set_payload([c.id for c in kept], plan.doc_meta)
             for chunk_id, chunk in moved.items():
-                store.set_payload([chunk_id], {k: v for k, v in chunk_payload(chunk, {}).items() if k in _POSITION_FIELDS})
+                store.set_payload(
+                    [chunk_id], {k: v for k, v in chunk_payload(chunk, {}).items() if k in _POSITION_FIELDS}
+                )
         except RagError:
             _roll_back(components, apply)
             raise
@@ -138,4 +140,6 @@ def _position(payload: dict) -> tuple:
 
 
 def _same_doc(old: dict, new_meta: dict, tags: Sequence[str] | None) -> bool:
-    return old.get("doc_sha") == new_meta["doc_sha"] and (tags is None or sorted(old.get("tags") or []) == new_meta["tags"])
+    return old.get("doc_sha") == new_meta["doc_sha"] and (
+        tags is None or sorted(old.get("tags") or []) == new_meta["tags"]
+    )

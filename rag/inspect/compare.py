@@ -49,7 +49,13 @@ class Comparison:
         return self.overlap / len(self.changes) if self.changes else 1.0
 
 
-def compare(components: Components, question: str, config_a: RetrievalConfig, config_b: RetrievalConfig, flt: ChunkFilter | None = None) -> Comparison:
+def compare(
+    components: Components,
+    question: str,
+    config_a: RetrievalConfig,
+    config_b: RetrievalConfig,
+    flt: ChunkFilter | None = None,
+) -> Comparison:
     """Run `question` under both configs (same filter) and line up their final rankings.
 
     Args:
@@ -75,7 +81,13 @@ def compare(components: Components, question: str, config_a: RetrievalConfig, co
     return Comparison(a, b, tuple(changes))
 
 
-def _search(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter | None, other: RetrievalResult | None = None) -> RetrievalResult:
+def _search(
+    components: Components,
+    question: str,
+    config: RetrievalConfig,
+    flt: ChunkFilter | None,
+    other: RetrievalResult | None = None,
+) -> RetrievalResult:
     """One side's final list: plain retrieval (reusing `other`'s encoded question), or its mode's final list."""
     if config.mode == "plain":
         return retrieve(components, question, config, flt, encoded=other.query if other else None)

@@ -135,7 +135,9 @@ def get_chunk(components: Components, chunk_id: str, with_vectors: bool = False)
     return found[0]
 
 
-def explain_sparse(components: Components, query: SparseVector, words: dict[int, str], chunk: StoredChunk) -> SparseExplanation:
+def explain_sparse(
+    components: Components, query: SparseVector, words: dict[int, str], chunk: StoredChunk
+) -> SparseExplanation:
     """Break the chunk's BM25 score for `query` into per-term contributions, with the IDF Qdrant applied.
 
     `words` names the query's sparse indices (the question's words, and any PRF added).
@@ -176,7 +178,9 @@ def explain_dense(components: Components, query: np.ndarray, chunk: StoredChunk)
     c = chunk.chunk
     body = len(c.embed_text) - len(c.text)  # embed_text is "source > headings\n" + text
     sentences = tuple(
-        SentenceMatch(0, 0, c.embed_text[a:b], cos, heading=True) if a < body else SentenceMatch(a - body, b - body, c.embed_text[a:b], cos)
+        SentenceMatch(0, 0, c.embed_text[a:b], cos, heading=True)
+        if a < body
+        else SentenceMatch(a - body, b - body, c.embed_text[a:b], cos)
         for (a, b), cos in zip(sentence_spans(c), cosines, strict=True)
     )
     best = max(sentences, key=lambda s: s.cosine, default=None)
@@ -190,7 +194,11 @@ def highlight_markdown(text: str, term_spans: Sequence[tuple[int, int]], sentenc
     starts keep their indentation as non-breaking spaces, so the text displays literally: no HTML,
     links, images, code blocks or directives can come from the document.
     """
-    regions = [(0, sentence[0], False), (sentence[0], sentence[1], True), (sentence[1], len(text), False)] if sentence else [(0, len(text), False)]
+    regions = (
+        [(0, sentence[0], False), (sentence[0], sentence[1], True), (sentence[1], len(text), False)]
+        if sentence
+        else [(0, len(text), False)]
+    )
     out = []
     for start, end, highlighted in regions:
         piece = _bold_spans(text, start, end, term_spans)

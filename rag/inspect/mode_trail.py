@@ -52,9 +52,13 @@ def mode_trail(mr: ModeResult, chunk_id: str) -> ModeTrail:
         grade = next((g for g in info.get("grades", ()) if g["chunk_id"] == chunk_id), None)
         if grade is not None:
             verb = "kept" if grade["relevant"] else "discarded"
-            note += f"; graded {grade['grade']:.3f} ({info['basis']}) against the threshold {info['threshold']:g}: {verb}"
+            note += (
+                f"; graded {grade['grade']:.3f} ({info['basis']}) against the threshold {info['threshold']:g}: {verb}"
+            )
             if not grade["relevant"] and not discarded:
-                discarded = f"the grader discarded it in the {label} (grade {grade['grade']:.3f} < {info['threshold']:g})"
+                discarded = (
+                    f"the grader discarded it in the {label} (grade {grade['grade']:.3f} < {info['threshold']:g})"
+                )
         if info.get("from_chunk") == chunk_id and info.get("carried"):
             note += f"; its words {', '.join(info['carried'])} were carried to the next hop"
         if c is not None and c.final_rank is not None and info.get("labels"):
@@ -63,7 +67,9 @@ def mode_trail(mr: ModeResult, chunk_id: str) -> ModeTrail:
     final = mr.result.get(chunk_id)
     final_rank = final.final_rank if final else None
     in_final = f"at rank {final_rank}" if final_rank else "not there"
-    sightings.append(Sighting(FINAL, mr.question, final_rank, f"the mode's final list ({mr.result.reranker}): {in_final}"))
+    sightings.append(
+        Sighting(FINAL, mr.question, final_rank, f"the mode's final list ({mr.result.reranker}): {in_final}")
+    )
     first = next((s for s in sightings[:-1] if s.final_rank is not None), None)
     if first is None:
         summary = f"no search of the {mr.mode} mode put it in its final top-k" + (f"; {discarded}" if discarded else "")

@@ -96,7 +96,9 @@ def probe(
         result = retrieve(components, sentence, config, flt)
         own = result.get(chunk.chunk.id)
         top = result.final[0].chunk if result.final else None
-        duplicate = top is not None and top.chunk.id != chunk.chunk.id and match_key(sentence) in match_key(top.chunk.text)
+        duplicate = (
+            top is not None and top.chunk.id != chunk.chunk.id and match_key(sentence) in match_key(top.chunk.text)
+        )
         cases.append(ProbeCase(chunk, sentence, own.final_rank if own else None, top, duplicate))
         if progress:
             progress(i / len(chosen), f"{i}/{len(chosen)} probed")

@@ -148,7 +148,9 @@ def refreshed(components: Components, target: TrackTarget) -> TrackTarget:
     try:
         return dataclasses.replace(target, chunk=get_chunk(components, target.id))
     except RagError as e:
-        raise RagError(f"the tracked chunk is no longer stored (its document was re-ingested or deleted, or the collection changed): {e}") from None
+        raise RagError(
+            f"the tracked chunk is no longer stored (its document was re-ingested or deleted, or the collection changed): {e}"
+        ) from None
 
 
 def track(
@@ -201,15 +203,27 @@ def _why_no_small_fix(result: RetrievalResult, stages: Sequence[StageStanding], 
     dense, sparse = s["dense"], s["sparse"]
     parts = []
     if not sparse.in_list:
-        parts.append("it shares no word with the question (BM25 score 0)" if not sparse.score else f"BM25 ranks it {_fmt(sparse.would_be_rank)}, outside the {n} candidates")
+        parts.append(
+            "it shares no word with the question (BM25 score 0)"
+            if not sparse.score
+            else f"BM25 ranks it {_fmt(sparse.would_be_rank)}, outside the {n} candidates"
+        )
     if not dense.in_list:
         pool = result.ranked("dense")
         lowest = pool[-1].dense.score if pool else None
         below = f"; the {n} candidates reach down to {lowest:.3f}" if lowest is not None else ""
-        similarity = f"its dense similarity {dense.score:.3f} ranks {_fmt(dense.would_be_rank)}" if dense.score is not None else "dense search cannot rank it"
+        similarity = (
+            f"its dense similarity {dense.score:.3f} ranks {_fmt(dense.would_be_rank)}"
+            if dense.score is not None
+            else "dense search cannot rank it"
+        )
         parts.append(similarity + below)
     if len(parts) == 2:
-        why = "the chunk does not match the question in either search space: " + "; ".join(parts) + ". Reword the question, or give the chunk the words people ask with"
+        why = (
+            "the chunk does not match the question in either search space: "
+            + "; ".join(parts)
+            + ". Reword the question, or give the chunk the words people ask with"
+        )
     else:
         why = "no setting change of the kinds tried here (k, candidates, fusion, dense weight, reranker) surfaces it within small limits"
     if large:
@@ -242,7 +256,9 @@ class _Probe:
         sparse_score = sparse_hits[0].score if sparse_hits else None
         self.would_dense = self._would_rank("dense", mine, lambda n: store.search_dense(self.dense_vec, n, r.filter))
         self.would_sparse = (
-            self._would_rank("sparse", mine, lambda n: store.search_sparse(self.sparse_vec, n, r.filter)) if sparse_score is not None else None
+            self._would_rank("sparse", mine, lambda n: store.search_sparse(self.sparse_vec, n, r.filter))
+            if sparse_score is not None
+            else None
         )
         fused_rank, fused_score, fused_note = self._fused(mine)
         rerank_rank, rerank_score, rerank_note = self._rerank(mine, fused_score)
@@ -262,9 +278,20 @@ class _Probe:
                 len(r.ranked("sparse")),
                 hidden or ("" if sparse_score is not None else "shares no term with the question (BM25 score 0)"),
             ),
-            StageStanding("fused", rank("fused"), fused_rank, fused_score, len(r.ranked("fused")), hidden or fused_note),
-            StageStanding("rerank", rank("rerank"), rerank_rank, rerank_score, len(r.ranked("rerank")), hidden or rerank_note),
-            StageStanding(FINAL, mine.final_rank if mine else None, rerank_rank, rerank_score, final_size, f"final k = {cfg.final_k}"),
+            StageStanding(
+                "fused", rank("fused"), fused_rank, fused_score, len(r.ranked("fused")), hidden or fused_note
+            ),
+            StageStanding(
+                "rerank", rank("rerank"), rerank_rank, rerank_score, len(r.ranked("rerank")), hidden or rerank_note
+            ),
+            StageStanding(
+                FINAL,
+                mine.final_rank if mine else None,
+                rerank_rank,
+                rerank_score,
+                final_size,
+                f"final k = {cfg.final_k}",
+            ),
         )
 
     def _would_rank(self, stage: str, mine: Candidate | None, search: Callable[[int], list[Hit]]) -> int | None:
@@ -306,14 +333,24 @@ class _Probe:
         chunks = [c.chunk for c in pool] + [self.target.chunk]
         # A chunk fusion never saw has no fused score: 0, below every fused chunk.
         prior = tuple(c.fused.score or 0.0 for c in pool) + (fused_score or 0.0,)
-        ctx = RerankContext(self.question, self.dense_vec, self.sparse_vec, self.components.store, self.components.dense, r.filter, prior)
+        ctx = RerankContext(
+            self.question,
+            self.dense_vec,
+            self.sparse_vec,
+            self.components.store,
+            self.components.dense,
+            r.filter,
+            prior,
+        )
         scores = get_reranker(r.config.reranker).score(self.question, chunks, ctx)
         mine_score = scores[-1]
         rank = 1 + sum(1 for s in scores[:-1] if s >= mine_score)  # ties go to the chunks already there
         return rank, mine_score, f"not reranked; scored directly it would rank {rank} among the {len(pool)} reranked"
 
 
-def _dropped(target: TrackTarget, result: RetrievalResult, stages: Sequence[StageStanding], flt: ChunkFilter) -> tuple[str | None, str]:
+def _dropped(
+    target: TrackTarget, result: RetrievalResult, stages: Sequence[StageStanding], flt: ChunkFilter
+) -> tuple[str | None, str]:
     s = {st.stage: st for st in stages}
     cfg = result.config
     if s[FINAL].in_list:
@@ -328,7 +365,10 @@ def _dropped(target: TrackTarget, result: RetrievalResult, stages: Sequence[Stag
             return "candidates", (
                 f"outside both candidate lists (candidates = {cfg.candidates}): dense rank {_fmt(d)}, sparse rank {_fmt(sp)}"
             )
-        return "fused", f"found by a prefetch list but cut by {cfg.fusion} fusion (fused rank {_fmt(s['fused'].would_be_rank)})"
+        return (
+            "fused",
+            f"found by a prefetch list but cut by {cfg.fusion} fusion (fused rank {_fmt(s['fused'].would_be_rank)})",
+        )
     rerank = s["rerank"]
     if rerank.rank is not None and rerank.rank > cfg.final_k:
         return "final_k", f"reranked to {rerank.rank}, below final k = {cfg.final_k}"
@@ -339,7 +379,9 @@ def _fmt(rank: int | None) -> str:
     return "—" if rank is None else str(rank)
 
 
-def _suggest(components: Components, probe: _Probe, stages: Sequence[StageStanding], dropped: str, max_candidates: int) -> list[Suggestion]:
+def _suggest(
+    components: Components, probe: _Probe, stages: Sequence[StageStanding], dropped: str, max_candidates: int
+) -> list[Suggestion]:
     r = probe.result
     cfg, flt = r.config, r.filter
     target = probe.target.id
@@ -367,7 +409,11 @@ def _suggest(components: Components, probe: _Probe, stages: Sequence[StageStandi
         return out
     rerank = {st.stage: st for st in stages}["rerank"]
     if dropped == "min_score" and rerank.score is not None:
-        offer(f"min score <= {rerank.score:.4g}", dataclasses.replace(cfg, min_score=rerank.score), abs((cfg.min_score or 0) - rerank.score))
+        offer(
+            f"min score <= {rerank.score:.4g}",
+            dataclasses.replace(cfg, min_score=rerank.score),
+            abs((cfg.min_score or 0) - rerank.score),
+        )
     if rerank.would_be_rank is not None and rerank.would_be_rank > cfg.final_k and dropped == "final_k":
         k = rerank.would_be_rank
         offer(f"final k >= {k}", dataclasses.replace(cfg, final_k=k), (k - cfg.final_k) / cfg.final_k)
@@ -384,7 +430,9 @@ def _suggest(components: Components, probe: _Probe, stages: Sequence[StageStandi
     return out
 
 
-def _suggest_candidates(cfg: RetrievalConfig, stages: Sequence[StageStanding], cap: int, run: Callable, offer: Callable) -> None:
+def _suggest_candidates(
+    cfg: RetrievalConfig, stages: Sequence[StageStanding], cap: int, run: Callable, offer: Callable
+) -> None:
     """Smallest candidates value that puts the chunk in the final top-k, or failing that, into the
     reranked pool together with the final k its rank there needs (found by growing, then bisecting)."""
     s = {st.stage: st for st in stages}
@@ -407,7 +455,11 @@ def _suggest_candidates(cfg: RetrievalConfig, stages: Sequence[StageStanding], c
     if n is not None:
         k = at(n).rerank.rank
         text = f"candidates >= {n} and final k >= {k}"
-        offer(text, dataclasses.replace(cfg, candidates=n, final_k=k), (n - cfg.candidates) / cfg.candidates + (k - cfg.final_k) / cfg.final_k)
+        offer(
+            text,
+            dataclasses.replace(cfg, candidates=n, final_k=k),
+            (n - cfg.candidates) / cfg.candidates + (k - cfg.final_k) / cfg.final_k,
+        )
 
 
 def _smallest(start: int, cap: int, ok: Callable[[int], bool]) -> int | None:
@@ -452,19 +504,27 @@ def _by_heading(components: Components, source: str, heading: str, question: str
         raise RagError(f"{source} has no heading {heading!r}; it has: {'; '.join(headings[:12])}")
     if len(under) == 1 or not question:
         best = min(under, key=lambda r: r.chunk.index)
-        return TrackTarget(best, "heading", f"{len(under)} chunk(s) under this heading; tracking the first" if len(under) > 1 else "")
+        return TrackTarget(
+            best, "heading", f"{len(under)} chunk(s) under this heading; tracking the first" if len(under) > 1 else ""
+        )
     vec = components.dense.encode_query(question)
-    hits = components.store.search_dense(vec, len(under), ChunkFilter(ids=tuple(r.chunk.id for r in under), include_quarantined=True))
+    hits = components.store.search_dense(
+        vec, len(under), ChunkFilter(ids=tuple(r.chunk.id for r in under), include_quarantined=True)
+    )
     best_id = hits[0].id if hits else under[0].chunk.id
     best = next(r for r in under if r.chunk.id == best_id)
-    return TrackTarget(best, "heading", f"{len(under)} chunks under this heading; tracking the one closest to the question")
+    return TrackTarget(
+        best, "heading", f"{len(under)} chunks under this heading; tracking the one closest to the question"
+    )
 
 
 def _by_text(components: Components, text: str) -> TrackTarget:
     """The stored chunk that contains `text`, or else the one sharing the largest share of its words."""
     store = components.store
     everything = ChunkFilter(include_quarantined=True)
-    hits = store.search_sparse(components.sparse.encode_query(text), 20, everything) + store.search_dense(components.dense.encode_query(text), 20, everything)
+    hits = store.search_sparse(components.sparse.encode_query(text), 20, everything) + store.search_dense(
+        components.dense.encode_query(text), 20, everything
+    )
     if not hits:
         raise RagError("the collection is empty: ingest documents first")
     ids = list(dict.fromkeys(h.id for h in hits))
@@ -479,5 +539,8 @@ def _by_text(components: Components, text: str) -> TrackTarget:
         return len(words & set(_WORDS.findall(reader_form(chunks[cid].chunk.text)))) / max(1, len(words))
 
     best = max((cid for cid in ids if cid in chunks), key=overlap)
-    return TrackTarget(chunks[best], "text", f"no chunk contains the pasted text exactly; closest chunk shares {overlap(best):.0%} of its words")
-
+    return TrackTarget(
+        chunks[best],
+        "text",
+        f"no chunk contains the pasted text exactly; closest chunk shares {overlap(best):.0%} of its words",
+    )

@@ -60,8 +60,16 @@ SEARCH_TOOL = {
             "filters": {
                 "type": "object",
                 "properties": {
-                    "sources": {"type": "array", "items": {"type": "string"}, "description": "only these documents (file names)"},
-                    "tags": {"type": "array", "items": {"type": "string"}, "description": "only documents with these tags"},
+                    "sources": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "only these documents (file names)",
+                    },
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "only documents with these tags",
+                    },
                 },
             },
         },
@@ -81,7 +89,9 @@ class SearchAgent:
 
     mode = "agent"
 
-    def __init__(self, components: Components, config: RetrievalConfig, flt: ChunkFilter, options: ModeOptions, claude: Claude) -> None:
+    def __init__(
+        self, components: Components, config: RetrievalConfig, flt: ChunkFilter, options: ModeOptions, claude: Claude
+    ) -> None:
         self.components = components
         self.config = config
         self.flt = flt
@@ -93,7 +103,9 @@ class SearchAgent:
 
     def run(self, question: str) -> ModeResult:
         t0 = time.perf_counter()
-        messages: list[dict[str, Any]] = [{"role": "user", "content": f"<question>{escape_source_text(question)}</question>"}]
+        messages: list[dict[str, Any]] = [
+            {"role": "user", "content": f"<question>{escape_source_text(question)}</question>"}
+        ]
         steps: list[AgentStep] = []
         text, stop = "", ""
         while True:
@@ -101,7 +113,9 @@ class SearchAgent:
                 stop = f"the token budget of {self.options.max_tokens:,} was spent before Claude answered"
                 break
             try:
-                message = self.claude.call(f"agent turn {len(steps) + 1}", system=AGENT_SYSTEM, tools=[SEARCH_TOOL], messages=messages)
+                message = self.claude.call(
+                    f"agent turn {len(steps) + 1}", system=AGENT_SYSTEM, tools=[SEARCH_TOOL], messages=messages
+                )
             except GenerationError as e:
                 stop = f"the loop stopped at turn {len(steps) + 1}: {e}"
                 break
@@ -113,7 +127,13 @@ class SearchAgent:
                 stop = "Claude declined to answer this question (stop reason 'refusal')"
                 break
             if message.stop_reason == "max_tokens":
-                steps.append(AgentStep(said, tuple(ToolCall(b.id, b.name, b.input, error="cut off at max_tokens: not run") for b in uses), llm))
+                steps.append(
+                    AgentStep(
+                        said,
+                        tuple(ToolCall(b.id, b.name, b.input, error="cut off at max_tokens: not run") for b in uses),
+                        llm,
+                    )
+                )
                 stop = f"Claude's turn {len(steps)} was cut off at {self.claude.config.max_tokens} tokens (stop reason 'max_tokens'); raise RAGSCOPE_MAX_TOKENS"
                 break
             if message.stop_reason != "tool_use" or not uses:
@@ -121,7 +141,13 @@ class SearchAgent:
                 text = said
                 break
             if self.calls_made >= self.options.max_tool_calls:
-                steps.append(AgentStep(said, tuple(ToolCall(b.id, b.name, b.input, error="tool-call budget reached: not run") for b in uses), llm))
+                steps.append(
+                    AgentStep(
+                        said,
+                        tuple(ToolCall(b.id, b.name, b.input, error="tool-call budget reached: not run") for b in uses),
+                        llm,
+                    )
+                )
                 stop = f"stopped by the tool-call budget ({self.options.max_tool_calls} searches) while Claude was still searching"
                 break
             calls = [self._call(b) for b in uses]
@@ -133,9 +159,16 @@ class SearchAgent:
     def _call(self, block: Any) -> ToolCall:  # noqa: ANN401 - an SDK ToolUseBlock
         """Run one tool_use block, or say what was wrong with it."""
         if block.name != TOOL_NAME:
-            return ToolCall(block.id, block.name, block.input, error=f"unknown tool {block.name!r}; the only tool is {TOOL_NAME}")
+            return ToolCall(
+                block.id, block.name, block.input, error=f"unknown tool {block.name!r}; the only tool is {TOOL_NAME}"
+            )
         if self.calls_made >= self.options.max_tool_calls:
-            return ToolCall(block.id, block.name, block.input, error=f"tool-call budget ({self.options.max_tool_calls}) reached: answer from the sources you have")
+            return ToolCall(
+                block.id,
+                block.name,
+                block.input,
+                error=f"tool-call budget ({self.options.max_tool_calls}) reached: answer from the sources you have",
+            )
         try:
             query, flt = parse_arguments(block.input, self.flt)
         except ValueError as e:
@@ -148,7 +181,9 @@ class SearchAgent:
         for c in result.final:
             if c.id not in self.shown:
                 self.shown[c.id] = Source(f"S{len(self.shown) + 1}", c, float(c.rerank.score or 0.0))
-        return ToolCall(block.id, block.name, block.input, query, result, tuple(self.shown[c.id].label for c in result.final))
+        return ToolCall(
+            block.id, block.name, block.input, query, result, tuple(self.shown[c.id].label for c in result.final)
+        )
 
     def _tool_result(self, call: ToolCall) -> dict[str, Any]:
         if call.error:
@@ -160,14 +195,39 @@ class SearchAgent:
         return {"type": "tool_result", "tool_use_id": call.call_id, "content": content}
 
     def _finish(self, question: str, steps: list[AgentStep], text: str, stop: str, t0: float) -> ModeResult:
-        searches = [(f"call {i}", c.result) for i, c in enumerate((c for s in steps for c in s.calls if c.result is not None), 1)]
-        final = merge(searches, self.options.hop_fusion) if searches else RetrievalResult(question, self.config, "none: the agent ran no search", ())
+        searches = [
+            (f"call {i}", c.result)
+            for i, c in enumerate((c for s in steps for c in s.calls if c.result is not None), 1)
+        ]
+        final = (
+            merge(searches, self.options.hop_fusion)
+            if searches
+            else RetrievalResult(question, self.config, "none: the agent ran no search", ())
+        )
         sources = tuple(self.shown.values())
         kept = f"; the {len(sources)} sources found until then are kept" if stop else ""
         generation = Generation(text or NOT_IN_SOURCES, self.model, abstain_reason=stop + kept if stop else "")
-        answer = build_answer(question, final, Gate(sources, {s.id: s.relevance for s in sources}, "shown to the agent"), self, generation, t0)
+        answer = build_answer(
+            question,
+            final,
+            Gate(sources, {s.id: s.relevance for s in sources}, "shown to the agent"),
+            self,
+            generation,
+            t0,
+        )
         notes = (f"{self.calls_made} searches, {len(steps)} model turns",)
-        return ModeResult("agent", question, final, "claude", notes, agent=tuple(steps), llm_calls=tuple(self.claude.calls), answer=answer, abstained=answer.abstained, reason=stop)
+        return ModeResult(
+            "agent",
+            question,
+            final,
+            "claude",
+            notes,
+            agent=tuple(steps),
+            llm_calls=tuple(self.claude.calls),
+            answer=answer,
+            abstained=answer.abstained,
+            reason=stop,
+        )
 
 
 def parse_arguments(raw: Any, allowed: ChunkFilter) -> tuple[str, ChunkFilter]:  # noqa: ANN401 - whatever the model sent
@@ -203,13 +263,20 @@ def parse_arguments(raw: Any, allowed: ChunkFilter) -> tuple[str, ChunkFilter]: 
         if wanted and limit and not set(wanted) <= set(limit):
             raise ValueError(f"'filters.{key}' may only name {', '.join(limit)}")
         narrowed[key] = tuple(wanted) or limit
-    return " ".join(query.split()), ChunkFilter(sources=narrowed["sources"], tags=narrowed["tags"], include_quarantined=allowed.include_quarantined)
+    return " ".join(query.split()), ChunkFilter(
+        sources=narrowed["sources"], tags=narrowed["tags"], include_quarantined=allowed.include_quarantined
+    )
 
 
 def _replayed(block: Any) -> dict[str, Any]:  # noqa: ANN401 - an SDK content block
     """An assistant block as the next request must repeat it (the API accepts only an object as tool input)."""
     if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input if isinstance(block.input, dict) else {}}
+        return {
+            "type": "tool_use",
+            "id": block.id,
+            "name": block.name,
+            "input": block.input if isinstance(block.input, dict) else {},
+        }
     if block.type == "text":
         return {"type": "text", "text": block.text}
     return block.model_dump(exclude_none=True)

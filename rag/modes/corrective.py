@@ -43,7 +43,10 @@ GRADE_TOOL = {
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "properties": {"source": {"type": "string", "description": "the source id, e.g. S1"}, "grade": {"type": "integer", "minimum": 0, "maximum": 3}},
+                    "properties": {
+                        "source": {"type": "string", "description": "the source id, e.g. S1"},
+                        "grade": {"type": "integer", "minimum": 0, "maximum": 3},
+                    },
                     "required": ["source", "grade"],
                 },
             }
@@ -54,7 +57,12 @@ GRADE_TOOL = {
 
 
 def run_corrective(
-    components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, options: ModeOptions, claude: Claude | None
+    components: Components,
+    question: str,
+    config: RetrievalConfig,
+    flt: ChunkFilter,
+    options: ModeOptions,
+    claude: Claude | None,
 ) -> ModeResult:
     attempts: list[Attempt] = []
     for action, cfg in actions(config, options):
@@ -63,7 +71,9 @@ def run_corrective(
         attempts.append(attempt)
         relevant = [g.chunk_id for g in attempt.grades if g.relevant]
         if relevant:
-            stage = CorrectiveStage(tuple(attempts), f"kept the {len(relevant)} relevant of {len(attempt.grades)} chunks of the {action}")
+            stage = CorrectiveStage(
+                tuple(attempts), f"kept the {len(relevant)} relevant of {len(attempt.grades)} chunks of the {action}"
+            )
             return _result(question, keep_final(result, relevant), stage, claude)
         if claude is not None and claude.tokens_used >= options.max_tokens:
             break
@@ -71,7 +81,9 @@ def run_corrective(
     best = "nothing retrieved" if last.best is None else f"the best grade was {last.best:.3f}"
     reason = f"no chunk reached the {last.basis} threshold of {last.threshold:g} after {len(attempts)} searches ({', '.join(a.action for a in attempts)}); {best}"
     stage = CorrectiveStage(tuple(attempts), "abstained")
-    return dataclasses.replace(_result(question, keep_final(last.result, ()), stage, claude), abstained=True, reason=reason)
+    return dataclasses.replace(
+        _result(question, keep_final(last.result, ()), stage, claude), abstained=True, reason=reason
+    )
 
 
 def actions(config: RetrievalConfig, options: ModeOptions) -> Iterator[tuple[str, RetrievalConfig]]:
@@ -90,7 +102,9 @@ def actions(config: RetrievalConfig, options: ModeOptions) -> Iterator[tuple[str
             yield action, current
 
 
-def grade(components: Components, action: str, result: RetrievalResult, options: ModeOptions, claude: Claude | None) -> Attempt:
+def grade(
+    components: Components, action: str, result: RetrievalResult, options: ModeOptions, claude: Claude | None
+) -> Attempt:
     """Grade `result`'s final chunks with Claude (one call) or with the answer gate's relevance score."""
     note = ""
     if claude is not None and result.final:
@@ -98,10 +112,18 @@ def grade(components: Components, action: str, result: RetrievalResult, options:
         grades = parse_grades(reply, [c.id for c in result.final])
         if grades is not None:
             threshold = float(options.claude_grade_threshold)
-            return Attempt(action, result, tuple(Grade(cid, g, g >= threshold) for cid, g in grades.items()), "Claude grade (0-3)", threshold)
+            return Attempt(
+                action,
+                result,
+                tuple(Grade(cid, g, g >= threshold) for cid, g in grades.items()),
+                "Claude grade (0-3)",
+                threshold,
+            )
         note = "Claude's grading reply was not the expected structure (a grade 0-3 for every source); the reranker-side relevance was used instead"
     scores, basis = relevance_scores(components, result)
-    threshold = options.grade_threshold if options.grade_threshold is not None else components.settings.answer.min_rerank_score
+    threshold = (
+        options.grade_threshold if options.grade_threshold is not None else components.settings.answer.min_rerank_score
+    )
     grades_ = tuple(Grade(c.id, scores[c.id], scores[c.id] >= threshold) for c in result.final if c.id in scores)
     return Attempt(action, result, grades_, basis, threshold, note)
 
@@ -121,7 +143,14 @@ def parse_grades(reply: dict | None, ids: list[str]) -> dict[str, float] | None:
         if not isinstance(item, dict):
             return None
         label, value = item.get("source"), item.get("grade")
-        if not isinstance(label, str) or label not in labels or labels[label] in out or isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
+        if (
+            not isinstance(label, str)
+            or label not in labels
+            or labels[label] in out
+            or isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value <= 3
+        ):
             return None
         out[labels[label]] = float(value)
     return out if len(out) == len(ids) else None
@@ -129,5 +158,13 @@ def parse_grades(reply: dict | None, ids: list[str]) -> dict[str, float] | None:
 
 def _result(question: str, final: RetrievalResult, stage: CorrectiveStage, claude: Claude | None) -> ModeResult:
     backend = "claude" if claude is not None else "offline"
-    notes = () if claude is not None else ("offline: chunks are graded by the answer gate's relevance score (dense cosine, or a cross-encoder's own score), not by a reader",)
-    return ModeResult("corrective", question, final, backend, notes, corrective=stage, llm_calls=tuple(claude.calls) if claude else ())
+    notes = (
+        ()
+        if claude is not None
+        else (
+            "offline: chunks are graded by the answer gate's relevance score (dense cosine, or a cross-encoder's own score), not by a reader",
+        )
+    )
+    return ModeResult(
+        "corrective", question, final, backend, notes, corrective=stage, llm_calls=tuple(claude.calls) if claude else ()
+    )

@@ -76,7 +76,10 @@ def _reranked_by(parts: Sequence[tuple[str, RetrievalResult]]) -> str:
     """How each part was reranked, said per part when they differ (HyDE's passage search is dense only, not reranked)."""
     if len({part.reranker for _, part in parts}) == 1:
         return f"each reranked by {parts[0][1].reranker}"
-    return ", ".join(f"{label} {'not reranked' if part.reranker == 'none' else 'reranked by ' + part.reranker}" for label, part in parts)
+    return ", ".join(
+        f"{label} {'not reranked' if part.reranker == 'none' else 'reranked by ' + part.reranker}"
+        for label, part in parts
+    )
 
 
 def keep_final(result: RetrievalResult, ids: Iterable[str]) -> RetrievalResult:
@@ -84,7 +87,9 @@ def keep_final(result: RetrievalResult, ids: Iterable[str]) -> RetrievalResult:
     keep = set(ids)
     kept = [c.id for c in result.final if c.id in keep]
     rank = {cid: r for r, cid in enumerate(kept, 1)}
-    return dataclasses.replace(result, candidates=tuple(dataclasses.replace(c, final_rank=rank.get(c.id)) for c in result.candidates))
+    return dataclasses.replace(
+        result, candidates=tuple(dataclasses.replace(c, final_rank=rank.get(c.id)) for c in result.candidates)
+    )
 
 
 def _pool(part: RetrievalResult) -> list[Candidate]:

@@ -32,7 +32,9 @@ of documentation that would answer it: 2 to 4 plain sentences in the documentati
 terms such a page would use. Write only the passage: no preamble, no caveats, no citations."""
 
 
-def run_hyde(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, claude: Claude | None) -> ModeResult:
+def run_hyde(
+    components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, claude: Claude | None
+) -> ModeResult:
     """The question's search, the passage's dense search, and their RRF fusion."""
     first = retrieve(components, question, config, flt)
     notes: list[str] = []
@@ -70,7 +72,9 @@ def extractive_passage(components: Components, question: str, first: RetrievalRe
     if checked.abstain:
         return ""
     generator = ExtractiveGenerator(components.dense, settings.answer.min_sentence_score)
-    chosen = choose(generator.score(question, checked.sources, first), generator.min_sentence_score, set(key_terms(question)))
+    chosen = choose(
+        generator.score(question, checked.sources, first), generator.min_sentence_score, set(key_terms(question))
+    )
     return " ".join(neutralise_markers(s.unit.text) for s in chosen)
 
 
@@ -85,7 +89,11 @@ def strip_markers(text: str) -> str:
 
 
 def _claude_passage(claude: Claude, question: str) -> tuple[str, list[str]]:
-    message = claude.call("hyde passage", system=HYDE_SYSTEM, messages=[{"role": "user", "content": f"<question>{escape_source_text(question)}</question>"}])
+    message = claude.call(
+        "hyde passage",
+        system=HYDE_SYSTEM,
+        messages=[{"role": "user", "content": f"<question>{escape_source_text(question)}</question>"}],
+    )
     try:
         refuse_if_cut(message, "HyDE passage", claude.config.max_tokens)
     except GenerationError as e:

@@ -62,7 +62,14 @@ class Claude:
         message = self.api.create(max_tokens=self.config.max_tokens, **params)
         usage = message.usage
         self.calls.append(
-            LlmCall(purpose, message.model or self.model, message.stop_reason or "", usage.input_tokens, usage.output_tokens, round((time.perf_counter() - t0) * 1000, 1))
+            LlmCall(
+                purpose,
+                message.model or self.model,
+                message.stop_reason or "",
+                usage.input_tokens,
+                usage.output_tokens,
+                round((time.perf_counter() - t0) * 1000, 1),
+            )
         )
         return message
 
@@ -72,7 +79,13 @@ class Claude:
         Raises:
             GenerationError: the API call itself failed.
         """
-        message = self.call(purpose, system=system, tools=[tool], tool_choice={"type": "tool", "name": tool["name"]}, messages=[{"role": "user", "content": prompt}])
+        message = self.call(
+            purpose,
+            system=system,
+            tools=[tool],
+            tool_choice={"type": "tool", "name": tool["name"]},
+            messages=[{"role": "user", "content": prompt}],
+        )
         for block in message.content:
             if block.type == "tool_use" and block.name == tool["name"] and isinstance(block.input, dict):
                 return block.input

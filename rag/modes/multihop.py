@@ -38,7 +38,10 @@ JUDGE_TOOL = {
         "type": "object",
         "properties": {
             "sufficient": {"type": "boolean", "description": "true if the sources answer every part of the question"},
-            "follow_up_query": {"type": "string", "description": "if not sufficient: a search query for the missing part, naming what the sources revealed"},
+            "follow_up_query": {
+                "type": "string",
+                "description": "if not sufficient: a search query for the missing part, naming what the sources revealed",
+            },
             "reason": {"type": "string", "description": "one sentence: what is there and what is missing"},
         },
         "required": ["sufficient", "follow_up_query", "reason"],
@@ -47,14 +50,27 @@ JUDGE_TOOL = {
 
 
 def run_multi_hop(
-    components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, options: ModeOptions, claude: Claude | None
+    components: Components,
+    question: str,
+    config: RetrievalConfig,
+    flt: ChunkFilter,
+    options: ModeOptions,
+    claude: Claude | None,
 ) -> ModeResult:
     if claude is not None:
         return _claude_hops(components, question, config, flt, options, claude)
-    notes = ["offline: no model judges whether hop 1 sufficed, so hop 2 always runs, bridging with the salient terms of hop 1's best chunk"]
+    notes = [
+        "offline: no model judges whether hop 1 sufficed, so hop 2 always runs, bridging with the salient terms of hop 1's best chunk"
+    ]
     first = retrieve(components, question, config, flt)
     if not first.final:
-        return ModeResult("multi_hop", question, first, notes=(*notes, "hop 1 found nothing, so there is nothing to bridge from"), hops=(Hop(1, question, first),))
+        return ModeResult(
+            "multi_hop",
+            question,
+            first,
+            notes=(*notes, "hop 1 found nothing, so there is nothing to bridge from"),
+            hops=(Hop(1, question, first),),
+        )
     best = first.final[0]
     terms = bridge_terms(components, question, best, options.bridge_terms, flt)
     if not terms:
@@ -63,7 +79,13 @@ def run_multi_hop(
     query = f"{question} {' '.join(terms)}"
     second = retrieve(components, query, config, flt)
     hops = (Hop(1, question, first, terms, best.id), Hop(2, query, second))
-    return ModeResult("multi_hop", question, merge([("hop 1", first), ("hop 2", second)], options.hop_fusion), notes=tuple(notes), hops=hops)
+    return ModeResult(
+        "multi_hop",
+        question,
+        merge([("hop 1", first), ("hop 2", second)], options.hop_fusion),
+        notes=tuple(notes),
+        hops=hops,
+    )
 
 
 def bridge_terms(components: Components, question: str, chunk: Candidate, n: int, flt: ChunkFilter) -> tuple[str, ...]:
@@ -89,7 +111,14 @@ def bridge_terms(components: Components, question: str, chunk: Candidate, n: int
     return tuple(words[i] for i in best)
 
 
-def _claude_hops(components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, options: ModeOptions, claude: Claude) -> ModeResult:
+def _claude_hops(
+    components: Components,
+    question: str,
+    config: RetrievalConfig,
+    flt: ChunkFilter,
+    options: ModeOptions,
+    claude: Claude,
+) -> ModeResult:
     hops: list[Hop] = []
     notes: list[str] = []
     query = question
@@ -116,8 +145,12 @@ def _claude_hops(components: Components, question: str, config: RetrievalConfig,
             break
         hops.append(Hop(number, query, result, (follow_up,), sufficient=False, judgement=reason))
         query = follow_up
-    final = hops[0].result if len(hops) == 1 else merge([(f"hop {h.number}", h.result) for h in hops], options.hop_fusion)
-    return ModeResult("multi_hop", question, final, "claude", tuple(notes), hops=tuple(hops), llm_calls=tuple(claude.calls))
+    final = (
+        hops[0].result if len(hops) == 1 else merge([(f"hop {h.number}", h.result) for h in hops], options.hop_fusion)
+    )
+    return ModeResult(
+        "multi_hop", question, final, "claude", tuple(notes), hops=tuple(hops), llm_calls=tuple(claude.calls)
+    )
 
 
 def judge_prompt(question: str, seen: Sequence[Candidate]) -> str:

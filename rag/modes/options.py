@@ -65,7 +65,9 @@ class ModeOptions:
 
     def __post_init__(self) -> None:
         if self.max_hops < 1 or self.max_tool_calls < 1:
-            raise ConfigError(f"max hops and max tool calls must be at least 1; got {self.max_hops} and {self.max_tool_calls}")
+            raise ConfigError(
+                f"max hops and max tool calls must be at least 1; got {self.max_hops} and {self.max_tool_calls}"
+            )
         if self.hop_fusion not in HOP_FUSIONS:
             raise ConfigError(f"hop fusion must be one of {', '.join(HOP_FUSIONS)}; got {self.hop_fusion!r}")
         if self.bridge_terms < 1:

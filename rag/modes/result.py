@@ -47,7 +47,9 @@ class Hop:
     number: int
     query: str
     result: RetrievalResult
-    carried: tuple[str, ...] = ()  # offline: bridging terms taken from this hop's best chunk; Claude: the follow-up query
+    carried: tuple[
+        str, ...
+    ] = ()  # offline: bridging terms taken from this hop's best chunk; Claude: the follow-up query
     from_chunk: str = ""  # the chunk id the carried terms came from
     sufficient: bool | None = None  # Claude's judgement of the context so far (None offline: not judged)
     judgement: str = ""  # Claude's stated reason, or why no next hop was run
@@ -161,17 +163,41 @@ class ModeResult:
         """The CLI's --json shape: the final list, then every search as a stage with the mode's own data."""
         stages = []
         for label, r in self.searches():
-            stage: dict[str, Any] = {"label": label, "query": r.question, "reranker": r.reranker, "expansion": list(r.expansion)}
+            stage: dict[str, Any] = {
+                "label": label,
+                "query": r.question,
+                "reranker": r.reranker,
+                "expansion": list(r.expansion),
+            }
             stage |= self.stage_info(label, r)
             stage["results"] = [c.as_row() for c in r.candidates]
             stages.append(stage)
-        out: dict[str, Any] = {"mode": self.mode, "backend": self.backend, "notes": list(self.notes), "abstained": self.abstained, "reason": self.reason}
+        out: dict[str, Any] = {
+            "mode": self.mode,
+            "backend": self.backend,
+            "notes": list(self.notes),
+            "abstained": self.abstained,
+            "reason": self.reason,
+        }
         out |= {"llm_calls": [c.as_json() for c in self.llm_calls], "reranker": self.result.reranker}
         if self.answer is not None:
             out["answer"] = self.answer.as_json()
         if self.agent:
             out["turns"] = [
-                {"text": s.text, "llm": s.llm.as_json(), "calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments, "labels": list(c.labels), "error": c.error} for c in s.calls]}
+                {
+                    "text": s.text,
+                    "llm": s.llm.as_json(),
+                    "calls": [
+                        {
+                            "id": c.call_id,
+                            "name": c.name,
+                            "arguments": c.arguments,
+                            "labels": list(c.labels),
+                            "error": c.error,
+                        }
+                        for c in s.calls
+                    ],
+                }
                 for s in self.agent
             ]
         return out | {"results": [c.as_row() for c in self.result.candidates], "stages": stages}
@@ -179,26 +205,62 @@ class ModeResult:
     def summary_json(self) -> dict[str, Any]:
         """The mode's stages without every candidate's ranks (for `ragscope ask --json`): each search's final chunks."""
         stages = [
-            {"label": label, "query": r.question, **self.stage_info(label, r), "final": [{"id": c.id, "source": c.chunk.chunk.source, "heading": c.chunk.chunk.heading} for c in r.final]}
+            {
+                "label": label,
+                "query": r.question,
+                **self.stage_info(label, r),
+                "final": [
+                    {"id": c.id, "source": c.chunk.chunk.source, "heading": c.chunk.chunk.heading} for c in r.final
+                ],
+            }
             for label, r in self.searches()
         ]
-        return {"mode": self.mode, "backend": self.backend, "notes": list(self.notes), "abstained": self.abstained, "reason": self.reason, "llm_calls": [c.as_json() for c in self.llm_calls], "stages": stages}
+        return {
+            "mode": self.mode,
+            "backend": self.backend,
+            "notes": list(self.notes),
+            "abstained": self.abstained,
+            "reason": self.reason,
+            "llm_calls": [c.as_json() for c in self.llm_calls],
+            "stages": stages,
+        }
 
     def stage_info(self, label: str, r: RetrievalResult) -> dict[str, Any]:
         """What a mode adds to one of its searches: the passage, the carried terms, the grades, the call."""
         if self.hyde is not None and label == "hyde passage":
-            return {"passage": self.hyde.passage, "pseudo_document": self.hyde.pseudo_document, "written_by": self.hyde.written_by}
+            return {
+                "passage": self.hyde.passage,
+                "pseudo_document": self.hyde.pseudo_document,
+                "written_by": self.hyde.written_by,
+            }
         for hop in self.hops:
             if hop.result is r:
-                return {"hop": hop.number, "carried": list(hop.carried), "from_chunk": hop.from_chunk, "sufficient": hop.sufficient, "judgement": hop.judgement}
+                return {
+                    "hop": hop.number,
+                    "carried": list(hop.carried),
+                    "from_chunk": hop.from_chunk,
+                    "sufficient": hop.sufficient,
+                    "judgement": hop.judgement,
+                }
         for attempt in self.corrective.attempts if self.corrective else ():
             if attempt.result is r:
                 grades = [{"chunk_id": g.chunk_id, "grade": g.score, "relevant": g.relevant} for g in attempt.grades]
-                return {"action": attempt.action, "basis": attempt.basis, "threshold": attempt.threshold, "grades": grades, "note": attempt.note}
+                return {
+                    "action": attempt.action,
+                    "basis": attempt.basis,
+                    "threshold": attempt.threshold,
+                    "grades": grades,
+                    "note": attempt.note,
+                }
         for step in self.agent:
             for call in step.calls:
                 if call.result is r:
-                    return {"call_id": call.call_id, "arguments": call.arguments, "labels": list(call.labels), "model_text": step.text}
+                    return {
+                        "call_id": call.call_id,
+                        "arguments": call.arguments,
+                        "labels": list(call.labels),
+                        "model_text": step.text,
+                    }
         return {}
 
     @property

@@ -5,7 +5,6 @@ and tracked like plain retrieval. With an Anthropic key (or a client passed in) 
 without one, each does what can honestly be done offline and says so in `ModeResult.notes`.
 """
 
-
 from __future__ import annotations
 
 import dataclasses
@@ -27,7 +26,6 @@ from rag.types import ChunkFilter
 
 if TYPE_CHECKING:
     import anthropic
-
 
 
 class ModeUnavailable(ConfigError):

@@ -42,7 +42,9 @@ class SpanContext:
         return "".join(p.text for p in self.pieces if p.cited)
 
 
-def span_context(components: Components, source: str, chunk_id: str, spans: Sequence[tuple[int, int]], neighbours: int = 1) -> SpanContext | None:
+def span_context(
+    components: Components, source: str, chunk_id: str, spans: Sequence[tuple[int, int]], neighbours: int = 1
+) -> SpanContext | None:
     """The document text around a cited chunk, with the cited spans marked.
 
     Args:
@@ -84,8 +86,9 @@ def stitch(chunks: Sequence[Chunk], spans: Sequence[tuple[int, int]]) -> list[Pi
     return [p for p in pieces if p.text]
 
 
-
-def section_contexts(components: Components, hits: Sequence[Chunk], limit: int = SECTION_CONTEXT_CHARS) -> dict[str, Chunk]:
+def section_contexts(
+    components: Components, hits: Sequence[Chunk], limit: int = SECTION_CONTEXT_CHARS
+) -> dict[str, Chunk]:
     """Small-to-big: for each retrieved chunk, its whole section as one chunk for the answerer.
 
     Retrieval ranks small chunks (sharper vectors); an answer wants the section they sit in. The

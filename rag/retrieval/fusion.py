@@ -42,7 +42,9 @@ def fused_search(
         # only, and the engine orders such ties differently in each process (53 of 55 FastAPI questions
         # changed their fused order between two runs), so an eval run could not be repeated. The whole
         # union (at most 2n hits) is fetched and ties ordered by id: the same question ranks the same in every run.
-        hits = store.search_fused(FusedQuery(dense_vec, sparse_vec, n, max(want, 2 * n), config.fusion, config.rrf_k, weights), flt)
+        hits = store.search_fused(
+            FusedQuery(dense_vec, sparse_vec, n, max(want, 2 * n), config.fusion, config.rrf_k, weights), flt
+        )
         return sorted(hits, key=lambda h: (-h.score, h.id))[:want]
     dense_hits, sparse_hits = lists or (store.search_dense(dense_vec, n, flt), store.search_sparse(sparse_vec, n, flt))
     if config.fusion == "dense":

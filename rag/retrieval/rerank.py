@@ -37,6 +37,7 @@ from rag.store.base import Store
 from rag.settings.rerankers import CROSS_ENCODER_PREFIX, DEFAULT_WEIGHT, parse_reranker
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
+
 @dataclass(frozen=True)
 class RerankContext:
     """What a rescoring stage may use besides the text: query vectors, the store, the previous stage.
@@ -56,7 +57,9 @@ class RerankContext:
 class Reranker(Protocol):
     name: str
 
-    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]: ...
+    def score(
+        self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None
+    ) -> list[float]: ...
 
 
 class NoReranker:
@@ -179,7 +182,11 @@ def get_reranker(name: str) -> Reranker:
         return NoReranker()
     if parsed.base == "dense-cosine":
         return DenseCosineReranker()
-    weighted = {"score-fusion": ScoreFusionReranker, "sentence-maxsim": SentenceMaxSimReranker, "maxsim-fusion": MaxSimFusionReranker}
+    weighted = {
+        "score-fusion": ScoreFusionReranker,
+        "sentence-maxsim": SentenceMaxSimReranker,
+        "maxsim-fusion": MaxSimFusionReranker,
+    }
     return weighted[parsed.base](parsed.weight)
 
 
@@ -220,7 +227,9 @@ def best_sentence_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> l
     return [by_id[c.chunk.id] for c in chunks]
 
 
-def sentence_cosines(store: Store, dense: DenseEncoder, query: np.ndarray, chunk: StoredChunk) -> tuple[list[float], bool]:
+def sentence_cosines(
+    store: Store, dense: DenseEncoder, query: np.ndarray, chunk: StoredChunk
+) -> tuple[list[float], bool]:
     """The question's cosine with each of the chunk's `sentence_texts`, from the vectors the reranker reads.
 
     Returns the cosines and whether they came from the stored sentence vectors (what MaxSim scored);
@@ -300,5 +309,7 @@ def _minmax(values: Sequence[float]) -> list[float]:
 
 def _need(context: RerankContext | None, name: str) -> RerankContext:
     if context is None:
-        raise ConfigError(f"reranker {name!r} rescores with the query vectors and the store: call it through retrieve()")
+        raise ConfigError(
+            f"reranker {name!r} rescores with the query vectors and the store: call it through retrieve()"
+        )
     return context

@@ -57,6 +57,7 @@ class Candidate:
     @property
     def movement(self) -> str:
         """Its path through the stages, e.g. "D4 S– → F2 → R1 ▲1" (the arrow: places gained by reranking)."""
+
         def r(stage: str) -> str:
             rank = self.stage(stage).rank
             return "–" if rank is None else str(rank)
@@ -72,7 +73,14 @@ class Candidate:
     def as_row(self) -> dict:
         """The flat record the CLI's --json and the inspector table use."""
         c = self.chunk.chunk
-        row = {"chunk_id": c.id, "source": c.source, "heading": c.heading, "start": c.start, "end": c.end, "text": c.text}
+        row = {
+            "chunk_id": c.id,
+            "source": c.source,
+            "heading": c.heading,
+            "start": c.start,
+            "end": c.end,
+            "text": c.text,
+        }
         for stage in STAGES:
             s = self.stage(stage)
             row[f"{stage}_rank"] = s.rank
@@ -119,7 +127,11 @@ class RetrievalResult:
     def ranked(self, stage: str) -> list[Candidate]:
         """Candidates in one stage's order (only those the stage returned); with collapsing on, the last
         stage lists each section once (its best chunk), as the final top k does, so metrics count that."""
-        kept = (c for c in self.candidates if c.stage(stage).rank is not None and not (stage == "rerank" and c.collapsed_into))
+        kept = (
+            c
+            for c in self.candidates
+            if c.stage(stage).rank is not None and not (stage == "rerank" and c.collapsed_into)
+        )
         return sorted(kept, key=lambda c: c.stage(stage).rank)
 
     def get(self, chunk_id: str) -> Candidate | None:

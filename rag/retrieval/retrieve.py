@@ -80,7 +80,9 @@ def retrieve(
     components.check_models()
     reranker = get_reranker(config.reranker)
     timings: dict[str, float] = {}
-    cold = [m for m in (components.dense, components.sparse) if not getattr(m, "loaded", True)]  # LazyModel or CollectionDense
+    cold = [
+        m for m in (components.dense, components.sparse) if not getattr(m, "loaded", True)
+    ]  # LazyModel or CollectionDense
     if encoded is None and cold:  # a first query loads the models: timed apart, or "encode" would read seconds
         t0 = time.perf_counter()
         for model in cold:
@@ -128,7 +130,9 @@ def retrieve(
 
     t0 = time.perf_counter()
     pool = [stored_chunk(h.id, payloads[h.id].payload) for h in fused_hits]
-    context = RerankContext(question, dense_vec, sparse_vec, store, components.dense, flt, tuple(h.score for h in fused_hits))
+    context = RerankContext(
+        question, dense_vec, sparse_vec, store, components.dense, flt, tuple(h.score for h in fused_hits)
+    )
     scores = reranker.score(question, pool, context) if pool else []
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
     stages["rerank"] = {pool[i].chunk.id: StageScore(r, scores[i]) for r, i in enumerate(order, 1)}
@@ -182,7 +186,12 @@ def _collapse(ranked: Sequence[Chunk]) -> dict[str, str]:
 
 def _display_order(c: Candidate) -> tuple:
     big = 10**9
-    return (c.final_rank or big, c.rerank.rank or big, c.fused.rank or big, min(c.dense.rank or big, c.sparse.rank or big))
+    return (
+        c.final_rank or big,
+        c.rerank.rank or big,
+        c.fused.rank or big,
+        min(c.dense.rank or big, c.sparse.rank or big),
+    )
 
 
 def _ranks(hits: Sequence[Hit]) -> dict[str, StageScore]:

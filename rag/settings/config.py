@@ -46,6 +46,8 @@ def validate_collection_name(name: str) -> str:
             "(not first), e.g. 'docs' or 'team-a'"
         )
     return name
+
+
 # Retrieval modes (rag/modes): every one but plain adds steps around retrieve(); off (plain) by default.
 MODES = ("plain", "hyde", "multi_hop", "corrective", "agent")
 
@@ -68,8 +70,17 @@ class ChunkConfig:
     """How documents are cut into chunks."""
 
     strategy: str = setting("heading", env="RAGSCOPE_CHUNK_STRATEGY", label="chunk strategy", choices=CHUNK_STRATEGIES)
-    size: int = setting(800, env="RAGSCOPE_CHUNK_SIZE", label="chunk size", help="characters per chunk", lo=50, hi=100_000)
-    overlap: int = setting(100, env="RAGSCOPE_CHUNK_OVERLAP", label="chunk overlap", help="characters shared by neighbouring chunks", lo=0, hi=100_000)
+    size: int = setting(
+        800, env="RAGSCOPE_CHUNK_SIZE", label="chunk size", help="characters per chunk", lo=50, hi=100_000
+    )
+    overlap: int = setting(
+        100,
+        env="RAGSCOPE_CHUNK_OVERLAP",
+        label="chunk overlap",
+        help="characters shared by neighbouring chunks",
+        lo=0,
+        hi=100_000,
+    )
     # Measured on both documentation sets in bench/quality.py --sections: x3 within noise, x0 lower (README).
     heading_weight: int = setting(
         1, env="RAGSCOPE_HEADING_WEIGHT", label="heading weight", lo=0, hi=10,
@@ -210,11 +221,15 @@ class AnswerConfig:
 
     anthropic_model: str = setting("claude-sonnet-5-5", env="RAGSCOPE_ANTHROPIC_MODEL", label="Anthropic model")
     max_tokens: int = setting(1024, env="RAGSCOPE_MAX_TOKENS", label="answer max tokens", lo=1, hi=200_000)
-    timeout_s: float = setting(60.0, env="RAGSCOPE_LLM_TIMEOUT", label="LLM timeout (s)", lo=0.0, lo_open=True, hi=3600.0)
+    timeout_s: float = setting(
+        60.0, env="RAGSCOPE_LLM_TIMEOUT", label="LLM timeout (s)", lo=0.0, lo_open=True, hi=3600.0
+    )
     min_sources: int = setting(1, env="RAGSCOPE_MIN_SOURCES", label="minimum sources", lo=0, hi=100)
     min_rerank_score: float = setting(0.25, env="RAGSCOPE_MIN_RERANK_SCORE", label="minimum source relevance")
     # The offline extractive answerer abstains when no source sentence scores this high (see rag/answer/extractive.py).
-    min_sentence_score: float = setting(0.45, env="RAGSCOPE_MIN_SENTENCE_SCORE", label="minimum sentence cosine", lo=-1.0, hi=1.0)
+    min_sentence_score: float = setting(
+        0.45, env="RAGSCOPE_MIN_SENTENCE_SCORE", label="minimum sentence cosine", lo=-1.0, hi=1.0
+    )
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -249,7 +264,9 @@ class Settings:
     # no measurable loss under float chunk vectors); "late" pools each sentence's token states from its
     # chunk's own forward pass (rag.ingest.embed.encode_late: no second pass, but a measurable loss).
     # The figures: docs/retrieval-quality.md and bench/README.md. Recorded with the collection, which keeps it.
-    sentence_pooling: str = setting("separate-int8", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS)
+    sentence_pooling: str = setting(
+        "separate-int8", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS
+    )
     # What runs the dense model. "onnx" exports the model's own weights to ONNX once (under
     # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's, in less CPU time
     # (bench/dense_runtime.py). "onnx-int8" runs that export quantised to int8 for chunks, sentences and

@@ -63,7 +63,9 @@ def inspector_params(question: str, config: RetrievalConfig, base: RetrievalConf
     for knob in _linked(config):
         value = getattr(config, knob.name)
         if value is not None and (knob.pinned or any(value != getattr(b, knob.name) for b in bases)):
-            params[knob.link] = ("1" if value else "0") if isinstance(value, bool) else str(value)  # str(float): repr precision
+            params[knob.link] = (
+                ("1" if value else "0") if isinstance(value, bool) else str(value)
+            )  # str(float): repr precision
     return params
 
 

@@ -15,7 +15,18 @@ if TYPE_CHECKING:
     from rag.store.client import ClientStore
     from rag.store.edge import EdgeStore
 
-__all__ = ["CollectionModels", "FusedQuery", "PointData", "Store", "chunk_payload", "document_info", "open_store", "list_collections", "ClientStore", "EdgeStore"]
+__all__ = [
+    "CollectionModels",
+    "FusedQuery",
+    "PointData",
+    "Store",
+    "chunk_payload",
+    "document_info",
+    "open_store",
+    "list_collections",
+    "ClientStore",
+    "EdgeStore",
+]
 
 
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - PEP 562 lazy attributes

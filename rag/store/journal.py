@@ -50,7 +50,9 @@ def read_entry(path: Path) -> JournalEntry:
     """
     problem = entry_problem(path)
     if problem:
-        raise StoreError(f"journal entry {path} is damaged: {problem}. Run `ragscope doctor --fix` to set it aside, then re-ingest the document it was for")
+        raise StoreError(
+            f"journal entry {path} is damaged: {problem}. Run `ragscope doctor --fix` to set it aside, then re-ingest the document it was for"
+        )
     return JournalEntry(**json.loads(path.read_text(encoding="utf-8")))
 
 
@@ -136,7 +138,9 @@ class Journal:
             _fsync_dir(self.folder)
         except OSError as e:
             tmp.unlink(missing_ok=True)
-            raise StoreError(f"could not write the crash journal in {self.folder} ({e.strerror or e}); nothing was changed. Free disk space or check permissions") from None
+            raise StoreError(
+                f"could not write the crash journal in {self.folder} ({e.strerror or e}); nothing was changed. Free disk space or check permissions"
+            ) from None
         return target
 
     def clear(self, source: str) -> None:

@@ -83,7 +83,9 @@ def expand_zip(name: str, data: bytes, limits: ArchiveLimits | None = None) -> E
     with archive:
         entries = [info for info in archive.infolist() if not info.is_dir()]
         if len(entries) > limits.max_entries:
-            raise LoaderError(f"{name}: {len(entries):,} files is over the limit of {limits.max_entries:,} per archive; split it")
+            raise LoaderError(
+                f"{name}: {len(entries):,} files is over the limit of {limits.max_entries:,} per archive; split it"
+            )
         files: list[tuple[str, bytes]] = []
         skipped: list[str] = []
         total = 0
@@ -130,7 +132,9 @@ def _strip_common_folder(files: list[tuple[str, bytes]]) -> tuple[tuple[str, byt
     return tuple(files)
 
 
-def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: ArchiveLimits, budget: int) -> bytes | None:
+def _read_entry(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: ArchiveLimits, budget: int
+) -> bytes | None:
     """The entry's bytes, counted as they inflate; None when it passes the per-file cap.
 
     Raises LoaderError (the whole archive is refused) when it would pass the archive's total or
@@ -162,16 +166,22 @@ def check_zip_container(name: str, data: bytes, kind: str, limits: ArchiveLimits
     with archive:
         entries = archive.infolist()
         if len(entries) > limits.max_entries:
-            raise LoaderError(f"{name}: this {kind} has {len(entries):,} parts, over the limit of {limits.max_entries:,}; it is not a real document")
+            raise LoaderError(
+                f"{name}: this {kind} has {len(entries):,} parts, over the limit of {limits.max_entries:,}; it is not a real document"
+            )
         total = 0
         for info in entries:
             for chunk in _inflate(archive, info, name, limits, limits.max_total_bytes - total):
                 if chunk is None:
-                    raise LoaderError(f"{name}: part {info.filename!r} is larger than {limits.max_file_bytes / 1e6:.0f} MB uncompressed")
+                    raise LoaderError(
+                        f"{name}: part {info.filename!r} is larger than {limits.max_file_bytes / 1e6:.0f} MB uncompressed"
+                    )
                 total += len(chunk)
 
 
-def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: ArchiveLimits, budget: int) -> Iterator[bytes | None]:
+def _inflate(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: ArchiveLimits, budget: int
+) -> Iterator[bytes | None]:
     """The entry's bytes in pieces, checked as they inflate; a final None when it passes the per-file cap."""
     cap = min(limits.max_file_bytes, budget)
     # Allow a little slack so tiny, highly compressible files (a blank-ish page) are not refused.

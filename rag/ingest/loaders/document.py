@@ -42,7 +42,9 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
     if not data.strip():
         raise LoaderError(f"{source}: the file is empty")
     if kind in ZIP_KINDS:
-        check_zip_container(source, data, kind.upper(), ArchiveLimits(max_total_bytes=2 * max_bytes, max_file_bytes=max_bytes))
+        check_zip_container(
+            source, data, kind.upper(), ArchiveLimits(max_total_bytes=2 * max_bytes, max_file_bytes=max_bytes)
+        )
     try:
         text, pages, title = _PARSERS[kind](data, source)
     except LoaderError:

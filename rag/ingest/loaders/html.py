@@ -19,12 +19,26 @@ from bs4.element import PreformattedString, Script, Stylesheet, TemplateString
 from rag.ingest.loaders.tables import rows_to_markdown
 from rag.ingest.loaders.text import decode_text
 
-_NEVER_TEXT = ["script", "style", "noscript", "template", "iframe", "svg", "head", "title", "object", "embed", "canvas", "math"]
+_NEVER_TEXT = [
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "svg",
+    "head",
+    "title",
+    "object",
+    "embed",
+    "canvas",
+    "math",
+]
 _CHROME_TAGS = ["nav", "aside", "footer", "header", "menu"]
 _CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "menu", "menubar", "doc-toc", "search"}
 # class/id words that mark page chrome; matched as whole words of `toc-list`, `site_nav`, `sidebar`.
 _CHROME_NAMES = re.compile(
-    r"(?:^|[-_\s])(toc|nav|navbar|navigation|sidebar|side-bar|breadcrumbs?|menu|menubar|table-of-contents|skip-link)(?:[-_\s]|$)", re.I
+    r"(?:^|[-_\s])(toc|nav|navbar|navigation|sidebar|side-bar|breadcrumbs?|menu|menubar|table-of-contents|skip-link)(?:[-_\s]|$)",
+    re.I,
 )
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
@@ -61,7 +75,9 @@ def html_to_markdown(markup: str) -> tuple[str, str]:
 
 
 def _hidden(tag: Tag) -> bool:
-    return tag.has_attr("hidden") or tag.get("aria-hidden") == "true" or bool(_HIDDEN_STYLE.search(tag.get("style") or ""))
+    return (
+        tag.has_attr("hidden") or tag.get("aria-hidden") == "true" or bool(_HIDDEN_STYLE.search(tag.get("style") or ""))
+    )
 
 
 def _content_roots(soup: BeautifulSoup) -> list[Tag]:
@@ -114,7 +130,11 @@ def _blocks(node: Tag, blocks: list[str]) -> None:
                 blocks.append("#" * int(name[1]) + " " + text)
         elif name == "table":
             flush()
-            blocks.append(rows_to_markdown([[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")]))
+            blocks.append(
+                rows_to_markdown(
+                    [[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")]
+                )
+            )
         elif name == "pre":
             flush()
             blocks.append("```\n" + child.get_text().strip("\n") + "\n```")

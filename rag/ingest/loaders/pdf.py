@@ -109,16 +109,28 @@ def _font_headings(pages: list[list[str]], sizes: list[dict[str, float]]) -> dic
         return {}
     body = weight.most_common(1)[0][0]
     candidates = [
-        [(line_sizes.get(_key(line), 0.0), line) for line in lines if _looks_like_heading(line) and line_sizes.get(_key(line), 0.0) >= body * _HEADING_RATIO]
+        [
+            (line_sizes.get(_key(line), 0.0), line)
+            for line in lines
+            if _looks_like_heading(line) and line_sizes.get(_key(line), 0.0) >= body * _HEADING_RATIO
+        ]
         for lines, line_sizes in zip(pages, sizes)
     ]
-    levels = {size: min(i + 1, 6) for i, size in enumerate(sorted({s for page in candidates for s, _ in page}, reverse=True))}
-    return {number: [(levels[s], " ".join(line.split())) for s, line in page] for number, page in enumerate(candidates) if page}
+    levels = {
+        size: min(i + 1, 6) for i, size in enumerate(sorted({s for page in candidates for s, _ in page}, reverse=True))
+    }
+    return {
+        number: [(levels[s], " ".join(line.split())) for s, line in page]
+        for number, page in enumerate(candidates)
+        if page
+    }
 
 
 def _looks_like_heading(line: str) -> bool:
     text = line.strip()
-    return 0 < len(text) <= _MAX_HEADING_CHARS and any(ch.isalpha() for ch in text) and not text.endswith((".", ",", ";"))
+    return (
+        0 < len(text) <= _MAX_HEADING_CHARS and any(ch.isalpha() for ch in text) and not text.endswith((".", ",", ";"))
+    )
 
 
 def _mark(lines: list[str], headings: list[tuple[int, str]]) -> list[str]:

@@ -23,7 +23,9 @@ def _decode(data: bytes, source: str) -> str:
             try:
                 return data.decode(codec)
             except UnicodeDecodeError:
-                raise LoaderError(f"{source}: starts with a {codec} byte-order mark but does not decode as {codec}") from None
+                raise LoaderError(
+                    f"{source}: starts with a {codec} byte-order mark but does not decode as {codec}"
+                ) from None
     if b"\x00" in data[:4096]:
         sample = data[:4096]
         # UTF-16 text without BOM has NULs in every other byte (and few in the others); anything else
