@@ -74,7 +74,10 @@ def add_documents() -> None:
     if st.button(
         "Load sample docs",
         key="documents_sample",
-        help=f"The Tidepool help centre, into its own collection '{SAMPLE_COLLECTION}' (tagged '{SAMPLE_TAG}'), which the app switches to",
+        help=(
+            f"The Tidepool help centre, into its own collection '{SAMPLE_COLLECTION}' (tagged '{SAMPLE_TAG}'), "
+            "which the app switches to"
+        ),
     ):
         switch_collection(SAMPLE_COLLECTION)  # fictional docs never share a collection with real ones
         st.session_state["documents_load_sample"] = True
@@ -122,7 +125,8 @@ def add_documents() -> None:
     ready = prepared if tags is not None else changed  # new tags rewrite unchanged documents too
     if prepared and not ready:
         st.info(
-            f"{'The file is' if prepared == 1 else f'All {prepared:,} files are'} stored already, unchanged: nothing to ingest."
+            f"{'The file is' if prepared == 1 else f'All {prepared:,} files are'} stored already, unchanged: "
+            "nothing to ingest."
         )
     elif ready and st.button(f"Ingest {plural(ready, 'file')}", type="primary", key="documents_ingest"):
         run_ingest(items, config, tags)  # the refused files too, so the summary accounts for them
@@ -231,7 +235,8 @@ def maintenance() -> None:
         st.caption("The Qdrant server optimizes in the background; nothing to do here.")
         return
     st.warning(
-        "Optimize merges segments and builds the vector indexes. It blocks the whole app, for every user, while it runs: seconds for thousands of chunks, minutes for hundreds of thousands."
+        "Optimize merges segments and builds the vector indexes. It blocks the whole app, for every user, while "
+        "it runs: seconds for thousands of chunks, minutes for hundreds of thousands."
     )
     if st.button("Maintenance: optimize", key="documents_optimize"):
         with st.spinner("Optimizing… (the app is blocked until this finishes)"):

@@ -166,7 +166,8 @@ def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter, sc
         inspector_view.show_comparison(comparison)
     elif kept.outdated("inspector_cmp", here) is not None:
         st.info(
-            "The question, A or B, the collection or its documents changed since the last comparison: press Compare to run it again."
+            "The question, A or B, the collection or its documents changed since the last comparison: "
+            "press Compare to run it again."
         )
 
 

@@ -47,7 +47,8 @@ class CollectionDense:
 
     @property
     def loaded(self) -> bool:
-        """False while the model behind the current space has not loaded (rag.retrieval.retrieve times loading apart)."""
+        """False while the model behind the current space has not loaded (rag.retrieval.retrieve times
+        loading apart)."""
         return getattr(self.encoder, "loaded", True)
 
     def load(self) -> None:

@@ -41,7 +41,8 @@ def show_answer(components: Components, answer: Answer, demo: bool = False) -> N
         )
     if not demo and answer.uncited_sentences:
         st.warning(
-            f"{plural(len(answer.uncited_sentences), 'sentence')} state{'s' if len(answer.uncited_sentences) == 1 else ''} something without a citation:"
+            f"{plural(len(answer.uncited_sentences), 'sentence')} "
+            f"state{'s' if len(answer.uncited_sentences) == 1 else ''} something without a citation:"
         )
         for sentence in answer.uncited_sentences:
             st.text(f"• {sentence}")
@@ -94,7 +95,8 @@ def show_sources(answer: Answer, min_score: float) -> None:
         st.caption("No chunk was retrieved for this question.")
         return
     st.caption(
-        f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} reaches {min_score:g}."
+        f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} "
+        f"reaches {min_score:g}."
     )
     ranks = {c: "Int64" for c in ("rerank rank", "fused rank", "dense rank", "sparse rank")}
     st.dataframe(
@@ -118,7 +120,8 @@ def show_recent(
         with st.expander(f"{md_escape(r.question)} — {readable_time(r.asked_at, tz)}{flag}"):
             searched = "" if r.config.mode == "plain" else f" · {r.config.mode} mode"
             st.caption(
-                f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, k {r.config.final_k}, reranker {md_escape(r.config.reranker)}{searched}"
+                f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, "
+                f"k {r.config.final_k}, reranker {md_escape(r.config.reranker)}{searched}"
             )
             if r.abstained:
                 st.text(f"Abstained: {r.reason}")

@@ -29,7 +29,8 @@ Opener = Callable[[Settings], Components]
 
 
 def session_settings(settings: Settings) -> Settings:
-    """The process's settings on the session's collection (a bad name in a link falls back to the default, with an error)."""
+    """The process's settings on the session's collection (a bad name in a link falls back to the default,
+    with an error)."""
     linked = st.query_params.get(COLLECTION)
     if linked and linked != st.session_state.get(_LINKED):
         st.session_state[_LINKED] = linked
@@ -51,12 +52,14 @@ def switch_collection(name: str) -> None:
 
 
 def _names(base: Settings, components: Components) -> list[str]:
-    """The collections on the backend, asked through the open store (no new connection per run), plus the default and the active one."""
+    """The collections on the backend, asked through the open store (no new connection per run), plus the
+    default and the active one."""
     return sorted({*components.store.list_collections(), base.collection, components.settings.collection})
 
 
 def picker(base: Settings, components: Components) -> None:
-    """Choose the session's collection among those on the backend (the active one listed even before it holds anything)."""
+    """Choose the session's collection among those on the backend (the active one listed even before it
+    holds anything)."""
     active = components.settings.collection
     try:
         names = _names(base, components)
@@ -87,7 +90,10 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
         typed = st.text_input(
             f"Type {md_escape(name)} to delete it",
             key="ui_collection_confirm",
-            help="Deletes every document and chunk of the active collection; question sets, eval runs and the ask log stay.",
+            help=(
+                "Deletes every document and chunk of the active collection; question sets, eval runs and the "
+                "ask log stay."
+            ),
         )
         if st.button("Delete collection", key="ui_collection_delete", disabled=typed.strip() != name):
             try:

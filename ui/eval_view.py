@@ -102,7 +102,8 @@ def _question_sets(data_dir: Path) -> str | None:
     names = list_question_sets(data_dir)
     if not names:
         st.info(
-            'No question sets yet. Upload a JSONL file (one {"question": ..., "gold": ...} per line) or load the sample set.'
+            'No question sets yet. Upload a JSONL file (one {"question": ..., "gold": ...} per line) '
+            "or load the sample set."
         )
         return None
     if st.session_state.get("eval_set") not in names:
@@ -134,7 +135,8 @@ def _last_run_note(run: EvalRun | None, collection: str) -> None:
         st.caption("This set has never run.")
         return
     st.caption(
-        f"Last run: “{md_escape(run.label)}” on collection {md_escape(run.collection)}, {readable_time(run.created_at, st.context.timezone)}."
+        f"Last run: “{md_escape(run.label)}” on collection {md_escape(run.collection)}, "
+        f"{readable_time(run.created_at, st.context.timezone)}."
     )
     if run.collection != collection:
         st.info(
@@ -192,7 +194,8 @@ def _run_form(components: Components, name: str) -> None:
     st.session_state["eval_run_id"] = run.id
     # Rerun so everything drawn above the form (the set picker's last run) shows the new run; the notice survives it.
     st.session_state["eval_stored"] = (
-        f"Run “{md_escape(run.label)}” stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for {run.metrics['hit@final']:.0%} of answerable questions."
+        f"Run “{md_escape(run.label)}” stored: nDCG@10 {run.metrics['ndcg@10']:.3f}, gold in the final k for "
+        f"{run.metrics['hit@final']:.0%} of answerable questions."
     )
     st.rerun()
 
@@ -233,7 +236,8 @@ def _rename(data_dir: Path, run: EvalRun) -> None:
 def _results(run: EvalRun) -> None:
     """Per-stage metrics (table and chart), answer rates, verdict counts, and the per-question table."""
     st.caption(
-        f"Collection {md_escape(run.collection)} (fingerprint {run.fingerprint}) · dense {md_escape(run.models.get('dense', ''))} · sparse {md_escape(run.models.get('sparse', ''))}"
+        f"Collection {md_escape(run.collection)} (fingerprint {run.fingerprint}) · "
+        f"dense {md_escape(run.models.get('dense', ''))} · sparse {md_escape(run.models.get('sparse', ''))}"
     )
     rows = [{"stage": STAGE_TITLES[s], **{m: run.per_stage[s].get(m) for m in METRIC_COLUMNS}} for s in STAGE_TITLES]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="eval_stage_table")
@@ -290,7 +294,9 @@ def _results(run: EvalRun) -> None:
         if q.verdict:
             with st.expander(f"{md_escape(q.id)} · {q.verdict.title}"):
                 st.text(
-                    f"Question: {q.question}\nGold: {', '.join(q.gold_labels) or '(none: the documents should not answer it)'}\nWhy: {q.verdict.detail}"
+                    f"Question: {q.question}\n"
+                    f"Gold: {', '.join(q.gold_labels) or '(none: the documents should not answer it)'}\n"
+                    f"Why: {q.verdict.detail}"
                 )
                 if q.answer and not q.answer.abstained:
                     st.text(f"Answer: {q.answer.text}")
@@ -307,7 +313,10 @@ def _invalid(run: EvalRun) -> None:
         "this collection does not have. Fix the set (or ingest the document) and run again."
     )
     st.dataframe(
-        pd.DataFrame([{"id": q.id, "question": q.question, "gold": ", ".join(q.gold_labels), "why it is invalid": q.invalid} for q in run.invalid]),
+        pd.DataFrame([
+            {"id": q.id, "question": q.question, "gold": ", ".join(q.gold_labels), "why it is invalid": q.invalid}
+            for q in run.invalid
+        ]),
         hide_index=True, width="stretch", key="eval_invalid_table",
     )  # fmt: skip
 
@@ -350,7 +359,8 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     )
     line = alt.Chart(trend).mark_line(point=True).encode(
         x=alt.X("run:N", sort=None, title="run (oldest first)", axis=alt.Axis(labelAngle=0, labelLimit=160)),
-        y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])), color="metric:N", tooltip=["run", "created", "metric", alt.Tooltip("value:Q", format=".3f")],
+        y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1])), color="metric:N",
+        tooltip=["run", "created", "metric", alt.Tooltip("value:Q", format=".3f")],
     )  # fmt: skip
     st.altair_chart(line, width="stretch")
     others = [r.id for r in runs if r.id != run.id]
@@ -366,7 +376,8 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     cmp = compare_runs(load_run(data_dir, against), run)
     if not cmp.same_collection:
         st.warning(
-            "The collection changed between these runs (different chunks or models): differences mix retrieval and content changes."
+            "The collection changed between these runs (different chunks or models): differences mix retrieval "
+            "and content changes."
         )
     changes = cmp.config_changes()
     st.caption(
@@ -383,13 +394,14 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     ]
     st.dataframe(pd.DataFrame(deltas), hide_index=True, width="stretch", key="eval_delta_table")
     st.markdown(
-        f"**{plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}**"
+        f"**{plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, "
+        f"{plural(len(cmp.verdict_changes), 'verdict change')}**"
     )
     changed = [q for q in cmp.questions if q.outcome != "same" or q.verdict_a != q.verdict_b]
     rows = [
-        {"id": q.id, "question": q.question, "outcome": q.outcome, "ndcg@10 before": q.score_a, "ndcg@10 after": q.score_b,
-         "rank before": q.rank_a, "rank after": q.rank_b, "verdict before": verdict_title(q.verdict_a),
-         "verdict after": verdict_title(q.verdict_b)}
+        {"id": q.id, "question": q.question, "outcome": q.outcome, "ndcg@10 before": q.score_a,
+         "ndcg@10 after": q.score_b, "rank before": q.rank_a, "rank after": q.rank_b,
+         "verdict before": verdict_title(q.verdict_a), "verdict after": verdict_title(q.verdict_b)}
         for q in changed
     ]  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="eval_change_table")

@@ -27,7 +27,8 @@ GROUPS = ("mode", "core", "fusion", "cut", "expansion")
 
 
 def reranker_choices(base: RetrievalConfig) -> list[str]:
-    """The reranker picker's names: the configured one first as itself (e.g. "maxsim-fusion:0.6"), then the built-ins."""
+    """The reranker picker's names: the configured one first as itself (e.g. "maxsim-fusion:0.6"), then the
+    built-ins."""
     return list(dict.fromkeys([base.reranker, *RERANKERS]))
 
 
@@ -123,7 +124,8 @@ def _mode_picker(prefix: str, knob: Knob, claude: bool) -> str:
         st.error(f"Mode agent is unavailable: {AGENT_OFFLINE}.")
     elif picked != "plain":
         st.caption(
-            f"{'With Claude' if claude else 'Offline'}: {describe_mode(picked, claude)}. Each extra search is shown as a stage."
+            f"{'With Claude' if claude else 'Offline'}: {describe_mode(picked, claude)}. "
+            "Each extra search is shown as a stage."
         )
     return picked
 

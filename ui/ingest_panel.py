@@ -44,7 +44,7 @@ def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArc
     return expand_zip(name, data, limits)
 
 
-def expand_uploads(uploads: list, max_upload_mb: int) -> list[tuple[str, bytes]]:  # noqa: ANN001 - UploadedFile
+def expand_uploads(uploads: list, max_upload_mb: int) -> list[tuple[str, bytes]]:
     """Uploaded files as (name, bytes); .zip archives expanded, with a message for whatever they leave out."""
     files: list[tuple[str, bytes]] = []
     limits = ArchiveLimits.for_upload_mb(max_upload_mb)
@@ -91,7 +91,10 @@ def run_ingest(components: Components, files: Sequence[Item], config: ChunkConfi
 
 def show_summary(summary: IngestSummary) -> None:
     """One box for the whole ingest (the errors listed in it), then the per-file table."""
-    line = f"{plural(summary.documents, 'document')} ingested: {plural(summary.chunks_written, 'chunk')} written, {summary.chunks_unchanged:,} unchanged"
+    line = (
+        f"{plural(summary.documents, 'document')} ingested: {plural(summary.chunks_written, 'chunk')} written, "
+        f"{summary.chunks_unchanged:,} unchanged"
+    )
     if not summary.errors:
         st.success(f"{line}.")
     else:
@@ -147,7 +150,8 @@ def preview_files(
         if len(chunks) > settings.max_chunks_per_doc:
             st.warning(
                 md_escape(
-                    f"{doc.source}: {len(chunks):,} chunks is over the limit of {settings.max_chunks_per_doc:,}; ingest will refuse it."
+                    f"{doc.source}: {len(chunks):,} chunks is over the limit of {settings.max_chunks_per_doc:,}; "
+                    "ingest will refuse it."
                 )
             )
         loaded[doc.source] = (doc, chunks, diff)
@@ -161,7 +165,8 @@ def preview_files(
     if diff.unchanged or diff.removed:
         st.caption(
             md_escape(
-                f"{source} is stored already: {len(diff.added)} chunks added, {len(diff.unchanged)} unchanged, {len(diff.removed)} removed"
+                f"{source} is stored already: {len(diff.added)} chunks added, {len(diff.unchanged)} unchanged, "
+                f"{len(diff.removed)} removed"
             )
         )
         st.dataframe(

@@ -37,7 +37,8 @@ def where(c: Candidate) -> str:
 
 
 def where_labels(chunks: list[StoredChunk]) -> list[str]:
-    """`source > heading` per chunk; where a heading repeats in the list, the chunk's number and first words tell them apart."""
+    """`source > heading` per chunk; where a heading repeats in the list, the chunk's number and first words
+    tell them apart."""
     base = [c.chunk.location for c in chunks]
     repeats = Counter(base)
     return [
@@ -105,7 +106,8 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
     """
     st.markdown(f"#### {escape_markdown(where(candidate))}")
     st.caption(
-        f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · {candidate.movement}"
+        f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · "
+        f"{candidate.movement}"
     )
     try:
         ex = explain(components, result.question, candidate.id, result)
@@ -115,12 +117,14 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
     st.markdown(ex.markdown())
     if expanded:
         st.caption(
-            "The scores below are for the expanded query the stages ran (see above), as in the table; words PRF added are marked."
+            "The scores below are for the expanded query the stages ran (see above), as in the table; "
+            "words PRF added are marked."
         )
     left, right = st.columns(2)
     with left:
         st.markdown(
-            f"**Sparse (BM25) score {ex.sparse.score:.4f}** = Σ query weight × IDF (applied by Qdrant) × stored term weight"
+            f"**Sparse (BM25) score {ex.sparse.score:.4f}** = Σ query weight × IDF (applied by Qdrant) × "
+            "stored term weight"
         )
         if ex.sparse.terms:
             terms = pd.DataFrame(
@@ -152,7 +156,8 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
             st.caption(
                 "From the sentence vectors stored at ingest: the cosines sentence rescoring read."
                 if ex.dense.stored
-                else "Encoded now: this chunk has no stored sentence vectors, so sentence rescoring encodes them the same way."
+                else "Encoded now: this chunk has no stored sentence vectors, so sentence rescoring encodes them "
+                "the same way."
             )
 
 
@@ -183,7 +188,8 @@ TERM_COLUMNS = {
 
 
 def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFilter], None]) -> None:
-    """The tracked chunk in every stage, where it was lost, and the verified fixes (each with an Apply button calling `on_apply`)."""
+    """The tracked chunk in every stage, where it was lost, and the verified fixes (each with an Apply button
+    calling `on_apply`)."""
     chunk = report.target.chunk.chunk
     st.markdown(f"Tracking **{escape_markdown(chunk.location)}** (`{chunk.id}`)")
     if report.target.note:

@@ -30,7 +30,8 @@ def empty_collection_notice(components: Components) -> bool:
         return False
     if empty:
         st.info(
-            f"The collection **{md_escape(components.settings.collection)}** has no documents yet. Upload some, or press **Load sample docs**, on the Documents page."
+            f"The collection **{md_escape(components.settings.collection)}** has no documents yet. "
+            "Upload some, or press **Load sample docs**, on the Documents page."
         )
         st.markdown(f"📄 [Go to Documents]({page_url('documents', components)})")
     return empty

@@ -79,7 +79,8 @@ def _stage_extra(mr: ModeResult, label: str, r: RetrievalResult) -> None:
             st.text(info["judgement"])
     if "grades" in info:
         st.caption(
-            f"Action: {escape_markdown(info['action'])} · grades by {escape_markdown(info['basis'])}; relevant at or above {info['threshold']:g}"
+            f"Action: {escape_markdown(info['action'])} · grades by {escape_markdown(info['basis'])}; "
+            f"relevant at or above {info['threshold']:g}"
         )
         if info["note"]:
             st.caption(escape_markdown(info["note"]))
@@ -96,7 +97,8 @@ def _stage_extra(mr: ModeResult, label: str, r: RetrievalResult) -> None:
         st.dataframe(pd.DataFrame(grades), hide_index=True)
     if "call_id" in info:
         st.caption(
-            f"Tool call {escape_markdown(info['call_id'])}; hits shown to Claude as {', '.join(info['labels']) or 'none'}"
+            f"Tool call {escape_markdown(info['call_id'])}; hits shown to Claude as "
+            f"{', '.join(info['labels']) or 'none'}"
         )
         st.json(info["arguments"])
 
@@ -106,7 +108,8 @@ def _agent_turns(mr: ModeResult) -> None:
     for n, step in enumerate(mr.agent, 1):
         llm = step.llm
         st.markdown(
-            f"**Turn {n}** · stop {escape_markdown(llm.stop_reason)} · {llm.input_tokens:,} in / {llm.output_tokens:,} out tokens · {llm.latency_ms:,.0f} ms"
+            f"**Turn {n}** · stop {escape_markdown(llm.stop_reason)} · {llm.input_tokens:,} in / "
+            f"{llm.output_tokens:,} out tokens · {llm.latency_ms:,.0f} ms"
         )
         if step.text:
             st.text(step.text)

@@ -75,7 +75,8 @@ def answer_html(
                 )
             else:
                 out.append(
-                    f'<sup title="not a source that was sent" style="color:#c81e1e;font-weight:600">[{html.escape(ref)}?]</sup>'
+                    '<sup title="not a source that was sent" style="color:#c81e1e;font-weight:600">'
+                    f"[{html.escape(ref)}?]</sup>"
                 )
         cursor = marker.end
     out.append(inline_html(text[cursor:]))
@@ -108,7 +109,8 @@ def sources_html(panels: Sequence[SourcePanel]) -> str:
             else ""
         )
         blocks.append(
-            f'<details style="border:1px solid rgba(128,128,128,0.35);border-radius:6px;padding:0.4em 0.8em;margin:0.4em 0">'
+            '<details style="border:1px solid rgba(128,128,128,0.35);border-radius:6px;padding:0.4em 0.8em;'
+            'margin:0.4em 0">'
             f'<summary style="cursor:pointer"><b>[{html.escape(p.label)}]</b> {html.escape(p.title)}</summary>'
             f'<div id="{ANCHOR}-{label}" style="scroll-margin-top:4em">{body}{caption}</div></details>'
         )

@@ -35,7 +35,8 @@ def get_settings() -> Settings:
 
 @st.cache_resource(show_spinner="Opening the collection…")
 def get_components(settings: Settings) -> Components:
-    """One store per collection per process, shared by every session (the store is locked); the models are shared by all."""
+    """One store per collection per process, shared by every session (the store is locked); the models are
+    shared by all."""
     return build_components(settings)
 
 
@@ -46,7 +47,8 @@ def password_attempts() -> AttemptLimiter:
 
 
 def setup() -> Components:
-    """Settings, access check and the engine on the session's collection; stops the page with a clear message when any fails."""
+    """Settings, access check and the engine on the session's collection; stops the page with a clear
+    message when any fails."""
     st.session_state[_SESSION_STARTED] = True
     try:
         settings = get_settings()

@@ -83,7 +83,7 @@ class AnthropicClient:
             raise api_error(e, self.timeout_s, self.model) from None
 
     @contextmanager
-    def stream(self, **params: Any) -> Iterator[MessageStream]:
+    def stream(self, **params: Any) -> Iterator[MessageStream]:  # noqa: ANN401 - Messages API parameters, passed through
         """A streamed Messages call: SDK errors while opening or reading the stream become GenerationErrors.
 
         Raises:

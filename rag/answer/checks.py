@@ -4,10 +4,11 @@ Gate: abstain without calling any generator when fewer than `min_sources` of the
 `min_rerank_score`. Reranker scores do not share a scale ("none" repeats the fused RRF/DBSF scores,
 "score-fusion" is min-max normalised per question so its best chunk always scores 1), so the gate
 compares one absolute score: the dense cosine between question and chunk (the dense stage's score,
-and Qdrant's cosine with the stored vector for a chunk only the sparse stage found). On the sample help centre answerable questions
-reach 0.39-0.79 and off-topic ones stay under 0.16, hence the default 0.25. The exception is a
-cross-encoder, whose score is the relevance judgement it was trained to give: then its own score is
-compared, and RAGSCOPE_MIN_RERANK_SCORE must be set on its scale.
+and Qdrant's cosine with the stored vector for a chunk only the sparse stage found). On the sample
+help centre answerable questions reach 0.39-0.79 and off-topic ones stay under 0.16, hence the
+default 0.25. The exception is a cross-encoder, whose score is the relevance judgement it was
+trained to give: then its own score is compared, and RAGSCOPE_MIN_RERANK_SCORE must be set on its
+scale.
 Only chunks that pass are sent to the generator.
 
 Citation check: a marker must name a source that was sent, and must be the answerer's own. A marker

@@ -121,12 +121,16 @@ class ExtractiveGenerator:
         chosen = choose(scored, self.min_sentence_score, set(keys)) if scored else []
         if not chosen:
             best = f"; the best scored {scored[0].score:.2f}: {scored[0].unit.text!r}" if scored else ""
-            reason = f"no sentence of the {plural(len(sources), 'source')} sent scores {self.min_sentence_score:g} or more{best}"
+            reason = (
+                f"no sentence of the {plural(len(sources), 'source')} sent scores {self.min_sentence_score:g} "
+                f"or more{best}"
+            )
         else:
             missing = self.ignored_terms(question, keys, chosen, background(sources, retrieval))
             reason = (
                 f"the sources never mention {', '.join(repr(w) for w in missing)}, and the best sentence "
-                f"({chosen[0].unit.text!r}) matches the question better without {'it' if len(missing) == 1 else 'them'}" if missing else ""
+                f"({chosen[0].unit.text!r}) matches the question better without "
+                f"{'it' if len(missing) == 1 else 'them'}" if missing else ""
             )  # fmt: skip
         if reason:
             yield NOT_IN_SOURCES

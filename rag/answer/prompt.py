@@ -34,7 +34,8 @@ Rules:
 
 
 def escape_source_text(text: str) -> str:
-    """Neutralise markup and citation markers in document text so it cannot forge the wrapper's tags or our citations."""
+    """Neutralise markup and citation markers in document text so it cannot forge the wrapper's tags or
+    our citations."""
     return html.escape(neutralise_markers(text), quote=False)
 
 

@@ -76,7 +76,8 @@ class AskRecord:
     latency_ms: float
 
     def inspector_params(self, base: RetrievalConfig | None = None) -> dict[str, str]:
-        """Query parameters that open this ask in the search inspector with the same settings (`base`: the configured ones) on its collection."""
+        """Query parameters that open this ask in the search inspector with the same settings (`base`: the
+        configured ones) on its collection."""
         return inspector_params(self.question, self.config, base) | collection_param(self.collection)
 
 

@@ -91,7 +91,8 @@ def describe_collections(settings: Settings) -> list[CollectionInfo]:
 
 
 def create_collection(components: Components) -> CollectionInfo:
-    """Create the components' collection for their models (loads the dense model for its dimension); a no-op if it exists.
+    """Create the components' collection for their models (loads the dense model for its dimension); a
+    no-op if it exists.
 
     Raises:
         ModelMismatchError: it exists already, built with other models.

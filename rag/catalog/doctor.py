@@ -67,7 +67,8 @@ def _journals(root: Path, fix: bool) -> list[Finding]:
                         out.append(
                             Finding(
                                 "note",
-                                f"journal entry {path} is replayed on the next open of collection {collection_dir.name!r}",
+                                f"journal entry {path} is replayed on the next open of collection "
+                                f"{collection_dir.name!r}",
                             )
                         )
     return out
@@ -158,13 +159,15 @@ def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
         store.meta_path.unlink(missing_ok=True)
         return Finding(
             "fixed",
-            f"collection {name!r}: removed its damaged models record (it holds no chunks; the next ingest writes a new one)",
+            f"collection {name!r}: removed its damaged models record (it holds no chunks; the next ingest "
+            "writes a new one)",
         )
     dim, sentences = shape
     store.write_models(CollectionModels.from_settings(settings, dim, sentences))
     return Finding(
         "fixed",
-        f"collection {name!r}: rewrote its models record as the configured dense={settings.dense_model} ({dim} d, read from "
-        f"the stored vectors) on runtime {settings.dense_runtime}, sparse={settings.sparse_model}; if it was built with other models "
+        f"collection {name!r}: rewrote its models record as the configured dense={settings.dense_model} "
+        f"({dim} d, read from the stored vectors) on runtime {settings.dense_runtime}, "
+        f"sparse={settings.sparse_model}; if it was built with other models "
         "or the other vector space (int8 or float), delete it and re-ingest",
     )

@@ -22,7 +22,10 @@ from rag.errors import RagError
     "--json",
     "as_json",
     is_flag=True,
-    help="Print {answer, citations, abstained, reason, mode, retrieval_mode, sources} as JSON (with --mode other than plain: mode_stages, each search's query and final chunks).",
+    help=(
+        "Print {answer, citations, abstained, reason, mode, retrieval_mode, sources} as JSON "
+        "(with --mode other than plain: mode_stages, each search's query and final chunks)."
+    ),
 )
 @collection_option
 @retrieval_options
@@ -73,6 +76,7 @@ def _print_details(answer: Answer) -> None:
         for note in mr.notes:
             click.echo(f"{mr.mode}: {note}", err=True)
     click.echo(
-        f"answered by {answer.mode} ({answer.model}) in {answer.latency_ms:.0f} ms after {answer.retrieval_mode} retrieval",
+        f"answered by {answer.mode} ({answer.model}) in {answer.latency_ms:.0f} ms after "
+        f"{answer.retrieval_mode} retrieval",
         err=True,
     )

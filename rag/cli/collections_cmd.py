@@ -26,7 +26,9 @@ def collection_option(command: Callable[..., Any]) -> Callable[..., Any]:
     "--json",
     "as_json",
     is_flag=True,
-    help="Print [{name, default, dense_model, dense_runtime, sparse_model, sentence_vectors, chunks, documents, error}].",
+    help=(
+        "Print [{name, default, dense_model, dense_runtime, sparse_model, sentence_vectors, chunks, documents, error}]."
+    ),
 )
 def collections(as_json: bool) -> None:
     """List the collections with their models, chunk and document counts, and whether they store sentence vectors."""
@@ -46,6 +48,7 @@ def collections(as_json: bool) -> None:
         else:
             vectors = "sentence vectors" if i.sentence_vectors else "no sentence vectors"
             click.echo(
-                f"{mark} {i.name}\t{i.documents} documents\t{i.chunks} chunks\tdense {i.models.dense_model} ({i.models.dense_runtime})\tsparse {i.models.sparse_model}\t{vectors}"
+                f"{mark} {i.name}\t{i.documents} documents\t{i.chunks} chunks\t"
+                f"dense {i.models.dense_model} ({i.models.dense_runtime})\tsparse {i.models.sparse_model}\t{vectors}"
             )
     click.echo("* the default collection (RAGSCOPE_COLLECTION)", err=True)

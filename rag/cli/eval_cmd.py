@@ -52,7 +52,10 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 @click.option(
     "--judge",
     is_flag=True,
-    help="With --answers: Claude judges each sentence's faithfulness and each answer's relevancy (needs ANTHROPIC_API_KEY).",
+    help=(
+        "With --answers: Claude judges each sentence's faithfulness and each answer's relevancy "
+        "(needs ANTHROPIC_API_KEY)."
+    ),
 )
 @click.option("--baseline", default=None, help="Compare with this run id, or 'marked' for the set's marked baseline.")
 @click.option("--mark-baseline", is_flag=True, help="Mark this run as its set's baseline.")
@@ -61,8 +64,9 @@ MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
     "--json", "as_json", is_flag=True, help="Print JSON: run_id, metrics, per_stage, questions (and comparison)."
 )
 def eval_command(
-    qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None, name: str | None, answers: bool, judge: bool,
-    baseline: str | None, mark_baseline: bool, list_runs: bool, as_json: bool, **options: object,
+    qset: Path | None, beir_dir: Path | None, split: str, limit: int | None, collection: str | None,
+    name: str | None, answers: bool, judge: bool, baseline: str | None, mark_baseline: bool, list_runs: bool,
+    as_json: bool, **options: object,
 ) -> None:  # fmt: skip
     """Evaluate retrieval (and optionally answers) on SET.jsonl or --beir DIR; every run is stored.
 
@@ -84,7 +88,8 @@ def eval_command(
                     components, data, lambda frac, _msg: bar.update(round(frac * len(data.corpus)) - bar.n)
                 )
             click.echo(
-                f"{summary.documents} documents ({summary.chunks_written} chunks written, {len(summary.errors)} errors)",
+                f"{summary.documents} documents ({summary.chunks_written} chunks written, "
+                f"{len(summary.errors)} errors)",
                 err=True,
             )
             questions = beir_question_set(data, limit)
@@ -149,7 +154,8 @@ def _print_run(run: EvalRun) -> None:
         click.echo(f"  {q.id}\t{q.verdict.title}\t{q.verdict.detail}")
     if run.invalid:
         click.echo(
-            f"{plural(len(run.invalid), 'question')} left out of the metrics (invalid gold: it names what the collection lacks)"
+            f"{plural(len(run.invalid), 'question')} left out of the metrics "
+            "(invalid gold: it names what the collection lacks)"
         )
         for q in run.invalid:
             click.echo(f"  {q.id}\tINVALID\t{q.invalid}")
@@ -169,7 +175,8 @@ def _print_comparison(cmp: Comparison) -> None:
     for m in HEADLINE:
         click.echo(f"  {m}: {cmp.deltas[FINAL_STAGE][m]:+.3f}")
     click.echo(
-        f"  {plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, {plural(len(cmp.verdict_changes), 'verdict change')}"
+        f"  {plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, "
+        f"{plural(len(cmp.verdict_changes), 'verdict change')}"
     )
     for q in cmp.verdict_changes:
         old, new = (verdict_title(v) for v in (q.verdict_a, q.verdict_b))
@@ -186,5 +193,6 @@ def _print_runs(data_dir: Path, as_json: bool) -> None:
     for r in runs:
         mark = "*" if r.baseline else " "
         click.echo(
-            f"{mark} {r.id}\t{r.label}\t{r.set_name}\t{r.collection}\tndcg@10 {r.per_stage.get(FINAL_STAGE, {}).get('ndcg@10', 0):.3f}"
+            f"{mark} {r.id}\t{r.label}\t{r.set_name}\t{r.collection}\t"
+            f"ndcg@10 {r.per_stage.get(FINAL_STAGE, {}).get('ndcg@10', 0):.3f}"
         )

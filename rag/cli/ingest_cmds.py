@@ -46,7 +46,8 @@ def ingest(
     tags: str | None,
     as_json: bool,
 ) -> None:
-    """Ingest files, folders (recursively, with the .zip archives in them) and .zip archives; exits 1 if any file failed.
+    """Ingest files, folders (recursively, with the .zip archives in them) and .zip archives; exits 1 if
+    any file failed.
 
     Everything left out (hidden and tool folders, unsupported types, archive entries) is listed on
     stderr with the reason, and under "skipped" in --json. Inputs that would be stored as one
@@ -146,7 +147,8 @@ def _ingest_paths(
 
 
 def _members(name: str, files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
-    """An archive's files as source names: an archive found in a folder stands for its folder, so they keep its prefix."""
+    """An archive's files as source names: an archive found in a folder stands for its folder, so they
+    keep its prefix."""
     folder = posixpath.dirname(name)
     return [(posixpath.join(folder, inner), body) for inner, body in files]
 

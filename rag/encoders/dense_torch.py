@@ -87,7 +87,8 @@ class SentenceTransformerEncoder(LazyModel):
             tokens = out["token_embeddings"][: int(out["attention_mask"].sum())].float().numpy()
             if len(where) != len(tokens):
                 raise EncoderError(
-                    f"dense model {self.name!r}: its tokenizer and its model disagree on {texts[i][:40]!r}; late chunking cannot pool"
+                    f"dense model {self.name!r}: its tokenizer and its model disagree on {texts[i][:40]!r}; "
+                    "late chunking cannot pool"
                 )
             starts, ends = np.array(where).T
             real = ends > starts  # [CLS], [SEP] and the like cover no characters
@@ -112,7 +113,7 @@ def _load_sentence_transformer(name: str):  # noqa: ANN202
     path = resolve_dense_path(name)
     try:
         return SentenceTransformer(path, device="cpu", local_files_only=offline())
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - sentence-transformers and the hub raise many types for a missing or bad model
         raise EncoderError(
             f"could not load dense model {name!r} ({type(e).__name__}: {e}). Without internet, use a local "
             "folder path or the default all-MiniLM-L6-v2."

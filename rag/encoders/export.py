@@ -78,7 +78,8 @@ class ModelFolder:
         )
         if modes not in (["mean_tokens"], ["cls_token"]):
             raise EncoderError(
-                f"dense model {name!r} pools with {modes or 'nothing'}; the ONNX runtime does mean or CLS pooling only; {TORCH_HINT}"
+                f"dense model {name!r} pools with {modes or 'nothing'}; the ONNX runtime does mean or CLS "
+                f"pooling only; {TORCH_HINT}"
             )
         st_config = (
             _json(path / "sentence_bert_config.json", name) if (path / "sentence_bert_config.json").exists() else {}
@@ -235,7 +236,8 @@ def export_onnx(folder: ModelFolder, target: Path, attention: str | None = None)
         from transformers import AutoModel
     except ImportError as e:
         raise EncoderError(
-            f"exporting the dense model to ONNX needs torch and transformers ({e}); pip install torch transformers onnx, or {TORCH_HINT}"
+            f"exporting the dense model to ONNX needs torch and transformers ({e}); "
+            f"pip install torch transformers onnx, or {TORCH_HINT}"
         ) from None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -281,8 +283,8 @@ def export_onnx(folder: ModelFolder, target: Path, attention: str | None = None)
         raise
     except Exception as e:  # noqa: BLE001 - the exporter's many failure types all need the same advice
         raise EncoderError(
-            f"could not export dense model {folder.path} to ONNX in {target.parent} ({type(e).__name__}: {e}); check that the data "
-            f"dir is writable and that onnx is installed (pip install onnx), or {TORCH_HINT}"
+            f"could not export dense model {folder.path} to ONNX in {target.parent} ({type(e).__name__}: {e}); "
+            f"check that the data dir is writable and that onnx is installed (pip install onnx), or {TORCH_HINT}"
         ) from None
 
 
@@ -316,7 +318,7 @@ def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
             root.disabled = was
     except Exception as e:  # noqa: BLE001 - the quantiser's failure types all need the same advice
         raise EncoderError(
-            f"could not quantise dense model {name!r} to int8 in {target.parent} ({type(e).__name__}: {e}); check that the data dir "
-            "is writable and onnx is installed, or use RAGSCOPE_SENTENCE_POOLING=separate"
+            f"could not quantise dense model {name!r} to int8 in {target.parent} ({type(e).__name__}: {e}); "
+            "check that the data dir is writable and onnx is installed, or use RAGSCOPE_SENTENCE_POOLING=separate"
         ) from None
     return target

@@ -1,4 +1,5 @@
-"""BM25 through fastembed, from a folder we ship (it only needs a stopword list); Qdrant's IDF modifier supplies the IDF."""
+"""BM25 through fastembed, from a folder we ship (it only needs a stopword list); Qdrant's IDF modifier
+supplies the IDF."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ class FastembedBm25Encoder(LazyModel):
             kwargs["avg_len"] = self.avg_len
         try:
             return SparseTextEmbedding(self.name, **kwargs)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - fastembed raises many types for a missing or bad model
             raise EncoderError(f"could not load sparse model {self.name!r} ({type(e).__name__}: {e})") from None
 
     def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:

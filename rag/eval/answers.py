@@ -72,9 +72,10 @@ class AnswerRecord:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "text": self.text, "abstained": self.abstained, "reason": self.reason, "mode": self.mode, "model": self.model,
-            "cited": list(self.cited), "invented": list(self.invented), "sentences": self.sentences,
-            "uncited": list(self.uncited), "judged": [j.as_json() for j in self.judged], "relevancy": self.relevancy,
+            "text": self.text, "abstained": self.abstained, "reason": self.reason, "mode": self.mode,
+            "model": self.model, "cited": list(self.cited), "invented": list(self.invented),
+            "sentences": self.sentences, "uncited": list(self.uncited), "judged": [j.as_json() for j in self.judged],
+            "relevancy": self.relevancy,
         }  # fmt: skip
 
     @classmethod

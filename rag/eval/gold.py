@@ -2,7 +2,8 @@
 
 A question set names its gold in one of three ways (see `parse_gold`): chunk ids, sections
 (`source` + heading path; any chunk under that heading counts), or an answer text that must appear in
-a chunk (its text, or its heading path followed by its text: a heading line is kept in the path). Sections and text survive re-chunking; ids do not. Resolution turns each gold item into a
+a chunk (its text, or its heading path followed by its text: a heading line is kept in the path).
+Sections and text survive re-chunking; ids do not. Resolution turns each gold item into a
 `GoldUnit` (a set of chunks, any of which satisfies it) so metrics count an item once however many
 chunks it spans, the way BEIR counts a document once however it is split into passages.
 
@@ -64,7 +65,7 @@ class TextGold:
 Gold = ChunkIdGold | SectionGold | TextGold
 
 
-def parse_gold(value: Any) -> Gold:
+def parse_gold(value: Any) -> Gold:  # noqa: ANN401 - a parsed JSON value, of any shape until checked here
     """Read the `gold` field of a question-set line.
 
     Args:
@@ -109,7 +110,7 @@ def _section(item: dict) -> SectionRef:
     return SectionRef(source, heading, grade)
 
 
-def gold_to_json(gold: Gold | None) -> Any:
+def gold_to_json(gold: Gold | None) -> str | list[str] | list[dict[str, str | int]] | None:
     """The question-set JSON form of a gold spec (inverse of `parse_gold`)."""
     if gold is None:
         return None
@@ -163,8 +164,8 @@ class CollectionIndex:
         s = components.settings
         records = components.store.records(ChunkFilter(include_quarantined=True))
         return cls(
-            (r.chunk for r in records if not r.quarantined), (s.collection, s.dense_model, s.sparse_model), Originals(s.originals_dir),
-            quarantined=(r.chunk for r in records if r.quarantined),
+            (r.chunk for r in records if not r.quarantined), (s.collection, s.dense_model, s.sparse_model),
+            Originals(s.originals_dir), quarantined=(r.chunk for r in records if r.quarantined),
         )  # fmt: skip
 
     def resolve(self, gold: Gold | None) -> Resolution:
@@ -180,7 +181,10 @@ class CollectionIndex:
     def _id_unit(self, chunk_id: str) -> GoldUnit:
         if chunk_id in self.by_id:
             return GoldUnit(f"chunk:{chunk_id}", chunk_id, 1, (chunk_id,))
-        problem = f"chunk id {chunk_id} is not in the collection (chunk ids change when a document is re-chunked; name the section instead)"
+        problem = (
+            f"chunk id {chunk_id} is not in the collection (chunk ids change when a document is re-chunked; "
+            "name the section instead)"
+        )
         return GoldUnit(f"chunk:{chunk_id}", chunk_id, 1, (), problem)
 
     def _section_unit(self, ref: SectionRef) -> GoldUnit:
@@ -224,7 +228,10 @@ class CollectionIndex:
         if lost_in:
             return Resolution((GoldUnit("text", label, 1, ()),), nearest=nearest, lost_in=lost_in)
         hint = f"; the chunk sharing most of its words is {nearest}" if nearest else ""
-        problem = f"the answer text {label} is in no document of the collection, neither in a chunk nor in any source file: write it as the documents do{hint}"
+        problem = (
+            f"the answer text {label} is in no document of the collection, neither in a chunk nor in any "
+            f"source file: write it as the documents do{hint}"
+        )
         return Resolution((GoldUnit("text", label, 1, (), problem),), nearest=nearest)
 
     def _file_texts(self) -> dict[str, str] | None:
@@ -261,8 +268,9 @@ def _with_path(chunk: Chunk) -> str:
 
 def _quarantined(n: int) -> str:
     return (
-        f"only {n} quarantined chunk{'s' if n > 1 else ''} hold{'s' if n == 1 else ''} it (flagged as prompt injection and quarantined on "
-        "the Documents page), and retrieval never returns quarantined chunks: release them, or name other gold"
+        f"only {n} quarantined chunk{'s' if n > 1 else ''} hold{'s' if n == 1 else ''} it "
+        "(flagged as prompt injection and quarantined on the Documents page), and retrieval never returns "
+        "quarantined chunks: release them, or name other gold"
     )
 
 

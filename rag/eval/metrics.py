@@ -13,7 +13,7 @@ ascending, so a result never depends on dict order.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -117,7 +117,9 @@ def by_query(results: Mapping[str, MetricResult]) -> dict[str, dict[str, float]]
     return out
 
 
-def _per_query(name: str, run: Run, qrels: Qrels, score) -> MetricResult:
+def _per_query(
+    name: str, run: Run, qrels: Qrels, score: Callable[[list[str], Mapping[str, int]], float]
+) -> MetricResult:
     per_query: dict[str, float] = {}
     for qid, grades in qrels.items():
         relevant = {d: g for d, g in grades.items() if g > 0}

@@ -4,8 +4,9 @@ Each question runs `run_mode()` in the config's mode (plain: one `retrieve()`), 
 which retrieves the same way, so every stage's ranking comes from one call; per-stage metrics use the
 final (for a mode: fused) `RetrievalResult.ranked(stage)`, verdicts the whole result and the mode's
 own searches. A question whose gold names something the collection lacks (a chunk id, a document, a heading)
-is marked invalid and left out of the metrics, so a broken set never looks like bad retrieval. A run reports progress after each question and checks its cancel event before each one; a
-cancelled run raises `EvalCancelled` and stores nothing.
+is marked invalid and left out of the metrics, so a broken set never looks like bad retrieval. A run
+reports progress after each question and checks its cancel event before each one; a cancelled run
+raises `EvalCancelled` and stores nothing.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def run_eval(
     index = CollectionIndex.from_components(components)
     if not index.by_id:
         raise RagError(
-            f"collection {components.settings.collection!r} has no chunks: ingest documents (or the sample help centre) before running an eval"
+            f"collection {components.settings.collection!r} has no chunks: ingest documents "
+            "(or the sample help centre) before running an eval"
         )
     if generator is None and answers:
         generator = default_generator(components)

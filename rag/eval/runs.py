@@ -94,8 +94,8 @@ class QuestionResult:
     def from_json(cls, d: Mapping[str, Any]) -> QuestionResult:
         return cls(
             d["id"], d["question"], d["answerable"], d["gold"], tuple(d["gold_labels"]), tuple(d["gold_chunks"]),
-            d["scores"], d["gold_ranks"], Verdict.from_json(d["verdict"]), d["inspector"], AnswerRecord.from_json(d["answer"]),
-            d.get("invalid"),
+            d["scores"], d["gold_ranks"], Verdict.from_json(d["verdict"]), d["inspector"],
+            AnswerRecord.from_json(d["answer"]), d.get("invalid"),
         )  # fmt: skip
 
 
@@ -128,7 +128,8 @@ class EvalRun:
 
     @property
     def metrics(self) -> dict[str, float]:
-        """The headline numbers: the final stage's, plus the share of scored questions whose gold reached the final k."""
+        """The headline numbers: the final stage's, plus the share of scored questions whose gold reached the
+        final k."""
         final = self.per_stage.get(FINAL_STAGE, {})
         out = {name: final.get(name, 0.0) for name in HEADLINE}
         scored = [q for q in self.questions if q.scored]
@@ -149,9 +150,9 @@ class EvalRun:
 
     def summary_json(self) -> dict[str, Any]:
         return {
-            "run_id": self.id, "name": self.name, "created_at": self.created_at, "set": self.set_name, "collection": self.collection,
-            "config": dataclasses.asdict(self.config), "models": dict(self.models), "fingerprint": self.fingerprint,
-            "baseline": self.baseline,
+            "run_id": self.id, "name": self.name, "created_at": self.created_at, "set": self.set_name,
+            "collection": self.collection, "config": dataclasses.asdict(self.config), "models": dict(self.models),
+            "fingerprint": self.fingerprint, "baseline": self.baseline,
         }  # fmt: skip
 
     def as_json(self) -> dict[str, Any]:
@@ -206,10 +207,12 @@ def save_run(data_dir: Path, run: EvalRun) -> None:
     """Write a complete run, all or nothing."""
     with _connect(data_dir) as con:
         con.execute(
-            "INSERT INTO runs (id, created_at, set_name, collection, config, models, fingerprint, per_stage, answers, name) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO runs (id, created_at, set_name, collection, config, models, fingerprint, per_stage, "
+            "answers, name) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (
                 run.id, run.created_at, run.set_name, run.collection, json.dumps(dataclasses.asdict(run.config)),
-                json.dumps(dict(run.models)), run.fingerprint, json.dumps(run.per_stage), json.dumps(run.answers), run.name,
+                json.dumps(dict(run.models)), run.fingerprint, json.dumps(run.per_stage), json.dumps(run.answers),
+                run.name,
             ),
         )  # fmt: skip
         con.executemany(
@@ -276,8 +279,8 @@ def baseline_of(data_dir: Path, set_name: str) -> str | None:
 def _run(row: tuple, questions: tuple[QuestionResult, ...]) -> EvalRun:
     rid, created, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name = row
     return EvalRun(
-        rid, created, set_name, collection, RetrievalConfig.from_record(json.loads(config)), json.loads(models), fingerprint,
-        json.loads(per_stage), json.loads(answers), questions, bool(baseline), name,
+        rid, created, set_name, collection, RetrievalConfig.from_record(json.loads(config)), json.loads(models),
+        fingerprint, json.loads(per_stage), json.loads(answers), questions, bool(baseline), name,
     )  # fmt: skip
 
 

@@ -148,14 +148,16 @@ def judge_question(
     if not gold.chunk_ids & set(answer.cited):
         return Verdict(
             "not_cited",
-            f"gold was retrieved at final rank {best.final_rank} but the answer cites only {_short(answer.cited) or 'nothing'}",
+            f"gold was retrieved at final rank {best.final_rank} but the answer cites only "
+            f"{_short(answer.cited) or 'nothing'}",
             {**where, "cited": list(answer.cited)},
             best.id,
         )
     if answer.unsupported:
         return Verdict(
             "not_cited",
-            f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources do not state: “{answer.unsupported[0]}”",
+            f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources "
+            f"do not state: “{answer.unsupported[0]}”",
             {**where, "unsupported": list(answer.unsupported)},
             best.id,
         )
@@ -183,11 +185,15 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
             where = ", ".join(gold.lost_in[:3])
             return Verdict(
                 "parse_loss",
-                f"{', '.join(missing)} is in the file of {where} but in no chunk{nearest}: the loader or chunker dropped it (e.g. HTML navigation or hidden text, a PDF header)",
+                f"{', '.join(missing)} is in the file of {where} but in no chunk{nearest}: the loader or chunker "
+                "dropped it (e.g. HTML navigation or hidden text, a PDF header)",
                 facts,
                 gold.nearest,
             )
-        why = "Its documents were ingested before ragscope kept source files, so parse loss and other wording cannot be told apart; re-ingest them to find out"
+        why = (
+            "Its documents were ingested before ragscope kept source files, so parse loss and other wording "
+            "cannot be told apart; re-ingest them to find out"
+        )
         return Verdict(
             "text_not_found",
             f"no chunk of the collection holds {', '.join(missing)}{nearest}. {why}",
@@ -217,14 +223,16 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
     if best.fused.rank <= k < (best.rerank.rank or 10**9):
         return Verdict(
             "reranker_dropped",
-            f"gold was fused rank {best.fused.rank} (inside k={k}) but the {result.reranker} reranker moved it to rank {best.rerank.rank}",
+            f"gold was fused rank {best.fused.rank} (inside k={k}) but the {result.reranker} reranker moved it "
+            f"to rank {best.rerank.rank}",
             {"reranker": result.reranker, "final_k": k, **ranks},
             best.id,
         )
     if best.rerank.rank is not None and best.rerank.rank <= k and config.min_score is not None:
         return Verdict(
             "cut",
-            f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score {config.min_score:g}",
+            f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score "
+            f"{config.min_score:g}",
             {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **ranks},
             best.id,
         )
@@ -252,12 +260,16 @@ def _partial_verdict(
     v = _mode_verdict(alone, mode, result.config.final_k) or _retrieval_verdict(alone, result, fused_rank)
     found = len(gold.units) - len(lost)
     missing = [u.label for u in lost]
-    detail = f"{found} of {len(gold.units)} gold items in the final k={result.config.final_k}; {lost[0].label} is not: {v.detail}"
+    detail = (
+        f"{found} of {len(gold.units)} gold items in the final k={result.config.final_k}; "
+        f"{lost[0].label} is not: {v.detail}"
+    )
     return Verdict(v.code, detail, {**v.evidence, "missing_gold": missing}, v.track)
 
 
 def _mode_verdict(gold: Resolution, mr: ModeResult | None, k: int) -> Verdict | None:
-    """The mode's own reason the gold is not in its final list, or None (then the plain checks run on the final list)."""
+    """The mode's own reason the gold is not in its final list, or None (then the plain checks run on the
+    final list)."""
     ids = gold.chunk_ids
     if mr is None or mr.mode == "plain" or not ids:
         return None
@@ -272,12 +284,18 @@ def _mode_verdict(gold: Resolution, mr: ModeResult | None, k: int) -> Verdict | 
                     "basis": attempt.basis,
                     "threshold": attempt.threshold,
                 }
-                detail = f"the grader discarded the gold chunk: the {attempt.action} ranked it {rank} but graded it {g.score:.3f} ({attempt.basis}), under the threshold {attempt.threshold:g}"
+                detail = (
+                    f"the grader discarded the gold chunk: the {attempt.action} ranked it {rank} but graded it "
+                    f"{g.score:.3f} ({attempt.basis}), under the threshold {attempt.threshold:g}"
+                )
                 return Verdict("grader_discarded", detail, evidence, g.chunk_id)
     for label, r in mr.searches():
         hit = next((c for c in r.final if c.id in ids), None)
         if hit is not None:
-            detail = f"gold was rank {hit.final_rank} in the {label} search, but combining the mode's searches ({mr.result.reranker}) left it out of the final k={k}"
+            detail = (
+                f"gold was rank {hit.final_rank} in the {label} search, but combining the mode's searches "
+                f"({mr.result.reranker}) left it out of the final k={k}"
+            )
             return Verdict(
                 "mode_merge_dropped",
                 detail,
@@ -287,7 +305,10 @@ def _mode_verdict(gold: Resolution, mr: ModeResult | None, k: int) -> Verdict | 
     if len(mr.hops) > 1:
         last, before = mr.hops[-1], mr.hops[-2]
         carried = f" (carrying {', '.join(before.carried)} from hop {before.number})" if before.carried else ""
-        detail = f"hop {last.number} query drifted: it searched “{last.query}”{carried}, and no hop ranked a gold chunk in its final k={k}"
+        detail = (
+            f"hop {last.number} query drifted: it searched “{last.query}”{carried}, and no hop ranked a gold "
+            f"chunk in its final k={k}"
+        )
         return Verdict(
             "hop_drifted", detail, {"hop": last.number, "query": last.query, "carried": list(before.carried)}, min(ids)
         )
@@ -327,10 +348,12 @@ def _fused_out(best: Candidate, config: RetrievalConfig, fused_rank: FusedRank |
 def inspector_link(
     question: str, config: RetrievalConfig, track: str | None, base: RetrievalConfig | None = None
 ) -> dict[str, str]:
-    """Query parameters that open the search inspector on this question and the run's whole config, following the gold chunk.
+    """Query parameters that open the search inspector on this question and the run's whole config,
+    following the gold chunk.
 
     Beyond what `inspector_params` writes it always carries dense_weight and rrf_k, since a verdict can
-    depend on them (fusion weighted away from a stage). `base`: the configured settings the inspector reads links on.
+    depend on them (fusion weighted away from a stage). `base`: the configured settings the inspector
+    reads links on.
     """
     params = inspector_params(question, config, base) | {
         "dense_weight": str(config.dense_weight),

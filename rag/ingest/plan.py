@@ -136,7 +136,10 @@ def repeated_message(chunks: Iterable[Chunk], repeated: set[str]) -> str:
     where = sorted(
         {f"{c.source} chunk {c.index + 1} ({c.heading or 'no heading'})" for c in chunks if c.id in repeated}
     )
-    return f"not ingested: chunk ids repeat ({'; '.join(where)}), so one chunk would overwrite another. Nothing was written; please report this"
+    return (
+        f"not ingested: chunk ids repeat ({'; '.join(where)}), so one chunk would overwrite another. "
+        "Nothing was written; please report this"
+    )
 
 
 def _same_doc(old: dict, new_meta: dict, tags: Sequence[str] | None) -> bool:

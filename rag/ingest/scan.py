@@ -34,21 +34,28 @@ _EN_RULES = r"(instructions?|prompts?|rules|directions|guidelines|directives|ord
 
 def _lang(verbs: str, qualifiers: str, nouns: str) -> str:
     """Verb ... qualifier ... noun, or qualifier ... noun ... verb (German and Japanese put the verb last)."""
-    return rf"(?:\b{verbs}\b{_S}{{0,40}}\b{qualifiers}\b{_S}{{0,25}}\b{nouns}|\b{qualifiers}\b{_S}{{0,25}}\b{nouns}{_S}{{0,30}}\b{verbs}\b)"
+    return (
+        rf"(?:\b{verbs}\b{_S}{{0,40}}\b{qualifiers}\b{_S}{{0,25}}\b{nouns}"
+        rf"|\b{qualifiers}\b{_S}{{0,25}}\b{nouns}{_S}{{0,30}}\b{verbs}\b)"
+    )
 
 
 _IGNORE = [
     rf"\b(ignore|disregard|forget|override|bypass)\b{_S}{{0,40}}\b{_EN_QUALIFIER}\b{_S}{{0,20}}\b{_EN_RULES}\b",
-    r"\b(ignore|disregard|forget)\s+(everything|anything|all)\s+(above|before|previously|(that )?you (were|have been) told)",
+    r"\b(ignore|disregard|forget)\s+(everything|anything|all)\s+"
+    r"(above|before|previously|(that )?you (were|have been) told)",
     # "disregard the above." / "ignore all of the above and ..." (not "ignore the above warning if ...")
     r"\b(ignore|disregard|forget)\s+(all\s+(of\s+)?)?(the\s+|everything\s+)?(above|foregoing|preceding)\b"
-    r"(?!\s+(\w+\s+)?(error|errors|warning|warnings|message|messages|step|steps|section|example|output|command|line|lines|code|note|if|when|for|unless|on|in)\b)",
+    r"(?!\s+(\w+\s+)?(error|errors|warning|warnings|message|messages|step|steps|section|example|output|command"
+    r"|line|lines|code|note|if|when|for|unless|on|in)\b)",
     rf"\b(do not|don't|never|stop|no longer)\s+(follow|obey|comply with|apply|follow\w*)\b{_S}{{0,20}}"
-    rf"\b(previous|prior|earlier|preceding|original|initial|system|your|developer|those|these|the above|the original)\b{_S}{{0,15}}\b{_EN_RULES}\b",
+    r"\b(previous|prior|earlier|preceding|original|initial|system|your|developer|those|these|the above"
+    rf"|the original)\b{_S}{{0,15}}\b{_EN_RULES}\b",
     r"\b(do not|don't|never)\s+(follow|obey)\s+(the|any|all)\s+(\w+\s+)?(instructions?|rules|guidelines|directives)"
     r"(\s+(above|given|you (were|have been) given|you received))?\s*([.!;:,]|$|\band\b)",
     _lang(
-        r"(ignore[zsr]?|ignorer|oublie[zsr]?|oublier|ne tien[st] pas compte|ne tenez pas compte|faites abstraction|fais abstraction)",
+        r"(ignore[zsr]?|ignorer|oublie[zsr]?|oublier|ne tien[st] pas compte|ne tenez pas compte"
+        r"|faites abstraction|fais abstraction)",
         r"(précédent\w*|ci-dessus|antérieur\w*|initia\w*|du système|tes|vos|toutes les|tous les)",
         r"(instructions?|consignes?|directives?|règles|indications|ordres)",
     ),
@@ -92,10 +99,12 @@ def _you_are_now(phrase: str, article: str, nouns: str, unbound: str) -> str:
 
 
 _ROLE = [
-    rf"\byou are now\b{_S}{{0,30}}\b(an? (ai|assistant|model|chatbot|bot)|dan|jailbr\w*|unrestricted|unfiltered|uncensored|in developer mode|no longer)\b",
+    rf"\byou are now\b{_S}{{0,30}}\b(an? (ai|assistant|model|chatbot|bot)|dan|jailbr\w*|unrestricted|unfiltered"
+    r"|uncensored|in developer mode|no longer)\b",
     rf"\byou are no longer\b{_S}{{0,30}}\b(bound|restricted|limited|required|an? (ai|assistant|model))\b",
     rf"\bfrom now on,? you\b{_S}{{0,25}}\b(answer|respond|reply|say|act|pretend|speak|only|must not|never)\b",
-    r"(^|[.!?:]\s+|\byou (will|must|should|shall|now|are to) )(act|pretend|behave|role-?play) (as|like|to be) (an?|the|my)\b",
+    r"(^|[.!?:]\s+|\byou (will|must|should|shall|now|are to) )"
+    r"(act|pretend|behave|role-?play) (as|like|to be) (an?|the|my)\b",
     r"\b(new|updated|revised|real|actual|override|true) (system )?(instructions?|rules|prompt|task|directives?)\s*:",
     _you_are_now(
         r"(tu es|vous êtes|t'es)\s+(maintenant|désormais|dorénavant|à présent)",
@@ -127,24 +136,38 @@ _ROLE = [
         r"(ia|ai|assistente|modello|chatbot|bot|robot|dan)",
         r"(senza (restrizioni|filtri|censura|limiti)|in modalità sviluppatore)",
     ),
-    rf"(теперь ты|ты теперь|отныне ты|с этого момента ты|теперь вы|вы теперь)\s*[,—–-]?\s*(\w+\s+)?(ии|ai|ассистент\w*|модель|чат-?бот\w*|dan)(?!\w)"
-    rf"|(теперь ты|ты теперь|отныне ты|с этого момента ты|теперь вы|вы теперь){_S}{{0,30}}(без ограничений|без фильтров|без цензуры|в режиме разработчика)",
+    r"(теперь ты|ты теперь|отныне ты|с этого момента ты|теперь вы|вы теперь)\s*[,—–-]?\s*(\w+\s+)?"
+    r"(ии|ai|ассистент\w*|модель|чат-?бот\w*|dan)(?!\w)"
+    rf"|(теперь ты|ты теперь|отныне ты|с этого момента ты|теперь вы|вы теперь){_S}{{0,30}}"
+    r"(без ограничений|без фильтров|без цензуры|в режиме разработчика)",
     rf"(你现在是|現在你是|现在你是|你現在是|从现在起你是|從現在起你是|从现在开始你是|從現在開始你是|你不再是){_C}{{0,10}}(ai|人工智能|助手|机器人|機器人|模型|dan|没有限制|沒有限制|不受限制|无限制|無限制)",
     rf"((あなたは|君は|お前は)(今から|これから|今日から|もう)|(今から|これから|今日から)(あなたは|君は|お前は)){_C}{{0,15}}(ai|アシスタント|モデル|ボット|dan|制限のない|無制限|制限なし)",
 ]
 
 _REVEAL = [
-    rf"\b(reveal|print|show|repeat|output|leak|disclose|display|share|tell me|give me|what (is|are|were)|dump|write out)\b{_S}{{0,30}}"
-    r"\b((your|the) (system|initial|original|hidden|secret|full|developer) (prompt|instructions|message|rules)|system prompt"
-    r"|your (prompt|instructions|rules)|hidden instructions|instructions you were given)",
+    r"\b(reveal|print|show|repeat|output|leak|disclose|display|share|tell me|give me|what (is|are|were)|dump"
+    rf"|write out)\b{_S}{{0,30}}"
+    r"\b((your|the) (system|initial|original|hidden|secret|full|developer) (prompt|instructions|message|rules)"
+    r"|system prompt|your (prompt|instructions|rules)|hidden instructions|instructions you were given)",
     rf"\brepeat\b{_S}{{0,20}}\b(everything|all|the text|the words)\b{_S}{{0,20}}\b(above|before|verbatim)\b",
-    rf"\b(révèle\w*|affiche\w*|montre\w*|donne\w*|répète\w*|imprime\w*|divulgue\w*|dis-moi|écri\w*)\b{_S}{{0,30}}(prompt (du )?système|invite (du )?système|instructions (du )?système|consignes (du )?système|prompt initial|instructions initiales|tes instructions|vos instructions)",
-    rf"\b(zeig\w*|gib|geben sie|nenn\w*|verrat\w*|wiederhol\w*|druck\w*|offenbar\w*|ausgeben|gib aus)\b{_S}{{0,30}}(system-?prompt|systemanweisung\w*|systemnachricht|ursprünglichen anweisungen|deine anweisungen|ihre anweisungen)",
+    rf"\b(révèle\w*|affiche\w*|montre\w*|donne\w*|répète\w*|imprime\w*|divulgue\w*|dis-moi|écri\w*)\b{_S}{{0,30}}"
+    r"(prompt (du )?système|invite (du )?système|instructions (du )?système|consignes (du )?système|prompt initial"
+    r"|instructions initiales|tes instructions|vos instructions)",
+    rf"\b(zeig\w*|gib|geben sie|nenn\w*|verrat\w*|wiederhol\w*|druck\w*|offenbar\w*|ausgeben|gib aus)\b{_S}{{0,30}}"
+    r"(system-?prompt|systemanweisung\w*|systemnachricht|ursprünglichen anweisungen|deine anweisungen"
+    r"|ihre anweisungen)",
     rf"(system-?prompt|systemanweisung\w*){_S}{{0,30}}\b(zeigen|ausgeben|verraten|wiederholen|nennen|offenbaren)\b",
-    rf"\b(revela\w*|muestra\w*|muéstra\w*|imprim\w*|repite\w*|dime|comparte\w*|escribe\w*)\b{_S}{{0,30}}(prompt del sistema|indicaciones del sistema|instrucciones del sistema|instrucciones iniciales|mensaje del sistema|tus instrucciones)",
-    rf"\b(revel\w*|mostr\w*|imprim\w*|repit\w*|diga|diz|compartilh\w*|escrev\w*)\b{_S}{{0,30}}(prompt do sistema|instruções do sistema|instrucoes do sistema|instruções iniciais|mensagem do sistema|suas instruções)",
-    rf"\b(rivel\w*|mostr\w*|stamp\w*|ripet\w*|dimmi|condivid\w*|scriv\w*)\b{_S}{{0,30}}(prompt di sistema|istruzioni di sistema|istruzioni iniziali|messaggio di sistema|tue istruzioni)",
-    rf"(покажи\w*|выведи\w*|раскрой\w*|повтори\w*|напечатай\w*|скажи\w*|открой\w*|сообщи\w*){_S}{{0,30}}(системн\w* (промпт|подсказк\w*|инструкци\w*|сообщени\w*)|свой промпт|твой промпт|исходные инструкции|твои инструкции)",
+    rf"\b(revela\w*|muestra\w*|muéstra\w*|imprim\w*|repite\w*|dime|comparte\w*|escribe\w*)\b{_S}{{0,30}}"
+    r"(prompt del sistema|indicaciones del sistema|instrucciones del sistema|instrucciones iniciales"
+    r"|mensaje del sistema|tus instrucciones)",
+    rf"\b(revel\w*|mostr\w*|imprim\w*|repit\w*|diga|diz|compartilh\w*|escrev\w*)\b{_S}{{0,30}}"
+    r"(prompt do sistema|instruções do sistema|instrucoes do sistema|instruções iniciais|mensagem do sistema"
+    r"|suas instruções)",
+    rf"\b(rivel\w*|mostr\w*|stamp\w*|ripet\w*|dimmi|condivid\w*|scriv\w*)\b{_S}{{0,30}}"
+    r"(prompt di sistema|istruzioni di sistema|istruzioni iniziali|messaggio di sistema|tue istruzioni)",
+    rf"(покажи\w*|выведи\w*|раскрой\w*|повтори\w*|напечатай\w*|скажи\w*|открой\w*|сообщи\w*){_S}{{0,30}}"
+    r"(системн\w* (промпт|подсказк\w*|инструкци\w*|сообщени\w*)|свой промпт|твой промпт|исходные инструкции"
+    r"|твои инструкции)",
     rf"(显示|輸出|输出|告诉我|告訴我|泄露|洩露|重复|重複|打印|透露|顯示|给我看|給我看){_C}{{0,10}}(系统提示|系統提示|提示词|提示詞|系统指令|系統指令|初始指令|系统消息|系統消息)",
     rf"(システムプロンプト|システム指示|システムメッセージ|初期指示|初期プロンプト){_C}{{0,10}}(表示|出力|教えて|見せて|繰り返|開示|書いて)",
 ]

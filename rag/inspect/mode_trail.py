@@ -48,7 +48,10 @@ def mode_trail(mr: ModeResult, chunk_id: str) -> ModeTrail:
         elif c.final_rank is not None:
             note = f"final rank {c.final_rank}"
         else:
-            note = f"a candidate (rerank rank {c.rerank.rank if c.rerank.rank is not None else '–'}) below its final k={r.config.final_k}"
+            note = (
+                f"a candidate (rerank rank {c.rerank.rank if c.rerank.rank is not None else '–'}) "
+                f"below its final k={r.config.final_k}"
+            )
         grade = next((g for g in info.get("grades", ()) if g["chunk_id"] == chunk_id), None)
         if grade is not None:
             verb = "kept" if grade["relevant"] else "discarded"
@@ -74,7 +77,10 @@ def mode_trail(mr: ModeResult, chunk_id: str) -> ModeTrail:
     if first is None:
         summary = f"no search of the {mr.mode} mode put it in its final top-k" + (f"; {discarded}" if discarded else "")
     elif final_rank is not None:
-        summary = f"first appeared in {first.search} (final rank {first.final_rank}); final rank {final_rank} in the mode's result"
+        summary = (
+            f"first appeared in {first.search} (final rank {first.final_rank}); final rank {final_rank} "
+            "in the mode's result"
+        )
     else:
         lost = discarded or f"lost when the searches were combined ({mr.result.reranker})"
         summary = f"appeared in {first.search} (final rank {first.final_rank}), then {lost}"

@@ -149,7 +149,8 @@ def refreshed(components: Components, target: TrackTarget) -> TrackTarget:
         return dataclasses.replace(target, chunk=get_chunk(components, target.id))
     except RagError as e:
         raise RagError(
-            f"the tracked chunk is no longer stored (its document was re-ingested or deleted, or the collection changed): {e}"
+            "the tracked chunk is no longer stored (its document was re-ingested or deleted, or the collection "
+            f"changed): {e}"
         ) from None
 
 
@@ -190,14 +191,16 @@ def track(
 
 
 def is_small(changed: RetrievalConfig, config: RetrievalConfig) -> bool:
-    """True when `changed` keeps final k within K_FACTOR x (or + K_SLACK) and candidates within CANDIDATES_FACTOR x (or + CANDIDATES_SLACK)."""
+    """True when `changed` keeps final k within K_FACTOR x (or + K_SLACK) and candidates within
+    CANDIDATES_FACTOR x (or + CANDIDATES_SLACK)."""
     k_ok = changed.final_k <= max(K_FACTOR * config.final_k, config.final_k + K_SLACK)
     n_ok = changed.candidates <= max(CANDIDATES_FACTOR * config.candidates, config.candidates + CANDIDATES_SLACK)
     return k_ok and n_ok
 
 
 def _why_no_small_fix(result: RetrievalResult, stages: Sequence[StageStanding], large: Sequence[Suggestion]) -> str:
-    """Why no small change surfaces the chunk: when neither search space ranks it in the pool, say so with the numbers."""
+    """Why no small change surfaces the chunk: when neither search space ranks it in the pool, say so with
+    the numbers."""
     s = {st.stage: st for st in stages}
     n = result.config.candidates
     dense, sparse = s["dense"], s["sparse"]
@@ -225,7 +228,10 @@ def _why_no_small_fix(result: RetrievalResult, stages: Sequence[StageStanding], 
             + ". Reword the question, or give the chunk the words people ask with"
         )
     else:
-        why = "no setting change of the kinds tried here (k, candidates, fusion, dense weight, reranker) surfaces it within small limits"
+        why = (
+            "no setting change of the kinds tried here (k, candidates, fusion, dense weight, reranker) surfaces it "
+            "within small limits"
+        )
     if large:
         why += f". The fixes found are too large to advise (the smallest: {large[0].text})"
     return why
@@ -363,7 +369,8 @@ def _dropped(
         if not s["dense"].in_list and not s["sparse"].in_list:
             d, sp = s["dense"].would_be_rank, s["sparse"].would_be_rank
             return "candidates", (
-                f"outside both candidate lists (candidates = {cfg.candidates}): dense rank {_fmt(d)}, sparse rank {_fmt(sp)}"
+                f"outside both candidate lists (candidates = {cfg.candidates}): dense rank {_fmt(d)}, "
+                f"sparse rank {_fmt(sp)}"
             )
         return (
             "fused",

@@ -79,7 +79,10 @@ def run_corrective(
             break
     last = attempts[-1]
     best = "nothing retrieved" if last.best is None else f"the best grade was {last.best:.3f}"
-    reason = f"no chunk reached the {last.basis} threshold of {last.threshold:g} after {len(attempts)} searches ({', '.join(a.action for a in attempts)}); {best}"
+    reason = (
+        f"no chunk reached the {last.basis} threshold of {last.threshold:g} after {len(attempts)} searches "
+        f"({', '.join(a.action for a in attempts)}); {best}"
+    )
     stage = CorrectiveStage(tuple(attempts), "abstained")
     return dataclasses.replace(
         _result(question, keep_final(last.result, ()), stage, claude), abstained=True, reason=reason
@@ -119,7 +122,10 @@ def grade(
                 "Claude grade (0-3)",
                 threshold,
             )
-        note = "Claude's grading reply was not the expected structure (a grade 0-3 for every source); the reranker-side relevance was used instead"
+        note = (
+            "Claude's grading reply was not the expected structure (a grade 0-3 for every source); "
+            "the reranker-side relevance was used instead"
+        )
     scores, basis = relevance_scores(components, result)
     threshold = (
         options.grade_threshold if options.grade_threshold is not None else components.settings.answer.min_rerank_score
@@ -129,7 +135,10 @@ def grade(
 
 
 def grade_prompt(result: RetrievalResult) -> str:
-    return f"{wrap_sources(labelled(result.final))}\n\n<question>{escape_source_text(result.question)}</question>\n\nGrade every source."
+    return (
+        f"{wrap_sources(labelled(result.final))}\n\n<question>{escape_source_text(result.question)}</question>\n\n"
+        "Grade every source."
+    )
 
 
 def parse_grades(reply: dict | None, ids: list[str]) -> dict[str, float] | None:
@@ -162,7 +171,8 @@ def _result(question: str, final: RetrievalResult, stage: CorrectiveStage, claud
         ()
         if claude is not None
         else (
-            "offline: chunks are graded by the answer gate's relevance score (dense cosine, or a cross-encoder's own score), not by a reader",
+            "offline: chunks are graded by the answer gate's relevance score (dense cosine, or a cross-encoder's "
+            "own score), not by a reader",
         )
     )
     return ModeResult(

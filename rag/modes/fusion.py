@@ -73,7 +73,8 @@ def merge(parts: Sequence[tuple[str, RetrievalResult]], method: str = "rrf") -> 
 
 
 def _reranked_by(parts: Sequence[tuple[str, RetrievalResult]]) -> str:
-    """How each part was reranked, said per part when they differ (HyDE's passage search is dense only, not reranked)."""
+    """How each part was reranked, said per part when they differ (HyDE's passage search is dense only, not
+    reranked)."""
     if len({part.reranker for _, part in parts}) == 1:
         return f"each reranked by {parts[0][1].reranker}"
     return ", ".join(

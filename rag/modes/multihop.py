@@ -40,7 +40,9 @@ JUDGE_TOOL = {
             "sufficient": {"type": "boolean", "description": "true if the sources answer every part of the question"},
             "follow_up_query": {
                 "type": "string",
-                "description": "if not sufficient: a search query for the missing part, naming what the sources revealed",
+                "description": (
+                    "if not sufficient: a search query for the missing part, naming what the sources revealed"
+                ),
             },
             "reason": {"type": "string", "description": "one sentence: what is there and what is missing"},
         },
@@ -60,7 +62,8 @@ def run_multi_hop(
     if claude is not None:
         return _claude_hops(components, question, config, flt, options, claude)
     notes = [
-        "offline: no model judges whether hop 1 sufficed, so hop 2 always runs, bridging with the salient terms of hop 1's best chunk"
+        "offline: no model judges whether hop 1 sufficed, so hop 2 always runs, bridging with the salient terms "
+        "of hop 1's best chunk"
     ]
     first = retrieve(components, question, config, flt)
     if not first.final:
@@ -89,7 +92,8 @@ def run_multi_hop(
 
 
 def bridge_terms(components: Components, question: str, chunk: Candidate, n: int, flt: ChunkFilter) -> tuple[str, ...]:
-    """The `n` words of `chunk` with the highest BM25 weight x IDF that the question lacks and another chunk holds, best first."""
+    """The `n` words of `chunk` with the highest BM25 weight x IDF that the question lacks and another chunk
+    holds, best first."""
     store = components.store
     only = ChunkFilter(ids=(chunk.id,), include_quarantined=flt.include_quarantined or chunk.chunk.quarantined)
     records = store.records(only, with_vectors=True)
@@ -155,7 +159,10 @@ def _claude_hops(
 
 def judge_prompt(question: str, seen: Sequence[Candidate]) -> str:
     """The judge's user turn: the chunks found so far, wrapped and escaped, then the question."""
-    return f"{wrap_sources(labelled(seen))}\n\n<question>{escape_source_text(question)}</question>\n\nDo these sources answer the question?"
+    return (
+        f"{wrap_sources(labelled(seen))}\n\n<question>{escape_source_text(question)}</question>\n\n"
+        "Do these sources answer the question?"
+    )
 
 
 def parse_judgement(reply: dict | None) -> tuple[bool, str, str] | None:

@@ -25,7 +25,9 @@ _OFFLINE = {
     "plain": "plain (one hybrid search, reranked)",
     "hyde": "HyDE (pseudo-document: extractive first pass)",
     "multi_hop": "multi-hop (2 hops: hop 2 adds salient terms of hop 1's best chunk)",
-    "corrective": "corrective (graded by the answer gate's relevance; retries with PRF, more candidates, union; else abstains)",
+    "corrective": (
+        "corrective (graded by the answer gate's relevance; retries with PRF, more candidates, union; else abstains)"
+    ),
     "agent": "agent (unavailable: needs ANTHROPIC_API_KEY)",
 }
 _CLAUDE = {
@@ -38,7 +40,8 @@ _CLAUDE = {
 
 
 def describe_mode(mode: str, claude: bool) -> str:
-    """What `mode` does with (`claude`) or without a model, honestly: "HyDE (pseudo-document: extractive first pass)"."""
+    """What `mode` does with (`claude`) or without a model, honestly:
+    "HyDE (pseudo-document: extractive first pass)"."""
     return (_CLAUDE if claude else _OFFLINE).get(mode, mode)
 
 

@@ -158,7 +158,7 @@ class CrossEncoderReranker(LazyModel):
 
         try:
             return CrossEncoder(self.model_name, device="cpu")
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - sentence-transformers and the hub raise many types for a missing or bad model
             raise EncoderError(f"could not load cross-encoder {self.model_name!r} ({type(e).__name__}: {e})") from None
 
     def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
@@ -170,7 +170,8 @@ class CrossEncoderReranker(LazyModel):
 
 @lru_cache(maxsize=16)
 def get_reranker(name: str) -> Reranker:
-    """The reranker for a setting value (`name` or `name:param`, rag.settings.rerankers); models are loaded once per process.
+    """The reranker for a setting value (`name` or `name:param`, rag.settings.rerankers); models are loaded
+    once per process.
 
     Raises:
         ConfigError: the name or its parameter is not one we know.

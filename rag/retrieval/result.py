@@ -116,7 +116,8 @@ class RetrievalResult:
     timings_ms: dict[str, float] = field(default_factory=dict, compare=False)
     # Words pseudo-relevance feedback added to the BM25 query (config.prf); the sparse stage used them.
     expansion: tuple[str, ...] = ()
-    # Chunk ids dense feedback (config.dense_prf) moved the question vector toward; the dense stage was re-run from there.
+    # Chunk ids dense feedback (config.dense_prf) moved the question vector toward; the dense stage was re-run
+    # from there.
     dense_feedback: tuple[str, ...] = ()
     query: QueryVectors | None = field(default=None, compare=False, repr=False)
 

@@ -84,7 +84,8 @@ class ChunkConfig:
     # Measured on both documentation sets in bench/quality.py --sections: x3 within noise, x0 lower (README).
     heading_weight: int = setting(
         1, env="RAGSCOPE_HEADING_WEIGHT", label="heading weight", lo=0, hi=10,
-        help="How many times a chunk's heading path is written into the text its dense and BM25 vectors are made from",
+        help="How many times a chunk's heading path is written into the text its dense and BM25 vectors are made "
+        "from",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -112,17 +113,17 @@ class RetrievalConfig:
     # with a paired interval above zero. It reads the sentence vectors stored at ingest
     # (Settings.sentence_vectors), so it adds no query-time encoding; without them it encodes per question.
     fusion: str = setting(
-        "dbsf", env="RAGSCOPE_FUSION", cli="--fusion", link="fusion", label="Fusion", choices=FUSION_METHODS, group="core",
-        help="How the dense and sparse lists become one (dense, sparse: that list alone)",
+        "dbsf", env="RAGSCOPE_FUSION", cli="--fusion", link="fusion", label="Fusion", choices=FUSION_METHODS,
+        group="core", help="How the dense and sparse lists become one (dense, sparse: that list alone)",
         tag="{}", pinned=True, names=(("dense", "dense only"), ("sparse", "sparse only")),
     )  # fmt: skip
     rrf_k: int = setting(
-        60, env="RAGSCOPE_RRF_K", cli="--rrf-k", link="rrf_k", label="RRF k", lo=1, hi=1000, fusions=RRF_FUSIONS, group="fusion",
-        help="RRF's k: larger k flattens the gap between ranks", tag="k={}",
+        60, env="RAGSCOPE_RRF_K", cli="--rrf-k", link="rrf_k", label="RRF k", lo=1, hi=1000, fusions=RRF_FUSIONS,
+        group="fusion", help="RRF's k: larger k flattens the gap between ranks", tag="k={}",
     )  # fmt: skip
     dense_weight: float = setting(
-        0.5, env="RAGSCOPE_DENSE_WEIGHT", cli="--dense-weight", link="dense_weight", label="Dense weight", lo=0.0, hi=1.0,
-        fusions=("weighted_rrf",), group="fusion", widget="slider", step=0.05, tag="w={}",
+        0.5, env="RAGSCOPE_DENSE_WEIGHT", cli="--dense-weight", link="dense_weight", label="Dense weight",
+        lo=0.0, hi=1.0, fusions=("weighted_rrf",), group="fusion", widget="slider", step=0.05, tag="w={}",
         help="The dense list's share in weighted RRF (the sparse list gets the rest)",
     )  # fmt: skip
     # Pseudo-relevance feedback (rag/retrieval/prf.py): expand the BM25 query with terms of its top prf_docs hits.
@@ -131,69 +132,78 @@ class RetrievalConfig:
         help="Pseudo-relevance feedback: expand the BM25 query with terms of its top hits",
     )  # fmt: skip
     prf_docs: int = setting(
-        3, env="RAGSCOPE_PRF_DOCS", cli="--prf-docs", link="prf_docs", label="PRF feedback documents", lo=1, hi=50, needs="prf",
-        group="expansion", tag="{} docs", help="Top sparse hits the added terms are taken from",
+        3, env="RAGSCOPE_PRF_DOCS", cli="--prf-docs", link="prf_docs", label="PRF feedback documents", lo=1, hi=50,
+        needs="prf", group="expansion", tag="{} docs", help="Top sparse hits the added terms are taken from",
     )  # fmt: skip
     prf_terms: int = setting(
-        10, env="RAGSCOPE_PRF_TERMS", cli="--prf-terms", link="prf_terms", label="PRF terms added", lo=1, hi=100, needs="prf",
-        group="expansion", tag="{} terms", help="Terms added to the BM25 query",
+        10, env="RAGSCOPE_PRF_TERMS", cli="--prf-terms", link="prf_terms", label="PRF terms added", lo=1, hi=100,
+        needs="prf", group="expansion", tag="{} terms", help="Terms added to the BM25 query",
     )  # fmt: skip
     prf_weight: float = setting(
-        0.5, env="RAGSCOPE_PRF_WEIGHT", cli="--prf-weight", link="prf_weight", label="PRF term weight", lo=0.0, lo_open=True, hi=1.0,
-        needs="prf", group="expansion", step=0.05, tag="w={}", help="Query weight of the best added term (the question's own terms weigh 1)",
+        0.5, env="RAGSCOPE_PRF_WEIGHT", cli="--prf-weight", link="prf_weight", label="PRF term weight", lo=0.0,
+        lo_open=True, hi=1.0, needs="prf", group="expansion", step=0.05, tag="w={}",
+        help="Query weight of the best added term (the question's own terms weigh 1)",
     )  # fmt: skip
     # Dense feedback (rag/retrieval/prf.py rocchio): move the question vector toward its top dense_prf_docs fused hits.
     dense_prf: bool = setting(
-        False, env="RAGSCOPE_DENSE_PRF", cli="--dense-prf", link="dense_prf", label="Dense PRF", group="expansion", tag="dense PRF",
+        False, env="RAGSCOPE_DENSE_PRF", cli="--dense-prf", link="dense_prf", label="Dense PRF", group="expansion",
+        tag="dense PRF",
         help="Dense feedback (Rocchio): move the question vector toward its top fused hits, then re-run dense",
     )  # fmt: skip
     dense_prf_docs: int = setting(
-        3, env="RAGSCOPE_DENSE_PRF_DOCS", cli="--dense-prf-docs", link="dense_prf_docs", label="Dense PRF feedback documents", lo=1, hi=50,
-        needs="dense_prf", group="expansion", tag="{} docs", help="Top fused hits whose vectors the question moves toward",
+        3, env="RAGSCOPE_DENSE_PRF_DOCS", cli="--dense-prf-docs", link="dense_prf_docs",
+        label="Dense PRF feedback documents", lo=1, hi=50, needs="dense_prf", group="expansion", tag="{} docs",
+        help="Top fused hits whose vectors the question moves toward",
     )  # fmt: skip
     dense_prf_weight: float = setting(
-        0.5, env="RAGSCOPE_DENSE_PRF_WEIGHT", cli="--dense-prf-weight", link="dense_prf_weight", label="Dense PRF weight", lo=0.0,
-        lo_open=True, hi=1.0, needs="dense_prf", group="expansion", step=0.05, tag="w={}", help="Weight of the feedback centroid",
+        0.5, env="RAGSCOPE_DENSE_PRF_WEIGHT", cli="--dense-prf-weight", link="dense_prf_weight",
+        label="Dense PRF weight", lo=0.0, lo_open=True, hi=1.0, needs="dense_prf", group="expansion", step=0.05,
+        tag="w={}", help="Weight of the feedback centroid",
     )  # fmt: skip
     candidates: int = setting(
-        50, env="RAGSCOPE_CANDIDATES", cli="--candidates", link="candidates", label="Candidates per stage", lo=1, hi=2000, group="core",
-        tag="{} candidates", pinned=True, help="How many chunks the dense, sparse and fused lists each keep",
+        50, env="RAGSCOPE_CANDIDATES", cli="--candidates", link="candidates", label="Candidates per stage", lo=1,
+        hi=2000, group="core", tag="{} candidates", pinned=True,
+        help="How many chunks the dense, sparse and fused lists each keep",
     )  # fmt: skip
     reranker: str = setting(
         "maxsim-fusion:0.6", env="RAGSCOPE_RERANKER", cli="--reranker", link="reranker", label="Reranker", group="core",
         widget="reranker", tag="rerank {}", pinned=True, grammar=parse_reranker,
-        help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or cross-encoder:<name or path>",
+        help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or "
+        "cross-encoder:<name or path>",
     )  # fmt: skip
     # Up to 2 x the most candidates: "union" hands the reranker every chunk either list found.
     final_k: int = setting(
-        5, env="RAGSCOPE_FINAL_K", cli="--k -k", link="k", label="Final k", lo=1, hi=4000, group="core", tag="top {}", pinned=True,
-        help="Chunks kept after reranking",
+        5, env="RAGSCOPE_FINAL_K", cli="--k -k", link="k", label="Final k", lo=1, hi=4000, group="core", tag="top {}",
+        pinned=True, help="Chunks kept after reranking",
     )  # fmt: skip
     min_score: float | None = setting(
-        None, env="RAGSCOPE_MIN_SCORE", cli="--min-score", link="min_score", label="Min score", group="cut", tag="min score {}",
-        help="Drop final chunks whose last-stage score is below this",
+        None, env="RAGSCOPE_MIN_SCORE", cli="--min-score", link="min_score", label="Min score", group="cut",
+        tag="min score {}", help="Drop final chunks whose last-stage score is below this",
     )  # fmt: skip
 
     # Section-level results (bench/quality.py --sections; docs/retrieval-quality.md). Collapse is on: it
     # raised MRR@10 on both docs sets and lowered no set; SciFact is one chunk per abstract, so its ranking
     # is unchanged.
     collapse: bool = setting(
-        True, env="RAGSCOPE_COLLAPSE", cli="--collapse", link="collapse", label="One hit per section", group="cut", tag="per section",
+        True, env="RAGSCOPE_COLLAPSE", cli="--collapse", link="collapse", label="One hit per section", group="cut",
+        tag="per section",
         help="Keep only the best chunk of each section in the final top k, so one long section cannot fill it",
     )  # fmt: skip
     context: str = setting(
-        "chunk", env="RAGSCOPE_CONTEXT", cli="--context", link="context", label="Answer context", choices=ANSWER_CONTEXTS, group="cut",
-        tag="{} context", help="What the answerer gets for each final chunk: the chunk, or its whole section (small-to-big)",
+        "chunk", env="RAGSCOPE_CONTEXT", cli="--context", link="context", label="Answer context",
+        choices=ANSWER_CONTEXTS, group="cut", tag="{} context",
+        help="What the answerer gets for each final chunk: the chunk, or its whole section (small-to-big)",
     )  # fmt: skip
 
     # How the question is searched (rag.modes.run_mode): plain is one retrieve(); the others add steps
     # around it (each step is itself a retrieve(), shown as a stage). The inspector, Ask, Eval and every
     # CLI command run it. Off (plain) by default: no offline mode has won on bench/modes.py yet.
     mode: str = setting(
-        "plain", env="RAGSCOPE_MODE", cli="--mode", link="mode", label="Mode", choices=MODES, group="mode", widget="mode",
-        tag="{} mode", off="plain",
+        "plain", env="RAGSCOPE_MODE", cli="--mode", link="mode", label="Mode", choices=MODES, group="mode",
+        widget="mode", tag="{} mode", off="plain",
         names=(("hyde", "HyDE"), ("multi_hop", "multi-hop")),
-        help="How the question is searched: plain, hyde, multi_hop, corrective or agent (agent needs ANTHROPIC_API_KEY)",
+        help="How the question is searched: plain, hyde, multi_hop, corrective or agent "
+        "(agent needs ANTHROPIC_API_KEY)",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -277,8 +287,9 @@ class Settings:
     # the float space, int8 is its own (CollectionModels.runtime_for).
     dense_runtime: str = setting(
         "onnx", env="RAGSCOPE_DENSE_RUNTIME", label="dense runtime", choices=DENSE_RUNTIMES,
-        help="onnx (ONNX Runtime on the same weights, exported once; PyTorch's vectors, no torch in the process), torch "
-        "(sentence-transformers) or onnx-int8 (that export quantised to int8: faster, its own vector space); an existing collection keeps its space",
+        help="onnx (ONNX Runtime on the same weights, exported once; PyTorch's vectors, no torch in the process), "
+        "torch (sentence-transformers) or onnx-int8 (that export quantised to int8: faster, its own vector space); "
+        "an existing collection keeps its space",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -306,7 +317,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, secrets_path: Path | None = None) -> "Settings":
-        """Read each setting's variable (RAGSCOPE_* / QDRANT_* / ANTHROPIC_*), falling back to secrets.toml keys of the same name.
+        """Read each setting's variable (RAGSCOPE_* / QDRANT_* / ANTHROPIC_*), falling back to secrets.toml keys
+        of the same name.
 
         Raises:
             ConfigError: a value that is not of its setting's kind or outside its range, naming the
@@ -322,7 +334,7 @@ class Settings:
 
         return from_env(cls, get)
 
-    def with_retrieval(self, **changes: Any) -> "Settings":
+    def with_retrieval(self, **changes: Any) -> "Settings":  # noqa: ANN401 - any RetrievalConfig field's value
         """A copy with some retrieval settings changed (the inspector's per-question overrides)."""
         return dataclasses.replace(self, retrieval=dataclasses.replace(self.retrieval, **changes))
 

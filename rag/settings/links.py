@@ -53,9 +53,10 @@ def inspector_params(question: str, config: RetrievalConfig, base: RetrievalConf
     """The inspector's query parameters for a question and the settings that ran it.
 
     q and the pinned settings (fusion, candidates, k, reranker) always; every other setting only
-    where it differs from the config class's defaults or from `base`, so links stay short and `parse_inspector_params(params, base)` gives
-    `config` back, for both. Pass the deployment's configured settings as `base`: the inspector
-    reads links on top of them (e.g. `prf=0` when RAGSCOPE_PRF turned PRF on but this run had it off).
+    where it differs from the config class's defaults or from `base`, so links stay short and
+    `parse_inspector_params(params, base)` gives `config` back, for both. Pass the deployment's configured
+    settings as `base`: the inspector reads links on top of them (e.g. `prf=0` when RAGSCOPE_PRF turned PRF
+    on but this run had it off).
     A min_score of None cannot be written: on a base with a cut, the cut applies.
     """
     bases = (type(config)(), base or type(config)())

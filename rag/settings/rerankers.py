@@ -23,12 +23,16 @@ RERANKERS = {
 CROSS_ENCODER_PREFIX = "cross-encoder:"
 _WEIGHTED = ("score-fusion", "sentence-maxsim", "maxsim-fusion")
 DEFAULT_WEIGHT = 0.5
-ACCEPTED = f"one of {', '.join(RERANKERS)} (score-fusion, sentence-maxsim and maxsim-fusion take :<weight between 0 and 1>) or {CROSS_ENCODER_PREFIX}<model name or path>"
+ACCEPTED = (
+    f"one of {', '.join(RERANKERS)} (score-fusion, sentence-maxsim and maxsim-fusion take :<weight between 0 and 1>) "
+    f"or {CROSS_ENCODER_PREFIX}<model name or path>"
+)
 
 
 @dataclass(frozen=True)
 class RerankerName:
-    """A parsed reranker setting: its `base` name, the weight after ':' (weighted ones), or the cross-encoder `model`."""
+    """A parsed reranker setting: its `base` name, the weight after ':' (weighted ones), or the cross-encoder
+    `model`."""
 
     base: str
     weight: float | None = None
@@ -43,7 +47,8 @@ def parse_reranker(name: str) -> RerankerName:
     """The parsed form of a reranker setting; nothing is loaded or looked up.
 
     Raises:
-        ConfigError: an unknown name, a parameter it does not take, or a weight outside 0..1 (naming the accepted forms).
+        ConfigError: an unknown name, a parameter it does not take, or a weight outside 0..1 (naming the
+            accepted forms).
     """
     if name.startswith(CROSS_ENCODER_PREFIX):
         model = name[len(CROSS_ENCODER_PREFIX) :].strip()
@@ -64,7 +69,8 @@ def is_cross_encoder(name: str) -> bool:
 
 
 def reads_sentence_vectors(name: str) -> bool:
-    """Whether the reranker scores sentences (it reads the sentence vectors stored at ingest, or encodes them per question)."""
+    """Whether the reranker scores sentences (it reads the sentence vectors stored at ingest, or encodes them
+    per question)."""
     return name.partition(":")[0] in ("sentence-maxsim", "maxsim-fusion")
 
 
@@ -74,7 +80,8 @@ def describe_reranker(name: str) -> str:
 
 
 def offered_reranker(name: str, configured: str) -> str:
-    """`name` when a link or the form may pick it: a built-in (its parameter checked) or exactly the configured reranker.
+    """`name` when a link or the form may pick it: a built-in (its parameter checked) or exactly the
+    configured reranker.
 
     A link can come from anyone: it must not make the server load an arbitrary folder or hub name as a
     cross-encoder, and the refusal must not tell whether a path exists, so nothing is looked up here.

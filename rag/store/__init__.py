@@ -42,7 +42,8 @@ def __getattr__(name: str) -> Any:  # noqa: ANN401 - PEP 562 lazy attributes
 
 
 def open_store(settings: Settings) -> Store:
-    """Open the configured store: a Qdrant server when QDRANT_URL is set, else the embedded engine under the data dir."""
+    """Open the configured store: a Qdrant server when QDRANT_URL is set, else the embedded engine under the
+    data dir."""
     if settings.qdrant_url:
         from rag.store.client import ClientStore
 

@@ -72,7 +72,7 @@ class CollectionModels:
         }
 
     @classmethod
-    def from_dict(cls, raw: Any) -> CollectionModels:
+    def from_dict(cls, raw: Any) -> CollectionModels:  # noqa: ANN401 - a parsed JSON value, checked here
         """Read back what `as_dict` wrote, every field checked.
 
         Raises:
@@ -167,7 +167,7 @@ def store_call(method: Callable[..., T]) -> Callable[..., T]:
     """
 
     @functools.wraps(method)
-    def wrapper(self, *args: Any, **kwargs: Any) -> T:  # noqa: ANN001
+    def wrapper(self, *args: Any, **kwargs: Any) -> T:  # noqa: ANN001, ANN401 - the wrapped method's own arguments
         with self.lock:
             try:
                 return method(self, *args, **kwargs)
@@ -391,7 +391,12 @@ class Store(ABC):
     def close(self) -> None: ...
 
     def _search(
-        self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool = True
+        self,
+        using: str,
+        vector: Any,  # noqa: ANN401 - the engine's own query type (a dense list or a sparse vector)
+        limit: int,
+        flt: ChunkFilter | None,
+        with_payload: bool = True,
     ) -> list[Hit]:
         """The `limit` points nearest `vector` in the named vector `using`; none without a collection."""
         if not self._exists():
@@ -403,7 +408,7 @@ class Store(ABC):
         models = self.collection_models()
         return models is not None and models.sentence_vectors
 
-    def _filter(self, flt: ChunkFilter | None) -> Any:
+    def _filter(self, flt: ChunkFilter | None) -> Any:  # noqa: ANN401 - the engine's own filter type
         """`flt` as the engine's filter, None when it restricts nothing: the rules of `ChunkFilter.matches`."""
         flt = flt or ChunkFilter()
         terms = self.filter_terms
@@ -435,7 +440,7 @@ class Store(ABC):
         """Whether the collection exists (on a missing one, reads answer empty and deletes do nothing)."""
 
     @abstractmethod
-    def _sparse(self, vector: SparseVector) -> Any:
+    def _sparse(self, vector: SparseVector) -> Any:  # noqa: ANN401 - the engine's own sparse vector type
         """A sparse vector as the engine's own type."""
 
     @abstractmethod
@@ -443,7 +448,7 @@ class Store(ABC):
         """Record which models build the collection, which has no record yet (it may not exist)."""
 
     @abstractmethod
-    def _vector_params(self, dim: int, sentences: bool) -> Any:
+    def _vector_params(self, dim: int, sentences: bool) -> Any:  # noqa: ANN401 - the engine's own vector config type
         """A named cosine vector of `dim`; for sentences a MaxSim multivector, only read for candidates by id
         (MaxSim rescoring), never searched."""
 
@@ -476,7 +481,7 @@ class Store(ABC):
         """Delete every point `flt` selects."""
 
     @abstractmethod
-    def _scroll(self, flt: ChunkFilter, limit: int, offset: Any, vectors: list[str] | bool) -> tuple[list[Any], Any]:
+    def _scroll(self, flt: ChunkFilter, limit: int, offset: Any, vectors: list[str] | bool) -> tuple[list[Any], Any]:  # noqa: ANN401 - the engine's own page offset (a point id, or None for the start)
         """One page: at most `limit` records `flt` selects from `offset` (None: the start), with their payloads
         and the named `vectors` (False: none); and the next page's offset, None after the last page."""
 
@@ -493,8 +498,9 @@ class Store(ABC):
         """Each value of keyword field `key` that some point holds, with the number of points holding it."""
 
     @abstractmethod
-    def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:
-        """The `limit` scored points `flt` selects nearest `vector` (the engine's type) in the named vector `using`."""
+    def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:  # noqa: ANN401 - the engine's own query type (a dense list or a sparse vector)
+        """The `limit` scored points `flt` selects nearest `vector` (the engine's type) in the named vector
+        `using`."""
 
     @abstractmethod
     def _fused(self, lists: list[tuple[str, Any]], query: FusedQuery, flt: ChunkFilter | None) -> list[Any]:
@@ -534,8 +540,9 @@ def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def sentence_rows(vector: Any) -> list[list[float]] | None:
-    """A retrieved point's sentence multivector as plain rows (both backends return a dict of named vectors)."""
+def sentence_rows(vector: Any) -> list[list[float]] | None:  # noqa: ANN401 - either engine's record vector
+    """A retrieved point's sentence multivector as plain rows (both backends return a dict of named
+    vectors)."""
     rows = vector.get(SENTENCES) if isinstance(vector, dict) else None
     return [[float(x) for x in row] for row in rows] if rows else None
 
@@ -550,7 +557,7 @@ def _hits(points: Sequence[Any]) -> list[Hit]:
     return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
 
 
-def _record_chunk(record: Any) -> StoredChunk:
+def _record_chunk(record: Any) -> StoredChunk:  # noqa: ANN401 - either engine's record type
     """Either engine's record as a StoredChunk: both give `id`, `payload` and a dict of named vectors."""
     vector = record.vector if isinstance(record.vector, dict) else {}
     raw = vector.get(SPARSE)
@@ -560,7 +567,12 @@ def _record_chunk(record: Any) -> StoredChunk:
     return stored_chunk(record.id, dict(record.payload or {}), vector.get(DENSE), sparse)
 
 
-def stored_chunk(point_id: Any, payload: dict[str, Any], dense: Any = None, sparse: Any = None) -> StoredChunk:
+def stored_chunk(
+    point_id: Any,  # noqa: ANN401 - either engine's point id (a str, an int or a UUID)
+    payload: dict[str, Any],
+    dense: Any = None,  # noqa: ANN401 - either engine's stored dense vector (a sequence of numbers)
+    sparse: SparseVector | None = None,
+) -> StoredChunk:
     chunk = Chunk(
         id=str(point_id),
         source=payload.get("source", ""),

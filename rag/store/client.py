@@ -52,7 +52,7 @@ class ClientStore(Store):
             else:
                 client = QdrantClient(url=url, api_key=api_key or None, timeout=30)
             client.collection_exists(collection)  # the client connects lazily: find out now, once
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - qdrant-client raises HTTP, gRPC and OS errors alike when it cannot connect
             raise StoreError(
                 f"could not connect to Qdrant at {url} ({e}); "
                 "check QDRANT_URL, QDRANT_API_KEY and that the server is running"
@@ -130,7 +130,11 @@ class ClientStore(Store):
         self.client.delete(self.collection, points_selector=models.FilterSelector(filter=self._filter(flt)), wait=True)
 
     def _scroll(
-        self, flt: ChunkFilter, limit: int, offset: Any, vectors: list[str] | bool
+        self,
+        flt: ChunkFilter,
+        limit: int,
+        offset: Any,  # noqa: ANN401 - the engine's own page offset (a point id, or None for the start)
+        vectors: list[str] | bool,
     ) -> tuple[list[models.Record], Any]:
         return self.client.scroll(
             self.collection,
@@ -151,7 +155,7 @@ class ClientStore(Store):
         response = self.client.facet(self.collection, key=key, limit=1_000_000, exact=True)
         return {str(h.value): int(h.count) for h in response.hits}
 
-    def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:
+    def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:  # noqa: ANN401 - a qdrant-client query (a dense list or a SparseVector model)
         qfilter = self._filter(flt)
         response = self.client.query_points(
             self.collection, query=vector, using=using, limit=limit, query_filter=qfilter, with_payload=with_payload

@@ -186,7 +186,11 @@ class EdgeStore(Store):
         self.shard.update(qe.UpdateOperation.delete_points_by_filter(self._filter(flt)))
 
     def _scroll(
-        self, flt: ChunkFilter, limit: int, offset: Any, vectors: list[str] | bool
+        self,
+        flt: ChunkFilter,
+        limit: int,
+        offset: Any,  # noqa: ANN401 - the engine's own page offset (a point id, or None for the start)
+        vectors: list[str] | bool,
     ) -> tuple[list[qe.Record], Any]:
         edge_filter = self._filter(flt)
         return self.shard.scroll(
@@ -204,7 +208,7 @@ class EdgeStore(Store):
         # qdrant-edge 0.9 keeps a deleted value in the facet with count 0 (even after optimize).
         return {str(h.value): int(h.count) for h in response.hits if h.count > 0}
 
-    def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:
+    def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:  # noqa: ANN401 - a qdrant-edge query (a dense list or a SparseVector)
         query = qe.Query.Nearest(vector, using=using)
         request = qe.QueryRequest(limit=limit, query=query, filter=self._filter(flt), with_payload=with_payload)
         return self.shard.query(request)

@@ -51,7 +51,8 @@ def read_entry(path: Path) -> JournalEntry:
     problem = entry_problem(path)
     if problem:
         raise StoreError(
-            f"journal entry {path} is damaged: {problem}. Run `ragscope doctor --fix` to set it aside, then re-ingest the document it was for"
+            f"journal entry {path} is damaged: {problem}. Run `ragscope doctor --fix` to set it aside, "
+            "then re-ingest the document it was for"
         )
     return JournalEntry(**json.loads(path.read_text(encoding="utf-8")))
 
@@ -64,7 +65,7 @@ def entry_problem(path: Path) -> str:
         return f"not readable ({e})"
 
 
-def _entry_problem(raw: Any) -> str:
+def _entry_problem(raw: Any) -> str:  # noqa: ANN401 - a parsed JSON value, checked here
     """What is wrong with a parsed entry, or "" when it is sound."""
     if not isinstance(raw, dict):
         return "not a JSON object"
@@ -139,7 +140,8 @@ class Journal:
         except OSError as e:
             tmp.unlink(missing_ok=True)
             raise StoreError(
-                f"could not write the crash journal in {self.folder} ({e.strerror or e}); nothing was changed. Free disk space or check permissions"
+                f"could not write the crash journal in {self.folder} ({e.strerror or e}); nothing was changed. "
+                "Free disk space or check permissions"
             ) from None
         return target
 

@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
-    """`n` and the word in the right number: plural(1, "file") -> "1 file", plural(3, "entry", "entries") -> "3 entries".
+    """`n` and the word in the right number: plural(1, "file") -> "1 file",
+    plural(3, "entry", "entries") -> "3 entries".
 
     One helper instead of "file(s)": issue 12 found "(s)" read as unfinished on every page.
     """

@@ -167,14 +167,16 @@ def check_zip_container(name: str, data: bytes, kind: str, limits: ArchiveLimits
         entries = archive.infolist()
         if len(entries) > limits.max_entries:
             raise LoaderError(
-                f"{name}: this {kind} has {len(entries):,} parts, over the limit of {limits.max_entries:,}; it is not a real document"
+                f"{name}: this {kind} has {len(entries):,} parts, over the limit of {limits.max_entries:,}; "
+                "it is not a real document"
             )
         total = 0
         for info in entries:
             for chunk in _inflate(archive, info, name, limits, limits.max_total_bytes - total):
                 if chunk is None:
                     raise LoaderError(
-                        f"{name}: part {info.filename!r} is larger than {limits.max_file_bytes / 1e6:.0f} MB uncompressed"
+                        f"{name}: part {info.filename!r} is larger than {limits.max_file_bytes / 1e6:.0f} MB "
+                        "uncompressed"
                     )
                 total += len(chunk)
 

@@ -49,7 +49,7 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
         text, pages, title = _PARSERS[kind](data, source)
     except LoaderError:
         raise
-    except Exception as e:  # third-party parsers raise anything on corrupt input
+    except Exception as e:  # noqa: BLE001 - third-party parsers raise anything on corrupt input
         raise LoaderError(f"{source}: could not read this {kind.upper()} file ({type(e).__name__}: {e})") from None
     text, pages = _clean(text, pages)
     if not text.strip():

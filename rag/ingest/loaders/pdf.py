@@ -78,7 +78,7 @@ def _outline_headings(reader: Any) -> dict[int, list[tuple[int, str]]]:  # noqa:
     """Page index -> (level, title) of each outline entry, in outline order; {} without an outline."""
     found: dict[int, list[tuple[int, str]]] = {}
 
-    def walk(items: list[Any], level: int) -> None:  # noqa: ANN401
+    def walk(items: list[Any], level: int) -> None:
         for item in items:
             if isinstance(item, list):
                 walk(item, level + 1)
@@ -158,7 +158,7 @@ def parse_pdf(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
                 raise LoaderError(f"{source}: the PDF is encrypted; remove the password and upload it again")
         except LoaderError:
             raise
-        except Exception:
+        except Exception:  # noqa: BLE001 - pypdf raises many types on an unsupported encryption; all mean the same
             raise LoaderError(f"{source}: the PDF is encrypted; remove the password and upload it again") from None
     text, starts, first_heading = pdf_markdown(reader)
     title = str(reader.metadata.title) if reader.metadata and reader.metadata.title else first_heading
