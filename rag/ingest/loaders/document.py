@@ -6,17 +6,14 @@ heading-aware chunker serves them all and chunk offsets always index the text we
 
 from __future__ import annotations
 
+import importlib
 import re
 import unicodedata
 from typing import Callable
 
 from rag.errors import LoaderError
 from rag.ingest.loaders.archive import ArchiveLimits, check_zip_container
-from rag.ingest.loaders.docx import parse_docx
-from rag.ingest.loaders.html import parse_html
 from rag.ingest.loaders.names import ZIP_KINDS, kind_of, safe_source
-from rag.ingest.loaders.pdf import parse_pdf
-from rag.ingest.loaders.text import parse_markdown, parse_text
 from rag.types import Document
 
 
@@ -46,7 +43,7 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
             source, data, kind.upper(), ArchiveLimits(max_total_bytes=2 * max_bytes, max_file_bytes=max_bytes)
         )
     try:
-        text, pages, title = _PARSERS[kind](data, source)
+        text, pages, title = _parser(kind)(data, source)
     except LoaderError:
         raise
     except Exception as e:  # noqa: BLE001 - third-party parsers raise anything on corrupt input
@@ -81,10 +78,17 @@ def _clean_part(text: str) -> str:
     return text.strip("\n")
 
 
-_PARSERS: dict[str, Callable[[bytes, str], tuple[str, tuple[int, ...], str]]] = {
-    "markdown": parse_markdown,
-    "text": parse_text,
-    "html": parse_html,
-    "pdf": parse_pdf,
-    "docx": parse_docx,
+# kind -> (module, parser): each format's module, and the library it wraps (BeautifulSoup, pypdf,
+# python-docx), is imported the first time a file of that kind is read, so start-up pays for none.
+_PARSERS: dict[str, tuple[str, str]] = {
+    "markdown": ("rag.ingest.loaders.text", "parse_markdown"),
+    "text": ("rag.ingest.loaders.text", "parse_text"),
+    "html": ("rag.ingest.loaders.html", "parse_html"),
+    "pdf": ("rag.ingest.loaders.pdf", "parse_pdf"),
+    "docx": ("rag.ingest.loaders.docx", "parse_docx"),
 }
+
+
+def _parser(kind: str) -> Callable[[bytes, str], tuple[str, tuple[int, ...], str]]:
+    module, name = _PARSERS[kind]
+    return getattr(importlib.import_module(module), name)
