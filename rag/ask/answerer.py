@@ -43,13 +43,9 @@ def default_generator(components: Components) -> Generator:
 
 
 def answer_question(
-    components: Components,
-    question: str,
-    config: RetrievalConfig | None = None,
-    flt: ChunkFilter | None = None,
-    generator: Generator | None = None,
-    client: anthropic.Anthropic | None = None,
-) -> Answer:
+    components: Components, question: str, config: RetrievalConfig | None = None, flt: ChunkFilter | None = None,
+    generator: Generator | None = None, client: anthropic.Anthropic | None = None,
+) -> Answer:  # fmt: skip
     """Answer `question` from the collection, with citations checked against what was sent.
 
     Args:
@@ -71,27 +67,14 @@ def answer_question(
         GenerationError: the generator failed (API error, timeout, answer cut off).
         RagError: retrieval failed (store, models, settings).
     """
-    t0 = time.perf_counter()
-    question, generator, mr, checked = _prepare(components, question, config, flt, generator, client)
-    if mr.answer is not None:  # the agent wrote and checked its own
-        return dataclasses.replace(mr.answer, mode_result=mr)
-    result = mr.result
-    if checked.abstain:
-        return _with(mr, _abstain_early(question, result, checked, generator, t0))
-    return _with(
-        mr,
-        build_answer(question, result, checked, generator, generator.generate(question, checked.sources, result), t0),
-    )
+    *_, answer = _answer(components, question, config, flt, generator, client, stream=False)
+    return answer
 
 
 def stream_answer(
-    components: Components,
-    question: str,
-    config: RetrievalConfig | None = None,
-    flt: ChunkFilter | None = None,
-    generator: Generator | None = None,
-    client: anthropic.Anthropic | None = None,
-) -> Iterator[str | Answer]:
+    components: Components, question: str, config: RetrievalConfig | None = None, flt: ChunkFilter | None = None,
+    generator: Generator | None = None, client: anthropic.Anthropic | None = None,
+) -> Iterator[str | Answer]:  # fmt: skip
     """Like `answer_question`, but yields the text deltas as they are written, then the Answer.
 
     Example:
@@ -101,37 +84,39 @@ def stream_answer(
             else:
                 print(item, end="")
     """
+    return _answer(components, question, config, flt, generator, client, stream=True)
+
+
+def _answer(
+    components: Components, question: str, config: RetrievalConfig | None, flt: ChunkFilter | None,
+    generator: Generator | None, client: anthropic.Anthropic | None, stream: bool,
+) -> Iterator[str | Answer]:  # fmt: skip
+    """The one answering path: retrieve in the configured mode, gate, generate (streamed or whole), check.
+
+    Yields the text deltas when `stream` (the agent's checked text comes whole: its loop does not
+    stream), then the Answer.
+    """
     t0 = time.perf_counter()
-    question, generator, mr, checked = _prepare(components, question, config, flt, generator, client)
-    if mr.answer is not None:  # the agent's loop does not stream: its checked text comes whole
-        yield mr.answer.text
-        yield dataclasses.replace(mr.answer, mode_result=mr)
-        return
-    result = mr.result
-    if checked.abstain:
-        yield _with(mr, _abstain_early(question, result, checked, generator, t0))
-        return
-    generation = yield from relay(generator.stream(question, checked.sources, result))
-    yield _with(mr, build_answer(question, result, checked, generator, generation, t0))
-
-
-def _prepare(
-    components: Components,
-    question: str,
-    config: RetrievalConfig | None,
-    flt: ChunkFilter | None,
-    generator: Generator | None,
-    client: anthropic.Anthropic | None,
-) -> tuple[str, Generator, ModeResult, Gate]:
     question = check_question(question)
     generator = generator or default_generator(components)
     mr = run_mode(components, question, config=config, flt=flt, client=client)
-    if mr.answer is not None:  # the agent gated (only what it was shown) and checked its own answer
-        return question, generator, mr, Gate((), {}, "shown to the agent")
-    checked = gate(components, mr.result, components.settings.answer)
+    if mr.answer is not None:  # the agent gated (only what it was shown) and wrote and checked its own answer
+        if stream:
+            yield mr.answer.text
+        yield dataclasses.replace(mr.answer, mode_result=mr)
+        return
+    result = mr.result
+    checked = gate(components, result, components.settings.answer)
     if mr.abstained:  # corrective retrieval graded nothing relevant: say why, send nothing
         checked = Gate((), checked.relevance, checked.basis, f"{mr.mode} retrieval abstained: {mr.reason}")
-    return question, generator, mr, checked
+    if checked.abstain:
+        yield _with(mr, _abstain_early(question, result, checked, generator, t0))
+        return
+    if stream:
+        generation = yield from relay(generator.stream(question, checked.sources, result))
+    else:
+        generation = generator.generate(question, checked.sources, result)
+    yield _with(mr, build_answer(question, result, checked, generator, generation, t0))
 
 
 def _with(mr: ModeResult, answer: Answer) -> Answer:

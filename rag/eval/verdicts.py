@@ -98,13 +98,9 @@ class Verdict:
 
 
 def judge_question(
-    answerable: bool,
-    gold: Resolution,
-    result: RetrievalResult,
-    answer: AnswerRecord | None = None,
-    fused_rank: FusedRank | None = None,
-    mode: ModeResult | None = None,
-) -> Verdict | None:
+    answerable: bool, gold: Resolution, result: RetrievalResult, answer: AnswerRecord | None = None,
+    fused_rank: FusedRank | None = None, mode: ModeResult | None = None,
+) -> Verdict | None:  # fmt: skip
     """The verdict for one question, or None when it did not fail.
 
     Args:
@@ -146,22 +142,16 @@ def judge_question(
             best.id,
         )
     if not gold.chunk_ids & set(answer.cited):
-        return Verdict(
-            "not_cited",
-            f"gold was retrieved at final rank {best.final_rank} but the answer cites only "
-            f"{_short(answer.cited) or 'nothing'}",
-            {**where, "cited": list(answer.cited)},
-            best.id,
-        )
-    if answer.unsupported:
-        return Verdict(
-            "not_cited",
-            f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources "
-            f"do not state: “{answer.unsupported[0]}”",
-            {**where, "unsupported": list(answer.unsupported)},
-            best.id,
-        )
-    return None
+        why = f"gold was retrieved at final rank {best.final_rank} but the answer cites only "
+        why += _short(answer.cited) or "nothing"
+        facts = {"cited": list(answer.cited)}
+    elif answer.unsupported:
+        why = f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources "
+        why += f"do not state: “{answer.unsupported[0]}”"
+        facts = {"unsupported": list(answer.unsupported)}
+    else:
+        return None
+    return Verdict("not_cited", why, {**where, **facts}, best.id)
 
 
 def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: FusedRank | None) -> Verdict:

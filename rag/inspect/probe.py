@@ -61,13 +61,9 @@ def lifted_sentence(text: str, rng: random.Random) -> str:
 
 
 def probe(
-    components: Components,
-    sample: int = 50,
-    config: RetrievalConfig | None = None,
-    flt: ChunkFilter | None = None,
-    seed: int = 0,
-    progress: Progress | None = None,
-) -> ProbeReport:
+    components: Components, sample: int = 50, config: RetrievalConfig | None = None, flt: ChunkFilter | None = None,
+    seed: int = 0, progress: Progress | None = None,
+) -> ProbeReport:  # fmt: skip
     """Search a sentence lifted from each of `sample` chunks and see whether its own chunk comes first.
 
     Args:

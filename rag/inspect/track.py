@@ -155,14 +155,9 @@ def refreshed(components: Components, target: TrackTarget) -> TrackTarget:
 
 
 def track(
-    components: Components,
-    question: str,
-    target: TrackTarget,
-    config: RetrievalConfig | None = None,
-    flt: ChunkFilter | None = None,
-    max_candidates: int = 300,
-    mode: ModeResult | None = None,
-) -> TrackReport:
+    components: Components, question: str, target: TrackTarget, config: RetrievalConfig | None = None,
+    flt: ChunkFilter | None = None, max_candidates: int = 300, mode: ModeResult | None = None,
+) -> TrackReport:  # fmt: skip
     """Follow `target` through every stage of `retrieve(question, config, flt)`.
 
     Args:

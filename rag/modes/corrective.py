@@ -57,13 +57,9 @@ GRADE_TOOL = {
 
 
 def run_corrective(
-    components: Components,
-    question: str,
-    config: RetrievalConfig,
-    flt: ChunkFilter,
-    options: ModeOptions,
+    components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, options: ModeOptions,
     claude: Claude | None,
-) -> ModeResult:
+) -> ModeResult:  # fmt: skip
     attempts: list[Attempt] = []
     for action, cfg in actions(config, options):
         result = retrieve(components, question, cfg, flt)

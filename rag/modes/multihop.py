@@ -52,13 +52,9 @@ JUDGE_TOOL = {
 
 
 def run_multi_hop(
-    components: Components,
-    question: str,
-    config: RetrievalConfig,
-    flt: ChunkFilter,
-    options: ModeOptions,
+    components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, options: ModeOptions,
     claude: Claude | None,
-) -> ModeResult:
+) -> ModeResult:  # fmt: skip
     if claude is not None:
         return _claude_hops(components, question, config, flt, options, claude)
     notes = [

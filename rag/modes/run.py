@@ -42,14 +42,9 @@ def mode_unavailable(settings: Settings, mode: str, client: anthropic.Anthropic 
 
 
 def run_mode(
-    components: Components,
-    question: str,
-    mode: str | None = None,
-    config: RetrievalConfig | None = None,
-    flt: ChunkFilter | None = None,
-    options: ModeOptions | None = None,
-    client: anthropic.Anthropic | None = None,
-) -> ModeResult:
+    components: Components, question: str, mode: str | None = None, config: RetrievalConfig | None = None,
+    flt: ChunkFilter | None = None, options: ModeOptions | None = None, client: anthropic.Anthropic | None = None,
+) -> ModeResult:  # fmt: skip
     """Retrieve for `question` in one of the MODES.
 
     Args:

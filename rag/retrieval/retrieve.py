@@ -50,12 +50,9 @@ def check_question(question: str) -> str:
 
 
 def retrieve(
-    components: Components,
-    question: str,
-    config: RetrievalConfig | None = None,
-    flt: ChunkFilter | None = None,
+    components: Components, question: str, config: RetrievalConfig | None = None, flt: ChunkFilter | None = None,
     encoded: QueryVectors | None = None,
-) -> RetrievalResult:
+) -> RetrievalResult:  # fmt: skip
     """Run dense, sparse, fusion and reranking for `question`.
 
     Args:

@@ -130,12 +130,8 @@ class ClientStore(Store):
         self.client.delete(self.collection, points_selector=models.FilterSelector(filter=self._filter(flt)), wait=True)
 
     def _scroll(
-        self,
-        flt: ChunkFilter,
-        limit: int,
-        offset: Any,  # noqa: ANN401 - the engine's own page offset (a point id, or None for the start)
-        vectors: list[str] | bool,
-    ) -> tuple[list[models.Record], Any]:
+        self, flt: ChunkFilter, limit: int, offset: Any, vectors: list[str] | bool  # noqa: ANN401 - a point id or None
+    ) -> tuple[list[models.Record], Any]:  # fmt: skip
         return self.client.scroll(
             self.collection,
             scroll_filter=self._filter(flt),

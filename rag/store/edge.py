@@ -186,12 +186,8 @@ class EdgeStore(Store):
         self.shard.update(qe.UpdateOperation.delete_points_by_filter(self._filter(flt)))
 
     def _scroll(
-        self,
-        flt: ChunkFilter,
-        limit: int,
-        offset: Any,  # noqa: ANN401 - the engine's own page offset (a point id, or None for the start)
-        vectors: list[str] | bool,
-    ) -> tuple[list[qe.Record], Any]:
+        self, flt: ChunkFilter, limit: int, offset: Any, vectors: list[str] | bool  # noqa: ANN401 - a point id or None
+    ) -> tuple[list[qe.Record], Any]:  # fmt: skip
         edge_filter = self._filter(flt)
         return self.shard.scroll(
             qe.ScrollRequest(offset=offset, limit=limit, filter=edge_filter, with_payload=True, with_vector=vectors)
