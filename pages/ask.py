@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import answer_view, forms, kept, mode_view
-from ui.links import empty_collection_notice
+from ui.links import empty_collection_notice, language_notice
 from ui.setup import page
 from rag.answer.result import Answer
 from rag.ask.answerer import stream_answer
@@ -123,7 +123,8 @@ def show_recent() -> None:
 # Bound to ?tab=…, so a link (the sidebar's, a README's) can open the Eval tab: /ask?tab=Eval.
 ask_tab, eval_tab = st.tabs(["Ask", "Eval"], key="tab", bind="query-params")
 with ask_tab:
-    empty_collection_notice(components)
+    if not empty_collection_notice(components):
+        language_notice(components)
     demo = st.toggle(
         "Demo view", key="ask_demo", help="Only the answer and its cited sources: no scores, ranks or tools"
     )

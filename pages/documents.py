@@ -16,6 +16,7 @@ import streamlit as st
 from ui import ingest_panel, kept
 from ui.chunks import CHUNK_COLUMNS, chunk_browser, stored_rows
 from ui.collections import switch_collection
+from ui.links import language_notice
 from ui.setup import page
 from ui.render import md_escape
 from rag.catalog.collections import SAMPLE_COLLECTION
@@ -60,6 +61,7 @@ def show_stats() -> None:
         "Backend", "embedded" if stats.backend == "edge" else "server", help=f"Collection {settings.collection}"
     )
     st.caption(sentence_vectors_note(stats.sentence_vectors))
+    language_notice(components)
     shown = st.session_state.pop("documents_notice", None)
     if shown:
         (st.success if shown[0] == "success" else st.error)(md_escape(shown[1]))

@@ -19,7 +19,7 @@ from collections.abc import Hashable
 import streamlit as st
 
 from ui import forms, inspector_view, kept, mode_view
-from ui.links import empty_collection_notice
+from ui.links import empty_collection_notice, language_notice
 from ui.setup import page
 from rag.inspect.compare import Comparison, compare, feedback_notes
 from rag.settings.labels import config_label
@@ -206,7 +206,8 @@ def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
 
 
 apply_link()
-empty_collection_notice(components)
+if not empty_collection_notice(components):
+    language_notice(components)
 config = settings_sidebar()
 flt = filter_inputs()
 question = st.text_input("Question", key="inspector_q", placeholder="Type the question that failed")

@@ -10,11 +10,13 @@ import numpy as np
 from rag.settings.config import Settings
 from rag.encoders.base import DenseEncoder, SpanVectors, SparseEncoder
 from rag.encoders.factory import dense_encoder, sparse_encoder
+from rag.encoders.sparse import FastembedBm25Encoder
 from rag.errors import ModelMismatchError
 from rag.store.journal import Journal
 from rag.lazy import LazyModel
 from rag.store import open_store
 from rag.store.base import CollectionModels, Store
+from rag.types import SparseVector
 
 
 class CollectionDense:
@@ -66,6 +68,39 @@ class CollectionDense:
         self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64
     ) -> SpanVectors:
         return self.encoder.encode_spans(texts, spans, batch_size)
+
+
+class CollectionSparse:
+    """The BM25 encoder that cuts text as the collection's record says (`CollectionModels.sparse_tokenizer`),
+    looked up at each use like `CollectionDense`: a collection made before CJK tokenizing keeps its
+    whitespace terms, so its stored vectors and its questions never disagree; with no collection yet,
+    the configured tokenizer makes the first."""
+
+    def __init__(self, settings: Settings, store: Store) -> None:
+        self._settings, self._store = settings, store
+        self.name = settings.sparse_model
+
+    @property
+    def encoder(self) -> FastembedBm25Encoder:
+        record = self._store.collection_models()
+        tokenizer = record.sparse_tokenizer if record else self._settings.sparse_tokenizer
+        return sparse_encoder(self._settings.sparse_model, self._settings.data_dir / "models", tokenizer)
+
+    @property
+    def loaded(self) -> bool:
+        return self.encoder.loaded
+
+    def load(self) -> None:
+        self.encoder.load()
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:
+        return self.encoder.encode_documents(texts)
+
+    def encode_query(self, text: str) -> SparseVector:
+        return self.encoder.encode_query(text)
+
+    def query_terms(self, text: str) -> dict[int, str]:
+        return self.encoder.query_terms(text)
 
 
 @dataclass
@@ -129,6 +164,6 @@ def build_components(settings: Settings) -> Components:
         settings=settings,
         store=store,
         dense=CollectionDense(settings, store),
-        sparse=sparse_encoder(settings.sparse_model, settings.data_dir / "models"),
+        sparse=CollectionSparse(settings, store),
         journal=journal,
     )

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ui.render import md_escape
+from rag.catalog.language import dense_language_note
 from rag.components import Components
 from rag.errors import RagError
 from rag.settings.links import collection_param
@@ -35,3 +36,13 @@ def empty_collection_notice(components: Components) -> bool:
         )
         st.markdown(f"📄 [Go to Documents]({page_url('documents', components)})")
     return empty
+
+
+def language_notice(components: Components) -> None:
+    """Warn when the collection's text is in a script its dense model was not trained on (rag.catalog.language)."""
+    try:
+        note = dense_language_note(components)
+    except RagError:  # an unreadable store is reported by the page's own call
+        return
+    if note:
+        st.warning(md_escape(note))

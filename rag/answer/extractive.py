@@ -34,8 +34,9 @@ from rag.answer.generator import last_generation
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
 from rag.answer.terms import content_terms, idf, key_terms, without_term
+from rag.text.cjk import has_cjk
 from rag.text.sentences import split_sentences
-from rag.encoders.base import DenseEncoder
+from rag.encoders.base import DenseEncoder, english_only
 from rag.retrieval.result import RetrievalResult
 from rag.text.words import plural
 
@@ -101,15 +102,21 @@ class ExtractiveGenerator:
             [f"{u.heading.split(' > ')[-1]}: {u.text}" if u.heading else u.text for u in units]
         )
         cosine = vectors @ np.asarray(query)
-        weights = idf(content_terms(question), background(sources, retrieval))
+        seen = background(sources, retrieval)
+        # A CJK bigram no retrieved text holds straddles two words of the question ("久内" in 多久内): an
+        # artifact of the cut, not something asked about, so it does not weigh against every sentence.
+        terms = {t for t in content_terms(question) if not has_cjk(t) or any(t in d for d in seen)}
+        weights = idf(terms, seen)
         total = sum(weights.values())
+        # An English-only model's cosine on Chinese or Japanese is noise: such a question is scored by its terms.
+        dense_weight = 0.0 if has_cjk(question) and english_only(self.dense.name) else _DENSE_WEIGHT
         scored = []
         for unit, cos, vector in zip(units, cosine, vectors):
             if total > 0:
                 overlap = sum(weights[t] for t in weights.keys() & content_terms(unit.text)) / total
-                value = _DENSE_WEIGHT * float(cos) + (1 - _DENSE_WEIGHT) * overlap
-            else:
-                value = float(cos)
+                value = dense_weight * float(cos) + (1 - dense_weight) * overlap
+            else:  # no term to match: the cosine alone, unless the model cannot read the question
+                value = float(cos) if dense_weight else 0.0
             scored.append(ScoredUnit(unit, value, float(cos), vector))
         return sorted(scored, key=lambda s: -s.score)
 

@@ -19,7 +19,15 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
+from rag.text.cjk import analyzer
+
 _WORDS = re.compile(r"\w+")
+_BIGRAMS = analyzer("bigram")
+# Chinese words that ask rather than name ("how long", "how", "can I"): bigrams that say nothing about
+# which sentence answers, like QUESTION_WORDS in English.
+_CJK_QUESTION_WORDS = frozenset(
+    "多久 多少 如何 怎么 怎样 什么 哪些 哪里 哪个 为何 是否 能否 可以 可否 请问 几天 几个 需要 支持".split()
+)
 
 # Stems of words that ask rather than name: "how long/many/much/often", "what happens", "can I get/use".
 QUESTION_WORDS = frozenset(
@@ -29,17 +37,18 @@ QUESTION_WORDS = frozenset(
 
 
 def content_terms(text: str) -> set[str]:
-    """Stems of the words that carry meaning (the BM25 stopword list removed)."""
+    """Stems of the words that carry meaning (the BM25 stopword list removed); CJK text as character bigrams,
+    the terms BM25 matches it by (rag.text.cjk)."""
     stem = _stemmer().stem_word
     stop = _stopwords()
-    return {stem(w) for w in _WORDS.findall(text.lower()) if w not in stop}
+    return {stem(w) for w in _WORDS.findall(_BIGRAMS(text).lower()) if w not in stop and w not in _CJK_QUESTION_WORDS}
 
 
 def key_terms(question: str) -> dict[str, str]:
     """The question's key terms: stem -> the word as written. Question words and non-Latin runs dropped.
 
-    A Chinese question is one unsplit "word" to this regex and the English stemmer: no key terms, so
-    no coverage check (its answers are judged by the dense score alone).
+    CJK words are left out: their bigrams include pairs that straddle two words ("久内" in 多久内), which
+    no text contains, so a coverage check would refuse every Chinese question.
     """
     stem = _stemmer().stem_word
     stop = _stopwords()

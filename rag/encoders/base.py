@@ -75,3 +75,17 @@ def resolve_dense_path(name: str) -> str:
 def offline() -> bool:
     """Whether HF_HUB_OFFLINE asks for local files only (loaders then never reach a hub)."""
     return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+
+
+# Models (or families) trained on English text only: names of the sentence-transformers English
+# families and `-en` models; any other model is taken at its word.
+_ENGLISH_ONLY = ("all-minilm", "all-mpnet", "all-distilroberta", "multi-qa-", "msmarco-", "-en-")
+_MULTILINGUAL_HINTS = ("multilingual", "labse", "m3", "xlm", "distiluse", "paraphrase-multilingual")
+
+
+def english_only(model: str) -> bool:
+    """Whether the dense model was trained on English only (the packaged default is)."""
+    name = model.lower().rsplit("/", 1)[-1]
+    if any(h in name for h in _MULTILINGUAL_HINTS):
+        return False
+    return any(f in name for f in _ENGLISH_ONLY) or name.endswith("-en")

@@ -27,5 +27,5 @@ def dense_encoder(name: str, runtime: str, models_dir: Path) -> DenseEncoder:
 
 
 @lru_cache(maxsize=4)
-def sparse_encoder(name: str, cache_dir: Path | None = None) -> FastembedBm25Encoder:
-    return FastembedBm25Encoder(name, cache_dir=cache_dir)
+def sparse_encoder(name: str, cache_dir: Path | None = None, tokenizer: str = "whitespace") -> FastembedBm25Encoder:
+    return FastembedBm25Encoder(name, cache_dir=cache_dir, tokenizer=tokenizer)

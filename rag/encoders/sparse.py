@@ -1,5 +1,5 @@
 """BM25 through fastembed, from a folder we ship (it only needs a stopword list); Qdrant's IDF modifier
-supplies the IDF."""
+supplies the IDF. CJK runs are cut into terms first (rag.text.cjk), by the tokenizer the collection records."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Sequence
 from rag.encoders.base import DEFAULT_SPARSE, log
 from rag.errors import EncoderError
 from rag.lazy import LazyModel
+from rag.text.cjk import analyzer
 from rag.types import SparseVector
 
 
@@ -22,10 +23,18 @@ class FastembedBm25Encoder(LazyModel):
         vec = enc.encode_query("refund policy")
     """
 
-    def __init__(self, name: str = DEFAULT_SPARSE, cache_dir: Path | None = None, avg_len: float = 256.0) -> None:
+    def __init__(
+        self,
+        name: str = DEFAULT_SPARSE,
+        cache_dir: Path | None = None,
+        avg_len: float = 256.0,
+        tokenizer: str = "whitespace",
+    ) -> None:
         super().__init__()
         self.name = name
         self.avg_len = avg_len
+        self.tokenizer = tokenizer
+        self._analyze = analyzer(tokenizer)
         self._cache_dir = cache_dir
 
     def _build(self):  # noqa: ANN202
@@ -45,10 +54,10 @@ class FastembedBm25Encoder(LazyModel):
             raise EncoderError(f"could not load sparse model {self.name!r} ({type(e).__name__}: {e})") from None
 
     def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]:
-        return [_to_sparse(e) for e in self._load().embed(list(texts), batch_size=256)]
+        return [_to_sparse(e) for e in self._load().embed([self._analyze(t) for t in texts], batch_size=256)]
 
     def encode_query(self, text: str) -> SparseVector:
-        return _to_sparse(next(iter(self._load().query_embed(text))))
+        return _to_sparse(next(iter(self._load().query_embed(self._analyze(text)))))
 
     def doc_lengths(self, texts: Sequence[str]) -> list[int]:
         """BM25's document length |d| for each text: its tokens after stopword removal and stemming.
@@ -59,7 +68,7 @@ class FastembedBm25Encoder(LazyModel):
         from fastembed.common.utils import remove_non_alphanumeric
 
         inner = self._load().model
-        return [len(inner._stem(inner.tokenizer.tokenize(remove_non_alphanumeric(t)))) for t in texts]
+        return [len(inner._stem(inner.tokenizer.tokenize(remove_non_alphanumeric(self._analyze(t))))) for t in texts]
 
     def query_terms(self, text: str) -> dict[int, str]:
         """Index -> the query word it came from, so the inspector can explain a sparse score."""
@@ -67,7 +76,7 @@ class FastembedBm25Encoder(LazyModel):
         out: dict[int, str] = {}
         if inner is None or not hasattr(inner, "_stem"):
             return out
-        for word in re.findall(r"\w+", text.lower()):
+        for word in re.findall(r"\w+", self._analyze(text).lower()):
             stemmed = inner._stem([word])
             if stemmed:
                 out[inner.compute_token_id(stemmed[0])] = word

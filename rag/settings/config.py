@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from rag.errors import ConfigError
 from rag.settings.rerankers import parse_reranker
+from rag.text.cjk import SPARSE_TOKENIZERS
 from rag.settings.spec import check_fields, from_env, setting
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
@@ -255,6 +256,13 @@ class Settings:
     qdrant_api_key: Secret = setting(Secret(), env="QDRANT_API_KEY", label="Qdrant API key")
     dense_model: str = setting("all-MiniLM-L6-v2", env="RAGSCOPE_DENSE_MODEL", label="dense model")
     sparse_model: str = setting("Qdrant/bm25", env="RAGSCOPE_SPARSE_MODEL", label="sparse model")
+    # How BM25 cuts CJK text into terms (rag.text.cjk); recorded with a new collection, whose chunks and
+    # questions are then always cut the same way. Why the default: docs/retrieval-quality.md, "Chinese".
+    sparse_tokenizer: str = setting(
+        "bigram", env="RAGSCOPE_SPARSE_TOKENIZER", label="sparse tokenizer", choices=SPARSE_TOKENIZERS,
+        help="How BM25 cuts Chinese, Japanese and Korean text: bigram (overlapping character pairs), jieba "
+        "(Chinese words) or whitespace (runs stay whole, as collections made before it)",
+    )  # fmt: skip
     chunk: ChunkConfig = ChunkConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     answer: AnswerConfig = AnswerConfig()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import threading
 from abc import ABC, abstractmethod
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
@@ -60,16 +61,11 @@ class CollectionModels:
     sentence_vectors: bool = False
     sentence_pooling: str = "separate"
     dense_runtime: str = "torch"
+    # How BM25 cut CJK text (rag.text.cjk); collections made before the field hold "whitespace".
+    sparse_tokenizer: str = "whitespace"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "dense_model": self.dense_model,
-            "dense_dim": self.dense_dim,
-            "sparse_model": self.sparse_model,
-            "sentence_vectors": self.sentence_vectors,
-            "sentence_pooling": self.sentence_pooling,
-            "dense_runtime": self.dense_runtime,
-        }
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, raw: Any) -> CollectionModels:  # noqa: ANN401 - a parsed JSON value, checked here
@@ -87,6 +83,7 @@ class CollectionModels:
             "sentence_vectors": bool,
             "sentence_pooling": str,
             "dense_runtime": str,
+            "sparse_tokenizer": str,
         }
         missing = {"dense_model", "dense_dim", "sparse_model"} - set(raw)
         wrong = [k for k, v in raw.items() if k not in kinds or type(v) is not kinds[k]]
@@ -105,6 +102,7 @@ class CollectionModels:
             sentence_vectors,
             settings.sentence_pooling,
             settings.dense_runtime,
+            settings.sparse_tokenizer,
         )
 
     def runtime_for(self, configured: str) -> str:
