@@ -229,3 +229,44 @@ def test_every_heading_that_counts_as_gold_can_be_tracked(corpus):
                 gold = index.resolve(SectionGold((SectionRef(source, written),)))
                 assert gold.invalid is None, (source, written)
                 assert find_target(corpus, source=source, heading=written).id in gold.chunk_ids, (source, written)
+
+
+LONG_SECTION = """# Guide
+
+## Refunds
+
+Refunds are paid back to the card that was charged. A refund for an annual plan is prorated by the days left.
+
+A refund reaches the card within five to ten business days after it is approved by the billing team.
+
+Refunds for gift cards are not possible; the balance stays on the account until it is spent on a plan.
+
+## Invoices
+
+Invoices are emailed on the first day of each month and can be downloaded from the billing page at any time.
+"""
+
+
+def test_a_chunk_collapsed_behind_its_section_is_reported_as_collapsed_not_lost(components):
+    from rag.ingest.pipeline import ingest_files
+    from rag.settings.config import ChunkConfig
+
+    assert not ingest_files(components, [("guide.md", LONG_SECTION.encode())], ChunkConfig("heading", 120, 0)).errors
+    config = RetrievalConfig(reranker="none", collapse=True)
+    question = "How are refunds paid back and how long do they take?"
+    result = retrieve(components, question, config)
+    collapsed = [c for c in result.candidates if c.collapsed_into]
+    assert collapsed, "the long section's other chunks are collapsed behind its best one"
+    target = find_target(components, chunk_id=collapsed[0].id)
+    report = track(components, question, target, config)
+    assert report.dropped_at == "collapsed" and report.section_found and not report.found
+    assert f"which ranks {result.get(collapsed[0].collapsed_into).final_rank}: the section is found" in report.reason
+    assert report.suggestions == () and "min score" not in report.reason
+
+
+def test_a_cut_below_final_k_never_names_a_minimum_score_that_is_not_set(corpus):
+    target = find_target(corpus, source="billing.md", heading="Refunds")
+    config = RetrievalConfig(final_k=1, reranker="none", collapse=False)
+    report = track(corpus, "How do I cancel my subscription?", target, config)
+    assert report.dropped_at == "final_k", report.reason
+    assert "min score" not in report.reason and "below final k = 1" in report.reason

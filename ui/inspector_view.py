@@ -221,6 +221,9 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
     if report.found:
         st.success(report.reason)
         return
+    if report.section_found:
+        st.info(f"**Collapsed, not lost**: {escape_markdown(report.reason)}")
+        return
     st.warning(f"**{lost_at(report.dropped_at)}**: {escape_markdown(report.reason)}")
     if report.no_fix:
         st.info(f"No small change surfaces it: {escape_markdown(report.no_fix)}.")

@@ -43,6 +43,7 @@ _WORDS = re.compile(r"\w+")
 # candidates are paid for in search and rerank time on every question.
 K_FACTOR, K_SLACK = 2, 5
 CANDIDATES_FACTOR, CANDIDATES_SLACK = 5, 50
+SECTION_FOUND = "the section is found"
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,11 @@ class TrackReport:
     @property
     def found(self) -> bool:
         return self.dropped_at is None
+
+    @property
+    def section_found(self) -> bool:
+        """The chunk was collapsed behind a chunk of its own section that is in the final top k."""
+        return self.dropped_at == "collapsed" and self.reason.endswith(SECTION_FOUND)
 
     @property
     def smallest(self) -> Suggestion | None:
@@ -176,8 +182,8 @@ def track(
     stages = probe.standings()
     dropped, reason = _dropped(target, result, stages, flt)
     trail = mode_trail(mode, target.id) if mode is not None and mode.mode != "plain" else None
-    if dropped is None:
-        return TrackReport(target, result, stages, dropped, reason, (), mode=trail)
+    if dropped is None or (dropped == "collapsed" and reason.endswith(SECTION_FOUND)):
+        return TrackReport(target, result, stages, dropped, reason, (), mode=trail)  # no fix for what is not lost
     verified = sorted(_suggest(components, probe, stages, dropped, max_candidates), key=lambda s: s.cost)
     small = tuple(s for s in verified if is_small(s.config, config))
     large = tuple(s for s in verified if not is_small(s.config, config))
@@ -371,10 +377,26 @@ def _dropped(
             "fused",
             f"found by a prefetch list but cut by {cfg.fusion} fusion (fused rank {_fmt(s['fused'].would_be_rank)})",
         )
+    mine = result.get(target.id)
+    if mine is not None and mine.collapsed_into:
+        return "collapsed", _collapsed_reason(result, mine.collapsed_into)
     rerank = s["rerank"]
-    if rerank.rank is not None and rerank.rank > cfg.final_k:
-        return "final_k", f"reranked to {rerank.rank}, below final k = {cfg.final_k}"
-    return "min_score", f"final-stage score {rerank.score:.4f} is below min score {cfg.min_score}"
+    if cfg.min_score is not None and rerank.score is not None and rerank.score < cfg.min_score:
+        return "min_score", f"final-stage score {rerank.score:.4f} is below min score {cfg.min_score:g}"
+    per_section = " (one hit per section: each section counts once)" if cfg.collapse else ""
+    return "final_k", f"reranked to {_fmt(rerank.rank)}, below final k = {cfg.final_k}{per_section}"
+
+
+def _collapsed_reason(result: RetrievalResult, standing_id: str) -> str:
+    """Where the chunk that stands for a collapsed chunk's section ranks: the section, not the chunk, is the hit."""
+    standing = result.get(standing_id)
+    where = f"{standing.chunk.chunk.source} › {standing.chunk.chunk.heading}" if standing else standing_id[:8]
+    if standing is not None and standing.final_rank is not None:
+        return (
+            f"collapsed behind chunk {standing_id[:8]} of the same section ({where}), which ranks "
+            f"{standing.final_rank}: {SECTION_FOUND}"
+        )
+    return f"collapsed behind chunk {standing_id[:8]} of the same section ({where}), which is itself below the final k"
 
 
 def _fmt(rank: int | None) -> str:

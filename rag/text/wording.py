@@ -15,6 +15,7 @@ LOST_AT = {
     "fused": "fusion (cut from the fused list)",
     "final_k": "the final k (reranked below the last kept rank)",
     "min_score": "the minimum score (its final score is below it)",
+    "collapsed": "one hit per section (another chunk of its section stands for it)",
 }
 
 
