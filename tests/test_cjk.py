@@ -132,3 +132,26 @@ def test_the_dense_model_s_language_is_said_when_the_collection_is_mostly_chines
     assert "Chinese, Japanese or Korean" in note and "RAGSCOPE_DENSE_MODEL" in note
     multilingual = dataclasses.replace(shop, settings=dataclasses.replace(settings, dense_model="paraphrase-multilingual-MiniLM-L12-v2"))
     assert dense_language_note(multilingual) == ""
+
+
+@pytest.mark.parametrize("page", ["pages/documents.py", "pages/inspector.py", "pages/ask.py"])
+def test_each_page_says_the_dense_model_does_not_read_the_collection_s_language(settings, page):
+    from apptest_pages import open_page
+
+    components = build_components(settings)
+    assert not ingest_files(components, [("退货.md", POLICY.encode())]).errors
+    components.close()
+    at = open_page(page)
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any("Chinese, Japanese or Korean" in w and "RAGSCOPE_DENSE_MODEL" in w for w in warnings), warnings
+
+
+def test_an_english_collection_gets_no_language_warning(settings):
+    from apptest_pages import open_page
+
+    components = build_components(settings)
+    assert not ingest_files(components, [("shipping.md", SHIPPING.encode())]).errors
+    components.close()
+    at = open_page("pages/documents.py")
+    assert not [w for w in at.warning if "trained on English" in w.value]
