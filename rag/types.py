@@ -118,7 +118,8 @@ class StoredChunk:
 
 @dataclass(frozen=True)
 class DocumentInfo:
-    """One row of the documents table."""
+    """One row of the documents table: a stored document's name and chunk count, with the document-level
+    metadata every one of its chunks carries (taken from the first)."""
 
     source: str
     chunks: int

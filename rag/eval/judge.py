@@ -50,7 +50,11 @@ RELEVANCY_SYSTEM = (
 
 @dataclass(frozen=True)
 class SentenceJudgement:
-    """One answer sentence, the chunks it was checked against, and the judge's reply."""
+    """One answer sentence, the chunks it was checked against, and the judge's reply.
+
+    `supported` is the judge's verdict read from `reply` (which is kept verbatim, so a person can see
+    why); `chunk_ids` are the sources the sentence cited, or every source sent when it cited none.
+    """
 
     sentence: str
     chunk_ids: tuple[str, ...]
