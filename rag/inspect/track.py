@@ -48,11 +48,19 @@ SECTION_FOUND = "the section is found"
 
 @dataclass(frozen=True)
 class TrackTarget:
-    """The chunk being tracked and how it was picked."""
+    """The chunk being tracked and how it was picked.
+
+    Picked by source + heading, the target is the whole section: `section` holds every chunk id under
+    the heading (subsections included, as gold counts them), and `track` follows the one that stands for
+    the section in this retrieval (its best-ranked chunk), so the report agrees with Eval's hit.
+    """
 
     chunk: StoredChunk
     how: str  # "id" | "heading" | "text"
     note: str = ""
+    section: tuple[str, ...] = ()
+    source: str = ""
+    heading: str = ""
 
     @property
     def id(self) -> str:
@@ -178,6 +186,7 @@ def track(
     config = config or components.settings.retrieval
     flt = flt or ChunkFilter()
     result = retrieve(components, question, config, flt)
+    target = standing_for(components, target, result)
     probe = _Probe(components, question, result, target)
     stages = probe.standings()
     dropped, reason = _dropped(target, result, stages, flt)
@@ -189,6 +198,49 @@ def track(
     large = tuple(s for s in verified if not is_small(s.config, config))
     no_fix = "" if small else _why_no_small_fix(result, stages, large)
     return TrackReport(target, result, stages, dropped, reason, small, large, no_fix, trail)
+
+
+def standing_for(components: Components, target: TrackTarget, result: RetrievalResult) -> TrackTarget:
+    """For a section target, the chunk that stands for the section in `result`: the one with the best final
+    rank, else the best reranked (collapsing aside), fused, then dense or sparse rank; a section none of
+    whose chunks any stage found keeps the chunk it was picked by. A chunk target is returned as it is."""
+    if len(target.section) < 2:
+        return target
+    big = 10**9
+
+    def standing(cid: str) -> tuple:
+        c = result.get(cid)
+        if c is None:
+            return (big,) * 4
+        return (
+            c.final_rank or big,
+            c.rerank.rank or big,
+            c.fused.rank or big,
+            min(c.dense.rank or big, c.sparse.rank or big),
+        )
+
+    best = min(target.section, key=standing)
+    if standing(best) == (big,) * 4 or best == target.id:
+        return target
+    note = f"{len(target.section)} chunks under this heading; tracking the best-ranked, which stands for it"
+    return dataclasses.replace(target, chunk=get_chunk(components, best), note=note)
+
+
+def section_fates(report: TrackReport) -> list[dict[str, object]]:
+    """Where each chunk of a section target went: its id, final rank, rerank rank, and whom it was collapsed behind."""
+    out = []
+    for cid in report.target.section or (report.target.id,):
+        c = report.result.get(cid)
+        out.append(
+            {
+                "chunk_id": cid,
+                "final_rank": c.final_rank if c else None,
+                "rerank_rank": c.rerank.rank if c else None,
+                "collapsed_into": c.collapsed_into if c else None,
+                "standing": cid == report.target.id,
+            }
+        )
+    return out
 
 
 def is_small(changed: RetrievalConfig, config: RetrievalConfig) -> bool:
@@ -526,20 +578,19 @@ def _by_heading(components: Components, source: str, heading: str, question: str
     if not under:
         headings = sorted({r.chunk.heading for r in records})
         raise RagError(f"{source} has no heading {heading!r}; it has: {'; '.join(headings[:12])}")
+    section = tuple(r.chunk.id for r in sorted(under, key=lambda r: r.chunk.index))
     if len(under) == 1 or not question:
         best = min(under, key=lambda r: r.chunk.index)
-        return TrackTarget(
-            best, "heading", f"{len(under)} chunk(s) under this heading; tracking the first" if len(under) > 1 else ""
-        )
+        note = f"{len(under)} chunks under this heading; tracking the section" if len(under) > 1 else ""
+        return TrackTarget(best, "heading", note, section, source, heading)
     vec = components.dense.encode_query(question)
     hits = components.store.search_dense(
         vec, len(under), ChunkFilter(ids=tuple(r.chunk.id for r in under), include_quarantined=True)
     )
     best_id = hits[0].id if hits else under[0].chunk.id
     best = next(r for r in under if r.chunk.id == best_id)
-    return TrackTarget(
-        best, "heading", f"{len(under)} chunks under this heading; tracking the one closest to the question"
-    )
+    note = f"{len(under)} chunks under this heading; tracking the section (first its chunk nearest the question)"
+    return TrackTarget(best, "heading", note, section, source, heading)
 
 
 def _by_text(components: Components, text: str) -> TrackTarget:

@@ -1,0 +1,114 @@
+"""`ragscope track`: where an expected chunk or section went for a question, over the inspector's own tracking."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import click
+
+from rag.cli.collections_cmd import collection_option
+from rag.cli.main import main, opened
+from rag.cli.options import retrieval_options, with_options
+from rag.cli.search_cmd import parse_filters
+from rag.inspect.track import TrackReport, find_target, section_fates, track
+from rag.retrieval.result import STAGES
+from rag.settings.config import RetrievalConfig
+from rag.text.wording import LOST_AT, lost_at
+
+
+_HELP = (
+    "Follow a chunk (--chunk), a section (--source and --heading) or a chunk holding --text through every stage of "
+    "QUESTION's retrieval: where it ranked, where it was lost, and the verified setting changes that bring it back. "
+    "A section is found when any of its chunks is in the final top k, at its best chunk's rank (as Eval counts a "
+    "hit). lost_at is one of: " + ", ".join(LOST_AT) + " (null when found)."
+)
+
+
+@main.command(name="track", help=_HELP)
+@click.argument("question")
+@click.option("--chunk", "chunk_id", default=None, metavar="ID", help="Track this chunk id.")
+@click.option("--source", default=None, metavar="NAME", help="Track a section: its document (with --heading).")
+@click.option("--heading", default=None, metavar="PATH", help="The section's heading path or its last title.")
+@click.option("--text", default=None, metavar="TEXT", help="Track the chunk containing this text.")
+@retrieval_options
+@click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag.")
+@collection_option
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print {target, found, final_rank, lost_at, stages, standing_chunk, fixes}."
+)
+def track_command(
+    question: str, chunk_id: str | None, source: str | None, heading: str | None, text: str | None,
+    filters: tuple[str, ...], collection: str | None, as_json: bool, **options: object,
+) -> None:  # fmt: skip
+    if sum(x is not None for x in (chunk_id, source, text)) != 1:
+        raise click.UsageError("give one of --chunk ID, --source NAME [--heading PATH], --text TEXT")
+    flt = parse_filters(filters)
+    with opened(collection) as components:
+        config = with_options(components.settings.retrieval, options)
+        target = find_target(
+            components, chunk_id=chunk_id, source=source, heading=heading, text=text, question=question
+        )
+        report = track(components, question, target, config, flt)
+    out = report_json(report)
+    if as_json:
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    chunk = report.target.chunk.chunk
+    click.echo(f"tracking {chunk.source} › {chunk.heading or '(no heading)'} ({chunk.id[:8]}), {report.target.how}")
+    if report.target.note:
+        click.echo(report.target.note, err=True)
+    for stage, s in out["stages"].items():
+        click.echo(f"{stage:>7}: rank {s['rank'] if s['rank'] is not None else '–'}  score {_score(s['score'])}")
+    click.echo(
+        "found: final rank " + str(out["final_rank"])
+        if out["found"]
+        else f"{lost_at(report.dropped_at)}: {report.reason}"
+    )
+    for fix in out["fixes"]:
+        click.echo(f"fix: {fix['setting']} = {fix['value']} -> final rank {fix['final_rank']}")
+
+
+def report_json(report: TrackReport) -> dict[str, Any]:
+    """The documented --json shape of a tracking report."""
+    target = report.target
+    stages = {st.stage: st for st in report.stages}
+    found = report.found or report.section_found
+    standing = report.result.get(target.id)
+    final_rank = _section_final_rank(report) if found else None
+    return {
+        "target": {
+            "how": target.how,
+            "source": target.source or target.chunk.chunk.source,
+            "heading": target.heading if target.how == "heading" else target.chunk.chunk.heading,
+            "chunk_ids": list(target.section or (target.id,)),
+        },
+        "found": found,
+        "final_rank": final_rank,
+        "lost_at": None if found else report.dropped_at,
+        "reason": report.reason,
+        "stages": {s: {"rank": stages[s].rank, "score": stages[s].score} for s in STAGES if s in stages},
+        "standing_chunk": target.id if standing is not None or not target.section else None,
+        "chunks": section_fates(report),
+        "fixes": [_fix(s.config, report.result.config, s.final_rank) for s in report.suggestions],
+    }
+
+
+def _section_final_rank(report: TrackReport) -> int | None:
+    ranks = [f["final_rank"] for f in section_fates(report) if f["final_rank"] is not None]
+    return min(ranks, default=None)
+
+
+def _fix(changed: RetrievalConfig, config: RetrievalConfig, final_rank: int) -> dict[str, Any]:
+    diff = {
+        f.name: getattr(changed, f.name)
+        for f in dataclasses.fields(config)
+        if getattr(changed, f.name) != getattr(config, f.name)
+    }
+    setting, value = next(iter(diff.items()), ("", None))
+    return {"setting": setting, "value": value, "final_rank": final_rank, "changes": diff}
+
+
+def _score(score: float | None) -> str:
+    return "–" if score is None else f"{score:.4f}"
