@@ -128,8 +128,14 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scop
         }
     else:
         pick["text"] = st.text_area("Text the expected chunk should contain", key="inspector_track_text")
+    pinned = st.checkbox(
+        "Keep tracking it for a new question", key="inspector_track_pin", help="Off: a new question clears the tracking"
+    )
     report: TrackReport | None = kept.kept("inspector_track_report", scope)
     old: TrackReport | None = kept.outdated("inspector_track_report", scope)
+    if old is not None and old.result.question != " ".join(question.split()) and not pinned:
+        kept.keep("inspector_track_report", None, scope)  # tracking belongs to the question it was made for
+        old = None
     try:
         if st.button("Track", key="inspector_track_button") or st.session_state.pop("inspector_track_auto", False):
             report = run_track(question, find_target(components, question=question, **pick), config, flt, scope)

@@ -294,3 +294,18 @@ def test_no_panel_outlives_the_search_it_was_computed_on(store):
     assert not at.exception
     assert not at.success  # no "found: final rank" left from before
     assert any("no longer stored" in e.value for e in at.error), [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_a_new_question_clears_the_tracking_unless_the_target_is_pinned(store, pinned):
+    at = _open(q=PARAPHRASE_QUESTION, fusion="rrf", candidates="3", k="1", reranker="none", track=store)
+    assert any("Lost at the final k" in w.value for w in at.warning)
+    if pinned:
+        at.checkbox(key="inspector_track_pin").check().run()
+    at.text_input(key="inspector_q").input(KEYWORD_QUESTION).run()
+    assert not at.exception, at.exception
+    panels = [w.value for w in at.warning if w.value.startswith("**Lost at")] + [s.value for s in at.success]
+    if pinned:
+        assert panels, "a pinned target is followed for the new question"
+    else:
+        assert panels == [], panels
