@@ -56,7 +56,7 @@ def sample_set() -> tuple[list[tuple[str, bytes]], QuestionSet]:
 
 
 def fastapi_set() -> tuple[list[tuple[str, bytes]], QuestionSet]:
-    docs = ROOT.parent / "shared" / "data" / "fastapi_docs"
+    docs = ROOT.parent / "shared" / "data" / "fastapi_docs" / "docs" / "en" / "docs"
     files = [(name, path.read_bytes()) for name, path in collect_paths([docs]).files]
     return files, read_question_set_file(ROOT / "tests" / "data" / "fastapi_qa.jsonl")
 

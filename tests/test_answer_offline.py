@@ -184,3 +184,45 @@ def test_extra_sentences_must_add_a_key_term_so_answers_are_not_padded(sample_co
     assert answer.text == "A downgrade takes effect at the end of the current billing period. [S1]"
     answer = answer_question(sample_components, "Can you reissue an old invoice with our new company address?")
     assert len(answer.text.splitlines()) == 2, "the second sentence adds 'company'"
+
+
+STASH = """# Stash
+
+## Untracked files
+
+How do I stash untracked files?
+
+Stash them along with the tracked changes with this command:
+
+```
+git stash --include-untracked
+```
+
+## Listing a stash
+
+The stash show command lists what a stash holds; add a path to see one file.
+"""
+
+
+def test_offline_answers_quote_what_answers_not_the_question_line_and_carry_the_command(components):
+    from rag.ingest.pipeline import ingest_files
+
+    assert not ingest_files(components, [("stash.md", STASH.encode())]).errors
+    answer = answer_question(components, "How do I stash untracked files?")
+    assert not answer.abstained, answer.reason
+    assert "How do I stash untracked files?" not in answer.text  # a FAQ's question line is never the answer
+    assert "with this command:" in answer.text and "git stash --include-untracked" in answer.text
+    spans = [STASH[c.start : c.end] for c in answer.citations]
+    assert any(s.endswith("git stash --include-untracked\n```") for s in spans), spans  # the span holds the command
+
+
+def test_a_full_stop_inside_inline_code_ends_no_sentence():
+    from rag.ingest.loaders.html import html_to_markdown
+    from rag.text.sentences import split_sentences
+
+    text, _ = html_to_markdown("<main><p>To stage all, run <code>git add .</code> and commit. Then push.</p></main>")
+    assert "`git add .`" in text  # HTML inline code keeps its backticks, as Markdown writes it
+    para = text.strip()
+    assert [para[a:b] for a, b in split_sentences(para)] == ["To stage all, run `git add .` and commit.", "Then push."]
+    text, _ = html_to_markdown("<main><p>Run <code>git clean</code>.</p></main>")
+    assert "`git clean`." in text  # no stray space before the full stop

@@ -104,12 +104,19 @@ def answer_sentences(text: str) -> list[AnswerSentence]:
     """Split an answer into sentences and give each the ids cited for it.
 
     A marker that opens a sentence ("... five days. [S1] Monthly plans ...") belongs to the sentence
-    before it, as does a "sentence" made only of markers.
+    before it, as does a "sentence" made only of markers. Fenced code blocks are skipped: a command an
+    answer quotes belongs to the sentence that introduces it.
     """
     markers = parse_citations(text)
     sentences: list[AnswerSentence] = []
     pos = 0
+    in_code = False
     for line in text.split("\n"):
+        fence = line.lstrip().startswith(("```", "~~~"))
+        if fence or in_code:  # a code block is quoted material of the sentence before it, not a claim
+            in_code = in_code != fence
+            pos += len(line) + 1
+            continue
         for a, b in split_sentences(line):
             start, end = pos + a, pos + b
             inside = [m for m in markers if start <= m.start < end]

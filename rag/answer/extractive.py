@@ -45,6 +45,7 @@ _SPREAD = 0.3  # later sentences must score within this of the best one
 _MAX_SENTENCES = 3
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
+_QUESTION_ENDS = ("?", "？")
 _IGNORED = 0.02  # an unmentioned key term is ignored when dropping it raises the answer's cosine by this much
 
 
@@ -144,7 +145,7 @@ class ExtractiveGenerator:
             yield Generation(NOT_IN_SOURCES, self.model, abstain_reason=reason)
             return
         # A bracket like `[S2]` in the quoted text would read as a citation of another source.
-        lines = [f"{neutralise_markers(s.unit.text)} [{s.unit.label}]" for s in chosen]
+        lines = [_cited(s.unit) for s in chosen]
         spans: dict[str, tuple[tuple[int, int], ...]] = {}
         for s in chosen:
             spans[s.unit.label] = spans.get(s.unit.label, ()) + ((s.unit.start, s.unit.end),)
@@ -176,6 +177,13 @@ class ExtractiveGenerator:
         ]  # fmt: skip
 
 
+def _cited(unit: Unit) -> str:
+    """A quoted unit with its citation marker: after the sentence, before a code block the sentence introduces
+    (a marker after the code would read as part of it)."""
+    sentence, newline, code = unit.text.partition("\n")
+    return f"{neutralise_markers(sentence)} [{unit.label}]" + (newline + neutralise_markers(code) if newline else "")
+
+
 def choose(scored: Sequence[ScoredUnit], minimum: float, keys: set[str]) -> list[ScoredUnit]:
     """The sentences to quote: the best one, then up to two more that each add a key term not yet quoted.
 
@@ -205,33 +213,50 @@ def background(sources: Sequence[Source], retrieval: RetrievalResult | None) -> 
 
 
 def quotable_units(source: Source) -> list[Unit]:
-    """Sentences of a chunk's prose and rows of its tables (code blocks are skipped), with document spans."""
+    """Sentences of a chunk's prose and rows of its tables, with document spans.
+
+    A question is never a unit (a FAQ entry's title asks, it does not answer). Code blocks are not units
+    of their own, but a sentence that introduces one ("Run this:") carries it, so the quote holds the
+    command it announces.
+    """
     chunk = source.candidate.answer_chunk
     text = chunk.text
     units: list[Unit] = []
     para_start: int | None = None
     header: list[str] | None = None
     in_fence = False
-    pos = 0
+    intro: int | None = None  # the unit ending in ":" that the next code block belongs to
+    pos = fence_start = 0
 
     def close_paragraph(at: int) -> None:
-        nonlocal para_start
+        """Add the paragraph's sentences; remember its last one when it introduces what follows (ends in ":")."""
+        nonlocal para_start, intro
         if para_start is not None:
+            intro = None
             for a, b in split_sentences(text, para_start, at):
-                units.append(
-                    Unit(source.label, " ".join(text[a:b].split()), chunk.start + a, chunk.start + b, chunk.heading)
-                )
+                sentence = " ".join(text[a:b].split())
+                if not sentence.endswith(_QUESTION_ENDS):
+                    units.append(Unit(source.label, sentence, chunk.start + a, chunk.start + b, chunk.heading))
+                intro = len(units) - 1 if sentence.endswith((":", "：")) and units else None
         para_start = None
 
     for line in text.split("\n"):
         end = pos + len(line)
         if _FENCE.match(line):
-            close_paragraph(pos)
+            if not in_fence:
+                close_paragraph(pos)
+                fence_start = pos
+            elif intro is not None:
+                u = units[intro]
+                code = text[fence_start:end]
+                units[intro] = Unit(u.label, f"{u.text}\n{code}", u.start, chunk.start + end, u.heading)
+                intro = None
             in_fence = not in_fence
         elif in_fence:
             pass
         elif line.lstrip().startswith("|"):
             close_paragraph(pos)
+            intro = None
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if header is None:
                 header = cells

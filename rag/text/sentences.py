@@ -13,11 +13,18 @@ import re
 SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=\S)|(?<=[。！？；])(?![。！？；])([」』”’）)]*)")
 
 
+# Inline code (`git add .`): a full stop inside it ends no sentence.
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+
+
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Sentence spans (absolute offsets) inside text[start:end], whitespace trimmed."""
+    """Sentence spans (absolute offsets) inside text[start:end], whitespace trimmed; inline code is never cut."""
     end = len(text) if end is None else end
+    code = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text, start, end)]
     spans, cursor = [], start
     for match in SENTENCE_END.finditer(text, start, end):
+        if any(a < match.start() < b for a, b in code):
+            continue
         spans.append((cursor, match.start() + len(match.group(1) or match.group(2) or "")))
         cursor = match.end()
     spans.append((cursor, end))

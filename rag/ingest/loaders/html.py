@@ -140,7 +140,7 @@ def _blocks(node: Tag, blocks: list[str]) -> None:
             blocks.append("```\n" + child.get_text().strip("\n") + "\n```")
         elif name in _BLOCK_TAGS and not child.find([*_HEADINGS, "table"]):
             flush()
-            text = " ".join(child.get_text(" ").split())
+            text = " ".join(_inline(child).split())
             if text:
                 blocks.append(("- " if name == "li" else "") + text)
         elif name == "br":
@@ -150,12 +150,33 @@ def _blocks(node: Tag, blocks: list[str]) -> None:
             _blocks(child, blocks)
         elif name in {"div", "section", "article", "main", "ul", "ol", "dl"}:
             flush()
-            text = " ".join(child.get_text(" ").split())
+            text = " ".join(_inline(child).split())
             if text:
                 blocks.append(text)
         else:
-            loose.append(child.get_text(" "))
+            loose.append(_inline(child))
     flush()
+
+
+def _inline(node: Tag) -> str:
+    """A block's text as it reads: inline code in backticks (as Markdown writes it, so a full stop inside
+    `git add .` ends no sentence), inline elements joined without an added space (no "git clean ." for
+    `<code>git clean</code>.`), nested blocks kept apart by one."""
+    out: list[str] = []
+    for child in node.children:
+        if isinstance(child, NavigableString):
+            out.append(str(child))
+        elif isinstance(child, Tag):
+            name = child.name.lower()
+            if name in ("code", "kbd", "samp", "tt") and child.get_text().strip():
+                out.append(f"`{child.get_text()}`")
+            elif name == "br":
+                out.append("\n")
+            elif name in _BLOCK_TAGS or name in {"div", "ul", "ol", "dl", "p", "section"}:
+                out.append(" " + _inline(child) + " ")
+            else:
+                out.append(_inline(child))
+    return "".join(out)
 
 
 def parse_html(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
