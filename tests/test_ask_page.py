@@ -39,6 +39,7 @@ def test_answers_with_cited_span_highlighted_in_its_document(sample_store):
     answer = html[0]
     assert "5 to 10 business days" in answer and "[S1]" in answer
     assert any("Answered by **extractive**" in c.value for c in at.caption)
+    assert any("quoted from the sources as they are written, not generated" in c.value for c in at.caption)
     # [S1] links to its source's panel, a closed <details> the link opens, with the cited sentence
     # marked inside the Refunds section's text.
     assert '<a href="#ask-source-S1"' in answer

@@ -30,6 +30,8 @@ def show_answer(components: Components, answer: Answer, demo: bool = False) -> N
         st.caption(
             f"Answered by **{answer.mode}** ({md_escape(answer.model)}) in {answer.latency_ms:,.0f} ms{searched}"
         )
+    if answer.mode == "extractive":
+        st.caption("Offline answer: sentences quoted from the sources as they are written, not generated text.")
     if answer.abstained:
         st.warning("Abstained: the sources do not answer this question.")
         st.text(answer.reason)
