@@ -10,11 +10,10 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
-from ui import ingest_panel, kept
-from ui.chunks import CHUNK_COLUMNS, chunk_browser, stored_rows
+from ui import documents_view, ingest_panel, kept
+from ui.chunks import chunk_browser
 from ui.collections import switch_collection
 from ui.links import language_notice
 from ui.setup import page
@@ -167,29 +166,7 @@ def documents_table() -> None:
     if not docs:
         st.info("No documents yet: upload files above or load the sample docs.")
         return
-    frame = pd.DataFrame(
-        [
-            {
-                "source": d.source,
-                "kind": d.kind,
-                "chunks": d.chunks,
-                "size": d.size_bytes,
-                "tags": list(d.tags),
-                "ingested at": pd.to_datetime(d.ingested_at or None, utc=True),
-            }
-            for d in docs
-        ]
-    )
-    st.dataframe(
-        frame,
-        hide_index=True,
-        alt="Ingested documents",
-        column_config={
-            "size": st.column_config.NumberColumn("size (bytes)", format="localized"),
-            "tags": st.column_config.ListColumn("tags"),
-            "ingested at": st.column_config.DatetimeColumn("ingested at (UTC)", format="YYYY-MM-DD HH:mm"),
-        },
-    )
+    documents_view.documents_overview(docs)
     source = st.selectbox("Document", [d.source for d in docs], key="documents_selected")
     info = next(d for d in docs if d.source == source)
     chunk_browser(document_chunks(components, source), "documents_chunks")
@@ -215,15 +192,7 @@ def flagged_section() -> None:
     if not flagged:
         st.caption("The injection scan flagged no chunk.")
         return
-    st.caption("Chunks that read as instructions to a model. Quarantined chunks stay stored but are never retrieved.")
-    frame = stored_rows(flagged)
-    frame.insert(0, "source", [r.chunk.source for r in flagged])
-    st.dataframe(frame, hide_index=True, column_config=CHUNK_COLUMNS, alt="Flagged chunks")
-    labels = {
-        r.chunk.id: f"{r.chunk.source} #{r.chunk.index} ({'quarantined' if r.quarantined else 'active'})"
-        for r in flagged
-    }
-    picked = st.multiselect("Chunks", list(labels), format_func=labels.__getitem__, key="documents_flag_pick")
+    picked = documents_view.flagged_picker(flagged)
     cols = st.columns(2)
     cols[0].button(
         "Quarantine", key="documents_quarantine", disabled=not picked, on_click=quarantine, args=(picked, True)
@@ -231,26 +200,8 @@ def flagged_section() -> None:
     cols[1].button("Release", key="documents_release", disabled=not picked, on_click=quarantine, args=(picked, False))
 
 
-def maintenance() -> None:
-    st.subheader("Maintenance")
-    if components.store.backend != "edge":
-        st.caption("The Qdrant server optimizes in the background; nothing to do here.")
-        return
-    st.warning(
-        "Optimize merges segments and builds the vector indexes. It blocks the whole app, for every user, while "
-        "it runs: seconds for thousands of chunks, minutes for hundreds of thousands."
-    )
-    if st.button("Maintenance: optimize", key="documents_optimize"):
-        with st.spinner("Optimizing… (the app is blocked until this finishes)"):
-            try:
-                components.store.optimize()
-                st.success("Optimized.")
-            except RagError as e:
-                st.error(str(e))
-
-
 show_stats()
 add_documents()
 documents_table()
 flagged_section()
-maintenance()
+documents_view.maintenance(components)

@@ -13,22 +13,19 @@ Session-state keys start with `inspector_`. Document text is only ever shown esc
 `escape_markdown` / `highlight_markdown` output) or in dataframes, never rendered as HTML.
 """
 
-import dataclasses
 from collections.abc import Hashable
 
 import streamlit as st
 
-from ui import forms, inspector_view, kept, mode_view
+from ui import forms, inspector_tools, inspector_view, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.setup import page
-from rag.inspect.compare import Comparison, compare, feedback_notes
-from rag.settings.labels import config_label
+from rag.inspect.compare import feedback_notes
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.text.markdown import escape_markdown
 from rag.catalog.documents import document_chunks, sentence_vectors_stored
 from rag.settings.links import parse_inspector_params
-from rag.inspect.probe import ProbeReport, probe
 from rag.modes.run import run_mode
 from rag.ingest.sentences import sentence_vectors_note
 from rag.inspect.track import TrackReport, TrackTarget, find_target, refreshed, track
@@ -151,66 +148,6 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scop
         inspector_view.show_track(report, on_apply=set_config_state)
 
 
-def compare_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable) -> None:
-    st.caption(f"A = the settings in the sidebar: {config_label(config)}")
-    with st.expander("B: the settings to compare with", expanded=True):
-        config_b = forms.retrieval_form(
-            "inspector_cmp",
-            dataclasses.replace(config, fusion="dense", reranker="none", mode="plain"),
-            base,
-            claude=CLAUDE,
-        )
-    here = (scope, config_b)
-    if st.button("Compare", key="inspector_cmp_button") and config_b is not None:
-        try:
-            with st.spinner("Running both configs…"):
-                kept.keep("inspector_cmp", compare(components, question, config, config_b, flt), here)
-        except RagError as e:
-            st.error(str(e))
-    comparison: Comparison | None = kept.kept("inspector_cmp", here)
-    if comparison is not None:
-        inspector_view.show_comparison(comparison)
-    elif kept.outdated("inspector_cmp", here) is not None:
-        st.info(
-            "The question, A or B, the collection or its documents changed since the last comparison: "
-            "press Compare to run it again."
-        )
-
-
-def health_section(config: RetrievalConfig, flt: ChunkFilter) -> None:
-    st.caption(
-        "Searches a sentence lifted from each sampled chunk: a healthy chunk comes back first for its own words."
-    )
-    sample = st.number_input("Chunks to probe", 1, 1000, value=20, key="inspector_probe_n")
-    pressed = st.button("Run health check", key="inspector_probe_button")
-    # What a health check depends on; read only when one is run or kept (it lists the documents).
-    here = (kept.documents_scope(components), config, flt) if pressed or "inspector_probe" in st.session_state else None
-    if pressed:
-        bar = st.progress(0.0, text="Probing…")
-        try:
-            kept.keep(
-                "inspector_probe",
-                probe(components, int(sample), config, flt, progress=lambda f, m: bar.progress(f, text=m)),
-                here,
-            )
-        except RagError as e:
-            st.error(str(e))
-        bar.empty()
-    report: ProbeReport | None = kept.kept("inspector_probe", here)
-    if report is None:
-        if kept.outdated("inspector_probe", here) is not None:
-            st.info(
-                "The settings, filter, collection or its documents changed since the last health check: run it again."
-            )
-        return
-    st.metric(
-        "Own chunk at rank 1",
-        f"{report.share_at_1:.0%}",
-        help=f"{len(report.cases) - len(report.failures)} of {len(report.cases)} probed chunks",
-    )
-    inspector_view.probe_failures(report)
-
-
 apply_link()
 if not empty_collection_notice(components):
     language_notice(components)
@@ -251,10 +188,10 @@ if config is not None and question.strip():
         with track_tab:
             track_section(question, config, flt, scope)
         with compare_tab:
-            compare_section(question, config, flt, scope)
+            inspector_tools.compare_section(components, question, config, flt, scope)
         with health_tab:
-            health_section(config, flt)
+            inspector_tools.health_section(components, config, flt)
 elif config is not None:
     st.info("Type a question to see every retrieval stage. The health check below needs none.")
     with st.expander("Health check", expanded=True):
-        health_section(config, flt)
+        inspector_tools.health_section(components, config, flt)

@@ -1,0 +1,73 @@
+"""Parts of the Documents page that only show what is stored: the documents table, the flagged chunks, maintenance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from rag.components import Components
+from rag.errors import RagError
+from rag.types import DocumentInfo, StoredChunk
+from ui.chunks import CHUNK_COLUMNS, stored_rows
+
+
+def documents_overview(docs: Sequence[DocumentInfo]) -> None:
+    """One row per stored document: kind, chunks, size, tags, when it was ingested."""
+    frame = pd.DataFrame(
+        [
+            {
+                "source": d.source,
+                "kind": d.kind,
+                "chunks": d.chunks,
+                "size": d.size_bytes,
+                "tags": list(d.tags),
+                "ingested at": pd.to_datetime(d.ingested_at or None, utc=True),
+            }
+            for d in docs
+        ]
+    )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        alt="Ingested documents",
+        column_config={
+            "size": st.column_config.NumberColumn("size (bytes)", format="localized"),
+            "tags": st.column_config.ListColumn("tags"),
+            "ingested at": st.column_config.DatetimeColumn("ingested at (UTC)", format="YYYY-MM-DD HH:mm"),
+        },
+    )
+
+
+def flagged_picker(flagged: Sequence[StoredChunk]) -> list[str]:
+    """The chunks the injection scan flagged, as a table, and the ids the person picks to quarantine or release."""
+    st.caption("Chunks that read as instructions to a model. Quarantined chunks stay stored but are never retrieved.")
+    frame = stored_rows(flagged)
+    frame.insert(0, "source", [r.chunk.source for r in flagged])
+    st.dataframe(frame, hide_index=True, column_config=CHUNK_COLUMNS, alt="Flagged chunks")
+    labels = {
+        r.chunk.id: f"{r.chunk.source} #{r.chunk.index} ({'quarantined' if r.quarantined else 'active'})"
+        for r in flagged
+    }
+    picked = st.multiselect("Chunks", list(labels), format_func=labels.__getitem__, key="documents_flag_pick")
+    return picked
+
+
+def maintenance(components: Components) -> None:
+    """The embedded engine's optimize action, with what it costs everyone while it runs."""
+    st.subheader("Maintenance")
+    if components.store.backend != "edge":
+        st.caption("The Qdrant server optimizes in the background; nothing to do here.")
+        return
+    st.warning(
+        "Optimize merges segments and builds the vector indexes. It blocks the whole app, for every user, while "
+        "it runs: seconds for thousands of chunks, minutes for hundreds of thousands."
+    )
+    if st.button("Maintenance: optimize", key="documents_optimize"):
+        with st.spinner("Optimizing… (the app is blocked until this finishes)"):
+            try:
+                components.store.optimize()
+                st.success("Optimized.")
+            except RagError as e:
+                st.error(str(e))
