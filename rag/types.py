@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -140,6 +141,12 @@ class ChunkFilter:
     include_quarantined: bool = False
     flagged_only: bool = False  # only chunks the injection scan flagged (payload `flags` not empty)
 
+    def __post_init__(self) -> None:
+        # Names and tags as ingest stores them (Unicode NFC): "café" typed decomposed, as macOS writes it,
+        # names the document stored composed (rag.ingest.loaders.names.safe_source).
+        object.__setattr__(self, "sources", tuple(stored_name(s) for s in self.sources))
+        object.__setattr__(self, "tags", tuple(stored_name(t) for t in self.tags))
+
     @property
     def is_empty(self) -> bool:
         return not (self.sources or self.tags or self.ids or self.flagged_only)
@@ -171,5 +178,10 @@ class Hit:
 
 
 def clean_tags(tags: Iterable[str]) -> list[str]:
-    """Tags as stored: stripped, without empties or duplicates, sorted."""
-    return sorted({t.strip() for t in tags if t.strip()})
+    """Tags as stored: stripped, NFC, without empties or duplicates, sorted."""
+    return sorted({stored_name(t.strip()) for t in tags if t.strip()})
+
+
+def stored_name(name: str) -> str:
+    """A document name or tag in the form ingest stores it (Unicode NFC), for every name a person types."""
+    return unicodedata.normalize("NFC", name)

@@ -14,7 +14,7 @@ from rag.ingest.originals import Originals
 from rag.store.base import document_info
 from rag.types import QUARANTINED
 from rag.text.fold import match_key
-from rag.types import ChunkFilter, DocumentInfo, StoredChunk, clean_tags
+from rag.types import ChunkFilter, DocumentInfo, StoredChunk, clean_tags, stored_name
 
 
 def list_documents(components: Components) -> list[DocumentInfo]:
@@ -43,6 +43,7 @@ def filter_chunks(records: Sequence[StoredChunk], text: str) -> list[StoredChunk
 
 def delete_document(components: Components, source: str) -> int:
     """Delete every chunk of `source`; returns how many were removed."""
+    source = stored_name(source)
     n = components.store.delete_source(source)
     components.store.flush()
     Originals(components.settings.originals_dir).delete(source)
