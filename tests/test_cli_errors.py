@@ -25,6 +25,7 @@ def _args(tmp_path: Path) -> dict[str, list[str]]:
         "optimize": [],
         "search": ["when does the ferry leave"],
         "ask": ["when does the ferry leave"],
+        "track": ["when does the ferry leave", "--chunk", "abc"],
         "eval": [str(tmp_path / "set.jsonl")],
         "doctor": [],
         "collections": [],
