@@ -76,7 +76,8 @@ def report_json(report: TrackReport) -> dict[str, Any]:
     stages = {st.stage: st for st in report.stages}
     found = report.found or report.section_found
     standing = report.result.get(target.id)
-    final_rank = _section_final_rank(report) if found else None
+    fates = section_fates(report)
+    final_rank = min((f["final_rank"] for f in fates if f["final_rank"] is not None), default=None) if found else None
     return {
         "target": {
             "how": target.how,
@@ -90,14 +91,9 @@ def report_json(report: TrackReport) -> dict[str, Any]:
         "reason": report.reason,
         "stages": {s: {"rank": stages[s].rank, "score": stages[s].score} for s in STAGES if s in stages},
         "standing_chunk": target.id if standing is not None or not target.section else None,
-        "chunks": section_fates(report),
+        "chunks": fates,
         "fixes": [_fix(s.config, report.result.config, s.final_rank) for s in report.suggestions],
     }
-
-
-def _section_final_rank(report: TrackReport) -> int | None:
-    ranks = [f["final_rank"] for f in section_fates(report) if f["final_rank"] is not None]
-    return min(ranks, default=None)
 
 
 def _fix(changed: RetrievalConfig, config: RetrievalConfig, final_rank: int) -> dict[str, Any]:
