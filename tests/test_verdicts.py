@@ -231,6 +231,7 @@ def test_retrieved_but_not_cited(garden):
     assert result.verdict.code == "not_cited"
     [cited] = result.verdict.evidence["cited"]
     assert garden.store.records(ChunkFilter(ids=(cited,)))[0].chunk.heading == "Garden guide > Composting"
+    assert result.verdict.detail.endswith("cites only garden.md › Garden guide > Composting"), result.verdict.detail
     assert result.verdict.track == chunk_id(garden, "Garden guide > Watering tomatoes")
 
 

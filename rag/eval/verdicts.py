@@ -143,7 +143,7 @@ def judge_question(
         )
     if not gold.chunk_ids & set(answer.cited):
         why = f"gold was retrieved at final rank {best.final_rank} but the answer cites only "
-        why += _short(answer.cited) or "nothing"
+        why += _named(answer.cited, result) or "nothing"
         facts = {"cited": list(answer.cited)}
     elif answer.unsupported:
         why = f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources "
@@ -368,3 +368,12 @@ def _last_score(result: RetrievalResult, stage: str) -> float | None:
 
 def _short(ids: Sequence[str]) -> str:
     return ", ".join(i[:8] for i in ids)
+
+
+def _named(ids: Sequence[str], result: RetrievalResult) -> str:
+    """Chunks as a reader knows them, `source › heading`; an id prefix only for a chunk the retrieval never saw."""
+    names = []
+    for cid in ids:
+        c = result.get(cid)
+        names.append(f"{c.chunk.chunk.source} › {c.chunk.chunk.heading or '(no heading)'}" if c else cid[:8])
+    return "; ".join(dict.fromkeys(names))
