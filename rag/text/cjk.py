@@ -18,14 +18,13 @@ Why the default: docs/retrieval-quality.md, "Chinese".
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
+from functools import lru_cache
 
 SPARSE_TOKENIZERS = ("bigram", "jieba", "whitespace")
 # Han (with extension A and compatibility ideographs), Hiragana, Katakana, Hangul syllables and jamo.
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]+")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_jieba_lock = threading.Lock()
 
 
 def has_cjk(text: str) -> bool:
@@ -67,14 +66,14 @@ def _unchanged(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=1)
 def _jieba():  # noqa: ANN202 - the jieba module
-    """jieba, imported and its dictionary loaded once (a second of start-up only Chinese collections pay)."""
-    with _jieba_lock:
-        try:
-            import jieba
-        except ImportError:
-            raise ValueError("the jieba tokenizer needs the package: pip install -e '.[zh]' (or use bigram)") from None
-
-        jieba.setLogLevel(60)  # its "Building prefix dict" lines are noise on every start
-        jieba.initialize()
-        return jieba
+    """jieba, imported and its dictionary loaded once per process (a second of start-up only Chinese
+    collections pay), not once per CJK run; jieba.initialize takes its own lock."""
+    try:
+        import jieba
+    except ImportError:
+        raise ValueError("the jieba tokenizer needs the package: pip install -e '.[zh]' (or use bigram)") from None
+    jieba.setLogLevel(60)  # its "Building prefix dict" lines are noise on every start
+    jieba.initialize()
+    return jieba
