@@ -27,6 +27,17 @@ class Document:
     original: bytes = field(
         default=b"", repr=False, compare=False
     )  # the file as given, kept by ingest (rag.ingest.originals)
+    # The name the file was given (rag.ingest.loaders.names.original_name), recorded as the stored
+    # document's identity: `source` is cleaned and may be shared by two files. "" stands for `source`.
+    original_name: str = ""
+    # What the loader left out that a reader should know ("dropped 1,234 characters of hidden text"),
+    # shown with the file on the Documents page (rag.ingest.loaders.parsed.Parsed.notes).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def identity(self) -> str:
+        """What tells this document's file apart from another stored under the same `source`."""
+        return self.original_name or self.source
 
     @property
     def sha256(self) -> str:
@@ -112,6 +123,8 @@ class StoredChunk:
     tags: tuple[str, ...] = ()
     quarantined: bool = False
     flags: tuple[str, ...] = ()
+    flag_reason: str = ""  # why the injection scan flagged it: each flag, where and the words matched
+    unchecked: str = ""  # why the scan could not read part of it (rag.ingest.scan); "" when it read it all
     dense: tuple[float, ...] | None = None
     sparse: SparseVector | None = None
     payload: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
@@ -140,6 +153,7 @@ class ChunkFilter:
     ids: tuple[str, ...] = ()
     include_quarantined: bool = False
     flagged_only: bool = False  # only chunks the injection scan flagged (payload `flags` not empty)
+    unchecked_only: bool = False  # only chunks the scan marked unchecked (payload `unchecked` present)
 
     def __post_init__(self) -> None:
         # Names and tags as ingest stores them (Unicode NFC): "café" typed decomposed, as macOS writes it,
@@ -149,7 +163,7 @@ class ChunkFilter:
 
     @property
     def is_empty(self) -> bool:
-        return not (self.sources or self.tags or self.ids or self.flagged_only)
+        return not (self.sources or self.tags or self.ids or self.flagged_only or self.unchecked_only)
 
     def matches(self, payload: Mapping[str, Any], point_id: str | None = None) -> bool:
         """The filter's rules on one stored chunk's payload (and id, when given).
@@ -164,6 +178,8 @@ class ChunkFilter:
         if self.tags and not set(self.tags) & set(payload.get("tags") or ()):
             return False
         if self.flagged_only and not payload.get("flags"):
+            return False
+        if self.unchecked_only and not payload.get("unchecked"):
             return False
         return self.include_quarantined or payload.get("status") != QUARANTINED
 

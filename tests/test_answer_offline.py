@@ -220,9 +220,9 @@ def test_a_full_stop_inside_inline_code_ends_no_sentence():
     from rag.ingest.loaders.html import html_to_markdown
     from rag.text.sentences import split_sentences
 
-    text, _ = html_to_markdown("<main><p>To stage all, run <code>git add .</code> and commit. Then push.</p></main>")
+    text = html_to_markdown("<main><p>To stage all, run <code>git add .</code> and commit. Then push.</p></main>").text
     assert "`git add .`" in text  # HTML inline code keeps its backticks, as Markdown writes it
     para = text.strip()
     assert [para[a:b] for a, b in split_sentences(para)] == ["To stage all, run `git add .` and commit.", "Then push."]
-    text, _ = html_to_markdown("<main><p>Run <code>git clean</code>.</p></main>")
+    text = html_to_markdown("<main><p>Run <code>git clean</code>.</p></main>").text
     assert "`git clean`." in text  # no stray space before the full stop

@@ -53,7 +53,7 @@ def _scripts_html() -> bytes:
     noise = "<script>alert('x'); document.cookie</script><style>body{color:red}</style>" * 200
     return (
         "<html><head><title>Ferry</title><script src='https://evil.example/x.js'></script>"
-        f"<style>p {{ display:none }}</style></head><body>{noise}<h1>Timetable</h1>"
+        f"<style>h2 {{ display:none }}</style></head><body>{noise}<h1>Timetable</h1>"
         f"<p>The ferry leaves at nine.</p>{noise}<noscript>enable js</noscript></body></html>"
     ).encode()
 
@@ -160,7 +160,7 @@ def test_file_over_the_size_limit_is_refused_before_parsing(tmp_path):
         summary = ingest_files(components, [("big.md", big)])
         (result,) = summary.files
         assert result.status == "error"
-        assert "over the 1 MB limit" in result.error
+        assert "over the 1.0 MiB limit" in result.error
         assert components.store.count() == 0
     finally:
         components.close()

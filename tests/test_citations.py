@@ -110,7 +110,7 @@ def test_context_html_escapes_document_text_and_highlights_the_span():
 def test_md_escape_neutralises_markdown_and_streamlit_directives():
     escaped = md_escape("![x](http://evil/?q=1) :red[alert] **bold**")
     assert "![" not in escaped and ":red[" not in escaped and "**" not in escaped
-    assert escaped.replace("\\", "") == "![x](http://evil/?q=1) :red[alert] **bold**"
+    assert escaped.replace("\\", "").replace("\u2060", "") == "![x](http://evil/?q=1) :red[alert] **bold**"  # word joiner: no autolink
 
 
 def test_stitch_rebuilds_neighbouring_text_with_headings_and_no_repeats():

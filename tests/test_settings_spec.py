@@ -156,7 +156,7 @@ def test_a_bad_setting_stops_the_app_with_the_message(monkeypatch):
     monkeypatch.setenv("RAGSCOPE_MIN_SCORE", "abc")
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert not at.exception
-    assert [e.value for e in at.error] == ["Configuration error: RAGSCOPE_MIN_SCORE must be a finite number, or empty for none; got 'abc'"]
+    assert [e.value.replace("\\", "") for e in at.error] == ["Configuration error: RAGSCOPE_MIN_SCORE must be a finite number, or empty for none; got 'abc'"]
 
 
 def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings):

@@ -3,8 +3,9 @@
 Answers and documents are untrusted text (a document can say `<img src=x onerror=...>`, a model can be
 talked into writing a Markdown image whose URL leaks data). Everything they contain is escaped here;
 the only markup in the output is the markup these functions add: citation links, `<code>` around an
-answer's backticked spans, and the cited-source panels. Kept out of the page so it can be tested
-without Streamlit.
+answer's backticked spans, the cited-source panels, and `<pre>` around a document's fenced code
+(`fence_parts` splits chunk text into code and prose, for every place chunk text is shown). Kept out of
+the page so it can be tested without Streamlit.
 
 Citation clicks need no script (st.html runs none): a marker is a link to `#<anchor>-S1`, an element
 inside that source's closed `<details>`; navigating to a fragment inside a closed `<details>` opens it
@@ -23,6 +24,14 @@ from rag.retrieval.context import Piece
 from rag.text.markdown import escape_markdown
 
 _BOX = "white-space:pre-wrap;line-height:1.6"
+_PRE_STYLE = (
+    "font-family:monospace;font-size:0.9em;background:rgba(128,128,128,0.12);padding:0.5em 0.75em;"
+    "border-radius:4px;margin:0.4em 0;white-space:pre;overflow-x:auto"
+)
+# A fence line as the chunker reads one (rag.ingest.chunker): indented or not, its info string after it.
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(\S*)")
+# What of an info string is passed on as a highlighter's language: a plain name ("python", "c++"), else none.
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,30}")
 _CODE = re.compile(r"`([^`\n]+)`")
 _CODE_STYLE = (
     "font-family:monospace;font-size:0.92em;background:rgba(128,128,128,0.15);padding:0.05em 0.3em;border-radius:3px"
@@ -30,9 +39,17 @@ _CODE_STYLE = (
 ANCHOR = "ask-source"  # the ids of the cited-source panels: ask-source-S1, ...
 
 
+# Streamlit's Markdown (remark-gfm) finds bare URLs and e-mail addresses in the text left once escapes are
+# read, so "http://", "www." and "name@host" become links through any backslash. A word joiner (U+2060:
+# invisible, zero-width) before the scheme or "www." and after "@" leaves no autolink a place to start.
+_AUTOLINK = re.compile(r"(?i)(?=https?:|www\.)|(?<=@)")
+WORD_JOINER = "\u2060"
+
+
 def md_escape(text: str) -> str:
-    """Backslash-escape Markdown (and Streamlit's `:color[...]` directives) so text shows as typed."""
-    return escape_markdown(" ".join(text.split()))
+    """Backslash-escape Markdown (and Streamlit's `:color[...]` directives) so text shows as typed, as text:
+    no bare URL or address in it becomes a link."""
+    return escape_markdown(_AUTOLINK.sub(WORD_JOINER, " ".join(text.split())))
 
 
 def inline_html(text: str) -> str:
@@ -118,9 +135,67 @@ def sources_html(panels: Sequence[SourcePanel]) -> str:
 
 
 def context_html(pieces: Sequence[Piece]) -> str:
-    """Document text around a citation, cited spans highlighted."""
-    body = "".join(
-        f'<mark style="background:#fde68a">{html.escape(p.text)}</mark>' if p.cited else html.escape(p.text)
-        for p in pieces
-    )
+    """Document text around a citation, cited spans highlighted, fenced code as a `<pre>` block (its fence
+    lines dropped), all of it escaped."""
+    text = "".join(p.text for p in pieces)
+    bounds, at = [], 0
+    for p in pieces:
+        bounds.append((at, at + len(p.text), p.cited))
+        at += len(p.text)
+    out: list[str] = []
+    for part in fence_parts(text):
+        runs = "".join(
+            f'<mark style="background:#fde68a">{html.escape(text[a:b])}</mark>' if cited else html.escape(text[a:b])
+            for a, b, cited in ((max(s, part.start), min(e, part.end), c) for s, e, c in bounds)
+            if a < b
+        )
+        out.append(f'<pre style="{_PRE_STYLE}"><code>{runs}</code></pre>' if part.code else runs)
+    body = "".join(out)
     return f'<div style="{_BOX};font-size:0.9em;border-left:3px solid #d1d5db;padding-left:0.75em">{body}</div>'
+
+
+@dataclass(frozen=True)
+class TextPart:
+    """text[start:end] of a chunk: a fenced code block's content (`code`, its fence's `language`) or prose."""
+
+    start: int
+    end: int
+    code: bool = False
+    language: str = ""
+
+
+def fence_parts(text: str) -> list[TextPart]:
+    """`text` cut into prose and fenced code, fence lines left out, blank lines around the prose trimmed.
+
+    A fence closes at a line of at least as many of its own marker characters, as the chunker reads it; one
+    left open (a chunk cut inside a long listing) runs to the end.
+    """
+    parts: list[TextPart] = []
+    fence: tuple[str, int, str] | None = None  # (marker, where the code starts, language)
+    prose_start = pos = 0
+    for line in text.split("\n"):
+        line_end = pos + len(line)
+        nxt = min(line_end + 1, len(text))
+        match = _FENCE_LINE.match(line)
+        if fence is None and match:
+            _add_prose(text, prose_start, pos, parts)
+            fence = (match.group(1), nxt, match.group(2) if _LANGUAGE.fullmatch(match.group(2)) else "")
+        elif fence is not None and match and match.group(1).startswith(fence[0]) and not match.group(2):
+            if pos - 1 > fence[1]:  # an empty block shows nothing
+                parts.append(TextPart(fence[1], pos - 1, True, fence[2]))
+            fence, prose_start = None, nxt
+        pos = line_end + 1
+    if fence is not None:
+        parts.append(TextPart(fence[1], len(text), True, fence[2]))
+    else:
+        _add_prose(text, prose_start, len(text), parts)
+    return parts
+
+
+def _add_prose(text: str, start: int, end: int, parts: list[TextPart]) -> None:
+    while start < end and text[start] == "\n":
+        start += 1
+    while end > start and text[end - 1] in "\n ":
+        end -= 1
+    if end > start:
+        parts.append(TextPart(start, end))

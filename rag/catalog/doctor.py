@@ -17,6 +17,7 @@ from rag.store.journal import dead_owner, entry_problem
 from rag.store.base import CollectionModels
 from rag.store.client import ClientStore
 from rag.store.edge import EdgeStore
+from rag.text.redact import redact_url
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def check(settings: Settings, fix: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     if settings.qdrant_url:
         ClientStore.connect(settings.qdrant_url, settings.qdrant_api_key.value, settings.collection).close()
-        findings.append(Finding("ok", f"Qdrant server at {settings.qdrant_url} is reachable"))
+        findings.append(Finding("ok", f"Qdrant server at {redact_url(settings.qdrant_url)} is reachable"))
     findings += _journals(settings.data_dir / "journal", fix)
     findings += _collections(settings, fix)
     return findings

@@ -62,9 +62,14 @@ def set_quarantine(components: Components, chunk_ids: Sequence[str], quarantined
 
 
 def flagged_chunks(components: Components) -> list[StoredChunk]:
-    """Chunks the ingest-time injection scan flagged, quarantined or not, in source and document order."""
-    records = components.store.records(ChunkFilter(include_quarantined=True, flagged_only=True))
-    return sorted(records, key=lambda r: (r.chunk.source, r.chunk.index))
+    """Chunks the ingest-time injection scan flagged or marked unchecked (text it could not read), quarantined
+    or not, each once, in source and document order: both are for a person to read."""
+    filters = (
+        ChunkFilter(include_quarantined=True, flagged_only=True),
+        ChunkFilter(include_quarantined=True, unchecked_only=True),
+    )
+    records = {r.chunk.id: r for flt in filters for r in components.store.records(flt)}
+    return sorted(records.values(), key=lambda r: (r.chunk.source, r.chunk.index))
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class CollectionStats:
     chunks: int
     flagged: int
     quarantined: int
+    unchecked: int
     backend: str
     sentence_vectors: bool | None = None  # stored for sentence rescoring; None: no collection yet
 
@@ -88,6 +94,7 @@ def collection_stats(components: Components) -> CollectionStats:
         chunks=everything,
         flagged=store.count(ChunkFilter(include_quarantined=True, flagged_only=True)),
         quarantined=everything - store.count(ChunkFilter()),
+        unchecked=store.count(ChunkFilter(include_quarantined=True, unchecked_only=True)),
         backend=store.backend,
         sentence_vectors=sentence_vectors_stored(components),
     )

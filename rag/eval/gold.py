@@ -24,7 +24,6 @@ import functools
 import hashlib
 import itertools
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,7 @@ from rag.components import Components
 from rag.ingest.originals import Originals
 from rag.text.fold import reader_form
 from rag.text.headings import heading_names, heading_parts
-from rag.types import Chunk, ChunkFilter
+from rag.types import Chunk, ChunkFilter, stored_name
 
 _WORD = re.compile(r"\w+")
 
@@ -100,9 +99,7 @@ def _section(item: dict) -> SectionRef:
     source, heading, grade = item.get("source"), item.get("heading", ""), item.get("grade", 1)
     if not isinstance(source, str) or not source:
         raise ValueError('each gold object needs a non-empty "source" string')
-    source = unicodedata.normalize(
-        "NFC", source
-    )  # as document names are stored (rag.ingest.loaders.document.safe_source)
+    source = stored_name(source)  # a name typed in a set reads as ingest stored it ("café" typed decomposed)
     if not isinstance(heading, str):
         raise ValueError('"heading" must be a string (the heading path joined with " > ")')
     if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:

@@ -88,7 +88,8 @@ def plan_document(components: Components, doc: Document, chunks: Sequence[Chunk]
     """Diff `doc`'s chunks against what is stored (ids are content hashes), checking them first.
 
     Raises:
-        LoaderError: no chunks, more than the configured limit, or chunk ids that repeat.
+        LoaderError: no chunks, more than the configured limit, chunk ids that repeat, or a stored
+            document of the same source name that came from a different file (`identity_clash`).
     """
     if not chunks:
         raise LoaderError(f"{doc.source}: no text to index after chunking")
@@ -105,7 +106,11 @@ def plan_document(components: Components, doc: Document, chunks: Sequence[Chunk]
     components.ensure_collection()
     stored = _stored(components, doc.source)
     first = next(iter(stored.values()), None)
+    clash = identity_clash(doc, first.payload if first else {})
+    if clash:
+        raise LoaderError(clash)
     doc_meta = {
+        "original_name": doc.identity,
         "doc_sha": doc.sha256,
         "doc_size": doc.size_bytes,
         "doc_kind": doc.kind,
@@ -142,9 +147,31 @@ def repeated_message(chunks: Iterable[Chunk], repeated: set[str]) -> str:
     )
 
 
+def identity_clash(doc: Document, stored_payload: Mapping[str, Any]) -> str:
+    """Why `doc` may not replace the stored document of its source name ("" when it may).
+
+    Names are cleaned when stored (control characters dropped, long names cut), so a different file
+    can arrive under a stored document's name, in a later command where `name_clashes` cannot see
+    both; replacing would lose the other file's text without a word. Each document records the
+    name its file was given; a document stored before that was recorded has an unknown original
+    and is replaced, as before (and its original is recorded then).
+    """
+    stored = stored_payload.get("original_name")
+    if not stored or stored == doc.identity:
+        return ""
+    return (
+        f"{doc.source}: not ingested: the file '{doc.identity}' would be stored as the document '{doc.source}', "
+        f"which holds the file '{stored}'; this one would replace it. Rename one of the files, or delete the "
+        "stored document first"
+    )
+
+
 def _same_doc(old: dict, new_meta: dict, tags: Sequence[str] | None) -> bool:
-    return old.get("doc_sha") == new_meta["doc_sha"] and (
-        tags is None or sorted(old.get("tags") or []) == new_meta["tags"]
+    """Stored already as planned: same text, same tags, and its original recorded (else it is written, to record it)."""
+    return (
+        old.get("doc_sha") == new_meta["doc_sha"]
+        and old.get("original_name") == new_meta["original_name"]
+        and (tags is None or sorted(old.get("tags") or []) == new_meta["tags"])
     )
 
 

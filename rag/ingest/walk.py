@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import AbstractSet, Iterable
 
 from rag.ingest.loaders.names import SUPPORTED_SUFFIXES
+from rag.ingest.reading import special_kind
 
 # Folders that hold tool state, not documents; anything whose name starts with "." is hidden too.
 _NOT_DOCUMENT_FOLDERS = {"__pycache__", "node_modules", "__MACOSX", "site-packages", "dist-packages"}
@@ -28,9 +30,11 @@ def collect_paths(paths: Iterable[Path], own_folders: Iterable[Path] = ()) -> Co
     are collected; hidden files and folders (`.git`, `.env`, a file named `.md`), tool and package
     folders (`__pycache__`, `node_modules`, a Python virtual environment: its licences and READMEs
     are not the user's documents), `own_folders` (ragscope's own data dir, which `ragscope ingest .`
-    in the folder holding `./data` would otherwise walk), symbolic links and unsupported types are
+    in the folder holding `./data` would otherwise walk), symbolic links, what is not a regular file
+    (a FIFO would block the walk's reader forever, a device never ends) and unsupported types are
     skipped, none descended into, and each is reported so nothing disappears silently. A file named
-    explicitly is always collected. A file reached twice (given twice, or also inside a folder
+    explicitly is always collected (its reader, `rag.ingest.reading`, refuses one that is not a
+    regular file, by name). A file reached twice (given twice, or also inside a folder
     given) is listed once, under the name it was first reached by: it is one document, not two.
     """
     files: dict[Path, tuple[str, Path]] = {}
@@ -74,8 +78,13 @@ def _left_out(name: str, path: Path, own: AbstractSet[Path] = frozenset()) -> st
         return "a symbolic link (not followed)"
     if name.startswith("."):
         return "hidden (its name starts with a dot)"
-    if not path.is_dir():
-        return ""
+    try:
+        mode = path.lstat().st_mode
+    except OSError as e:
+        return f"cannot read ({e.strerror})"
+    if not stat.S_ISDIR(mode):
+        kind = special_kind(mode)
+        return f"{kind}, not a regular file (not read)" if kind else ""
     if name in _NOT_DOCUMENT_FOLDERS:
         return "tool or package folder, not documents"
     if (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir():

@@ -21,7 +21,7 @@ from rag.types import ChunkFilter, Document
 
 log = logging.getLogger(__name__)
 _POSITION_FIELDS = ("start", "end", "index", "page", "heading_path", "heading")
-_DOC_FIELDS = ("doc_sha", "doc_size", "doc_kind", "ingested_at", "tags")
+_DOC_FIELDS = ("doc_sha", "doc_size", "doc_kind", "ingested_at", "tags", "original_name")
 
 
 class _StalePlan(Exception):
@@ -137,9 +137,3 @@ def make_durable(components: Components, sources: Sequence[str]) -> None:
 
 def _position(payload: dict) -> tuple:
     return tuple(tuple(v) if isinstance(v, list) else v for v in (payload.get(k) for k in _POSITION_FIELDS))
-
-
-def _same_doc(old: dict, new_meta: dict, tags: Sequence[str] | None) -> bool:
-    return old.get("doc_sha") == new_meta["doc_sha"] and (
-        tags is None or sorted(old.get("tags") or []) == new_meta["tags"]
-    )

@@ -7,8 +7,11 @@ Parameters:
                       (rag/settings/config.py): fusion, candidates, k, reranker, dense_weight, rrf_k,
                       min_score, prf, prf_docs, prf_terms, prf_weight, dense_prf, dense_prf_docs,
                       dense_prf_weight, mode; toggles are 1 | 0
-    source, tag       filters; repeat for several (?source=a.md&source=b.md)
+    source, tag       filters; repeat for several (?source=a.md&source=b.md); read as stored (Unicode NFC)
     track             a chunk id to follow through every stage
+    track_source, track_heading
+                      a section to follow instead (all its chunks, standing as its best): Eval's links for
+                      section gold carry these, so the inspector tracks what Eval counted
     collection        the collection the question ran on (`collection_param`); ui/setup opens it for the
                       session, so a link replays on the collection it came from
 
@@ -25,7 +28,7 @@ from rag.settings.config import RetrievalConfig
 from rag.errors import ConfigError
 from rag.settings.rerankers import offered_reranker
 from rag.settings.spec import Knob, knobs
-from rag.types import ChunkFilter
+from rag.types import ChunkFilter, stored_name
 
 
 def _linked(config: RetrievalConfig) -> tuple[Knob, ...]:
@@ -47,6 +50,8 @@ class InspectorRequest:
     config: RetrievalConfig
     flt: ChunkFilter
     track: str  # chunk id, or ""
+    track_source: str = ""  # a section to track (with track_heading), or ""
+    track_heading: str = ""
 
 
 def inspector_params(question: str, config: RetrievalConfig, base: RetrievalConfig | None = None) -> dict[str, str]:
@@ -94,8 +99,10 @@ def parse_inspector_params(params: Mapping[str, Sequence[str]], base: RetrievalC
             raise ConfigError(f"link parameter reranker: {e}") from None
     config = dataclasses.replace(base, **changes)
     flt = ChunkFilter(sources=_all(params, "source"), tags=_all(params, "tag"))
-    return InspectorRequest(last("q") or "", config, flt, last("track") or "")
+    section = (stored_name(last("track_source") or ""), last("track_heading") or "")
+    return InspectorRequest(last("q") or "", config, flt, last("track") or "", *section)
 
 
 def _all(params: Mapping[str, Sequence[str]], name: str) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(v.strip() for v in params.get(name, ()) if v.strip()))
+    """Each distinct name once, as stored: a link naming "café.md" composed and decomposed names one document."""
+    return tuple(dict.fromkeys(stored_name(v.strip()) for v in params.get(name, ()) if v.strip()))

@@ -14,6 +14,7 @@ from qdrant_client import QdrantClient, models
 from rag.errors import StoreError
 from rag.store.base import SPARSE, CollectionModels, FilterTerms, FusedQuery, PointData, Store, store_call
 from rag.settings.config import validate_collection_name
+from rag.text.redact import redact_url
 from rag.types import ChunkFilter, SparseVector
 
 
@@ -54,8 +55,10 @@ class ClientStore(Store):
             client.collection_exists(collection)  # the client connects lazily: find out now, once
         except Exception as e:  # noqa: BLE001 - qdrant-client raises HTTP, gRPC and OS errors alike when it cannot connect
             raise StoreError(
-                f"could not connect to Qdrant at {url} ({e}); "
-                "check QDRANT_URL, QDRANT_API_KEY and that the server is running"
+                redact_url(
+                    f"could not connect to Qdrant at {url} ({e}); "
+                    "check QDRANT_URL, QDRANT_API_KEY and that the server is running"
+                )
             ) from None
         return cls(client, collection)
 

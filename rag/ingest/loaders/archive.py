@@ -17,6 +17,7 @@ from typing import Iterator
 
 from rag.errors import LoaderError
 from rag.ingest.loaders.names import SUPPORTED_SUFFIXES, safe_source
+from rag.text.sizes import mib
 
 _READ_CHUNK = 64 * 1024
 # Folders that archivers add and nobody means to upload.
@@ -96,7 +97,7 @@ def expand_zip(name: str, data: bytes, limits: ArchiveLimits | None = None) -> E
                 continue
             body = _read_entry(archive, info, name, limits, limits.max_total_bytes - total)
             if body is None:
-                skipped.append(f"{name}: skipped {path!r}: larger than {limits.max_file_bytes / 1e6:.0f} MB")
+                skipped.append(f"{name}: skipped {path!r}: larger than {mib(limits.max_file_bytes)}")
                 continue
             total += len(body)
             files.append((path, body))
@@ -175,7 +176,7 @@ def check_zip_container(name: str, data: bytes, kind: str, limits: ArchiveLimits
             for chunk in _inflate(archive, info, name, limits, limits.max_total_bytes - total):
                 if chunk is None:
                     raise LoaderError(
-                        f"{name}: part {info.filename!r} is larger than {limits.max_file_bytes / 1e6:.0f} MB "
+                        f"{name}: part {info.filename!r} is larger than {mib(limits.max_file_bytes)} "
                         "uncompressed"
                     )
                 total += len(chunk)
@@ -184,14 +185,19 @@ def check_zip_container(name: str, data: bytes, kind: str, limits: ArchiveLimits
 def _inflate(
     archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: ArchiveLimits, budget: int
 ) -> Iterator[bytes | None]:
-    """The entry's bytes in pieces, checked as they inflate; a final None when it passes the per-file cap."""
+    """The entry's bytes in pieces, checked as they inflate; a final None when it passes the per-file cap.
+
+    Read from the entry's stream and counted, never sized by its headers (they may lie), and never
+    more than one byte past the nearer of the caps: that byte is enough to know it passes.
+    """
     cap = min(limits.max_file_bytes, budget)
     # Allow a little slack so tiny, highly compressible files (a blank-ish page) are not refused.
     ratio_cap = max(limits.max_ratio * max(info.compress_size, 1), 64 * 1024)
+    stop = int(min(cap, ratio_cap)) + 1
     size = 0
     try:
         with archive.open(info) as stream:
-            while chunk := stream.read(_READ_CHUNK):
+            while chunk := stream.read(min(_READ_CHUNK, stop - size)):
                 size += len(chunk)
                 if size > ratio_cap:
                     raise LoaderError(
@@ -201,7 +207,7 @@ def _inflate(
                 if size > cap:
                     if cap == budget and budget < limits.max_file_bytes:
                         raise LoaderError(
-                            f"{name}: expands to more than {limits.max_total_bytes / 1e6:.0f} MB; "
+                            f"{name}: expands to more than {mib(limits.max_total_bytes)}; "
                             "split it into smaller archives"
                         )
                     yield None

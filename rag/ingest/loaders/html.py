@@ -2,7 +2,9 @@
 
 What a browser does not show must not become document text, because whatever is document text can
 be quoted in an answer: comments (`<!-- staff price is 1 euro -->`), the doctype, `<?xml ...?>`
-processing instructions, script/style/template/noscript bodies, and elements marked hidden. Page
+processing instructions, script/style/template/noscript bodies, and elements the page hides by an
+attribute, its inline style or its style sheets (rag.ingest.loaders.hidden); how much hidden text was
+dropped is noted with the document, so a person sees that the file carried some. Page
 chrome is not content either: navigation, site headers and footers, sidebars, breadcrumbs and tables
 of contents repeat on every page and would match every question. When the page marks its content
 (`<main>`, `role="main"`, `<article>`) only that is read.
@@ -16,8 +18,12 @@ import warnings
 from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
 from bs4.element import PreformattedString, Script, Stylesheet, TemplateString
 
+from rag.ingest.loaders.hidden import HiddenTest
+from rag.ingest.loaders.parsed import Parsed
 from rag.ingest.loaders.tables import rows_to_markdown
 from rag.ingest.loaders.text import decode_text
+from rag.text.definitions import definition_item
+from rag.text.words import plural
 
 _NEVER_TEXT = [
     "script",
@@ -40,44 +46,43 @@ _CHROME_NAMES = re.compile(
     r"(?:^|[-_\s])(toc|nav|navbar|navigation|sidebar|side-bar|breadcrumbs?|menu|menubar|table-of-contents|skip-link)(?:[-_\s]|$)",
     re.I,
 )
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 _BLOCK_TAGS = {"p", "li", "pre", "blockquote", "dt", "dd", "figcaption", "caption", "address"}
 _STRUCTURE = [*_BLOCK_TAGS, "table", *_HEADINGS, "div", "section", "article", "main", "ul", "ol", "dl"]
 
 
-def html_to_markdown(markup: str) -> tuple[str, str]:
+def html_to_markdown(markup: str) -> Parsed:
     """The main content of an HTML page as Markdown-shaped text, and the page title.
 
     Args:
         markup: the decoded HTML.
 
     Returns:
-        (text, title): headings from h1-h6 as `#` lines, tables as pipe tables, lists as `- ` items.
+        The text (headings from h1-h6 as `#` lines, tables as pipe tables, lists as `- ` items), the
+        title, and a note of how many characters of hidden text were dropped, when any were.
     """
     with warnings.catch_warnings():
         # XHTML (`<?xml ...?>` first) is still read as HTML, on purpose: one parser for every page.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(markup, "html.parser")
     title = soup.title.get_text(strip=True) if soup.title else ""
+    hidden = HiddenTest(soup)  # reads the <style> sheets, so before their bodies go
     for node in soup.find_all(string=lambda s: isinstance(s, (PreformattedString, Script, Stylesheet, TemplateString))):
         node.extract()  # comments, doctype, <?...?>, CDATA, declarations, script and style bodies
     for tag in soup.find_all(_NEVER_TEXT):
         tag.decompose()
-    for tag in soup.find_all(_hidden):
-        tag.decompose()
+    dropped = 0
+    for tag in soup.find_all(hidden):
+        if not tag.decomposed:  # not inside a hidden element already dropped
+            dropped += len(" ".join(tag.get_text(" ").split()))
+            tag.decompose()
     roots = _content_roots(soup)
     blocks: list[str] = []
     for root in roots:
         _drop_chrome(root)
         _blocks(root, blocks)
-    return "\n\n".join(blocks), title
-
-
-def _hidden(tag: Tag) -> bool:
-    return (
-        tag.has_attr("hidden") or tag.get("aria-hidden") == "true" or bool(_HIDDEN_STYLE.search(tag.get("style") or ""))
-    )
+    notes = (f"dropped {plural(dropped, 'character')} of hidden text",) if dropped else ()
+    return Parsed("\n\n".join(blocks), (), title, notes)
 
 
 def _content_roots(soup: BeautifulSoup) -> list[Tag]:
@@ -138,6 +143,9 @@ def _blocks(node: Tag, blocks: list[str]) -> None:
         elif name == "pre":
             flush()
             blocks.append("```\n" + child.get_text().strip("\n") + "\n```")
+        elif name == "dl":
+            flush()
+            blocks += _definition_list(child)
         elif name in _BLOCK_TAGS and not child.find([*_HEADINGS, "table"]):
             flush()
             text = " ".join(_inline(child).split())
@@ -156,6 +164,33 @@ def _blocks(node: Tag, blocks: list[str]) -> None:
         else:
             loose.append(_inline(child))
     flush()
+
+
+def _definition_list(dl: Tag) -> list[str]:
+    """Each term (its `<dt>`s) with its description (`<dd>`s, whose paragraphs and code are read as any block)
+    as one item (rag.text.definitions), so no chunk starts with a description whose option ended the last."""
+    items: list[str] = []
+    terms: list[str] = []
+    description: list[str] = []
+
+    def close() -> None:
+        if terms or description:
+            items.append(definition_item(terms, description))
+        terms.clear()
+        description.clear()
+
+    # HTML allows a <div> around each term and description group.
+    children = [c for c in dl.children if isinstance(c, Tag)]
+    children = [g for c in children for g in (c.find_all(["dt", "dd"], recursive=False) if c.name == "div" else [c])]
+    for child in children:
+        if child.name == "dt":
+            if description:
+                close()
+            terms.append(" ".join(_inline(child).split()))
+        elif child.name == "dd":
+            _blocks(child, description)
+    close()
+    return [i for i in items if i]
 
 
 def _inline(node: Tag) -> str:
@@ -179,6 +214,5 @@ def _inline(node: Tag) -> str:
     return "".join(out)
 
 
-def parse_html(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
-    text, title = html_to_markdown(decode_text(data, source))
-    return text, (), title
+def parse_html(data: bytes, source: str) -> Parsed:
+    return html_to_markdown(decode_text(data, source))

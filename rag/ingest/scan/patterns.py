@@ -1,48 +1,23 @@
-"""Ingest-time scan for chunks that read as instructions to a model (prompt injection).
-
-Flagged chunks are shown on the Documents page; the owner may quarantine them, which keeps them out
-of retrieval. The scan never changes text: it only labels, and quarantine stays a person's decision.
+"""The injection patterns, by name: what makes a sentence an attack on a model rather than an instruction to a reader.
 
 Help-centre text is full of second-person instructions ("you are now signed in", "send the data to
 the server", "the proxy will act as a gateway"), so each pattern needs what makes a sentence an
 attack on a model: instructions aimed at its own rules, a new identity for an AI, a request for
-its prompt, or private data sent to an address or URL. A flag is a hint for a person to review,
-not a verdict; the answer prompt treats every source as data whether flagged or not.
-
-Text is matched as a reader sees it, not as it is encoded: format characters (zero-width spaces, soft
-hyphens) dropped, compatibility forms (full-width letters) folded by NFKC, HTML entities decoded,
-Latin look-alike Cyrillic and Greek letters read as Latin (`rag.text.fold.fold`), Markdown emphasis
-inside a word removed, and line breaks read as spaces. Base64 runs that decode to text are scanned too.
-Besides English, the phrasings of the same attacks in French, German, Spanish, Portuguese, Italian,
-Russian, Chinese and Japanese are recognised. What it cannot catch is in the README (security).
+its prompt, or private data sent to an address or URL. "Ignore your instructions" is built from each
+language's words (`lexicon`); the other attacks are fixed phrasings per language.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import html
 import re
+from dataclasses import dataclass
 
-from rag.text.fold import fold, strip_format
+from rag.ingest.scan.lexicon import CHINESE, LATIN_AND_CYRILLIC, C as _C, S as _S, ignore_patterns
 
-_S = r"[^.!?;\n]"  # within one sentence (or clause: a semicolon ends one too)
-_C = r"[^。！？\n]"  # within one CJK sentence
-_EN_QUALIFIER = r"(previous|prior|above|earlier|preceding|original|initial|all|any|system|your|developer)"
-_EN_RULES = r"(instructions?|prompts?|rules|directions|guidelines|directives|orders|commands)"
-
-
-def _lang(verbs: str, qualifiers: str, nouns: str) -> str:
-    """Verb ... qualifier ... noun, or qualifier ... noun ... verb (German and Japanese put the verb last)."""
-    return (
-        rf"(?:\b{verbs}\b{_S}{{0,40}}\b{qualifiers}\b{_S}{{0,25}}\b{nouns}"
-        rf"|\b{qualifiers}\b{_S}{{0,25}}\b{nouns}{_S}{{0,30}}\b{verbs}\b)"
-    )
-
+_EN_RULES = r"(instructions?|prompts?|rules|directions|guidelines|guidance|directives|orders|commands)"
 
 _IGNORE = [
-    rf"\b(ignore|disregard|forget|override|bypass)\b{_S}{{0,40}}\b{_EN_QUALIFIER}\b{_S}{{0,20}}\b{_EN_RULES}\b",
-    r"\b(ignore|disregard|forget)\s+(everything|anything|all)\s+"
+    r"\b(ignore|disregard|forget|set aside)\s+(everything|anything|all|what)\s+"
     r"(above|before|previously|(that )?you (were|have been) told)",
     # "disregard the above." / "ignore all of the above and ..." (not "ignore the above warning if ...")
     r"\b(ignore|disregard|forget)\s+(all\s+(of\s+)?)?(the\s+|everything\s+)?(above|foregoing|preceding)\b"
@@ -53,38 +28,6 @@ _IGNORE = [
     rf"|the original)\b{_S}{{0,15}}\b{_EN_RULES}\b",
     r"\b(do not|don't|never)\s+(follow|obey)\s+(the|any|all)\s+(\w+\s+)?(instructions?|rules|guidelines|directives)"
     r"(\s+(above|given|you (were|have been) given|you received))?\s*([.!;:,]|$|\band\b)",
-    _lang(
-        r"(ignore[zsr]?|ignorer|oublie[zsr]?|oublier|ne tien[st] pas compte|ne tenez pas compte"
-        r"|faites abstraction|fais abstraction)",
-        r"(précédent\w*|ci-dessus|antérieur\w*|initia\w*|du système|tes|vos|toutes les|tous les)",
-        r"(instructions?|consignes?|directives?|règles|indications|ordres)",
-    ),
-    _lang(
-        r"(ignorier\w*|vergiss|vergessen sie|vergiss alle|missachte\w*|übergeh\w*|verwirf|verwerfen sie)",
-        r"(vorherig\w*|bisherig\w*|obig\w*|vorig\w*|alle|deine|ihre|früher\w*|vorangegangen\w*|ursprünglich\w*|system\w*)",
-        r"(anweisungen|instruktionen|befehle|regeln|vorgaben|anordnungen|richtlinien)",
-    ),
-    _lang(
-        r"(ignora\w*|olvid\w*|descarta\w*|haz caso omiso|no hagas caso|no sigas|desobedece\w*)",
-        r"(anteriores|previas|de arriba|todas|tus|sus|iniciales|del sistema|originales)",
-        r"(instrucciones|indicaciones|reglas|directrices|órdenes|normas)",
-    ),
-    _lang(
-        r"(ignor\w*|esque[çc]\w*|desconsider\w*|despreze\w*|não sigas?|nao siga)",
-        r"(anteriores|prévias|previas|acima|todas|suas|tuas|iniciais|do sistema|originais)",
-        r"(instruções|instrucoes|orientações|orientacoes|regras|diretrizes|comandos)",
-    ),
-    _lang(
-        r"(ignor\w*|dimentic\w*|trascura\w*|non considerare|non tenere conto|non seguire)",
-        r"(precedenti|sopra|di sopra|tutte|tue|sue|iniziali|del sistema|originali)",
-        r"(istruzioni|indicazioni|regole|direttive|comandi)",
-    ),
-    _lang(
-        r"(игнорируй\w*|проигнорируй\w*|забудь\w*|не обращай внимания|не учитывай\w*|отбрось\w*|не следуй\w*)",
-        r"(предыдущ\w*|прежн\w*|все|вышеуказанн\w*|выше|твои|ваши|системн\w*|изначальн\w*|исходн\w*)",
-        r"(инструкци\w*|указани\w*|правил\w*|команд\w*|директив\w*)",
-    ),
-    rf"(忽略|无视|無視|忘记|忘記|忘掉|不要理会|不要理會|不要遵守|不要遵循|抛开|拋開|丢弃|丟棄){_C}{{0,10}}(之前|以上|上面|前面|先前|所有|一切|原来|原來|原有|系统|系統){_C}{{0,10}}(指令|指示|提示|规则|規則|说明|說明|要求)",
     rf"(以前|前|上記|これまで|先ほど|すべて|全て|今まで|元|システム)の?{_C}{{0,8}}(指示|命令|ルール|指令|プロンプト|制約){_C}{{0,6}}(無視|忘れ|従わな)",
     rf"(無視|忘れ){_C}{{0,4}}(以前|前|上記|これまで|すべて|全て)の?(指示|命令|ルール|指令|プロンプト)",
 ]
@@ -186,64 +129,42 @@ _FAKE_TAG = [
     r"|<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<</?SYS>>",
 ]
 
-_PATTERNS: dict[str, re.Pattern[str]] = {
+@dataclass(frozen=True)
+class Matcher:
+    """A pattern, and a regex of words every match of it holds (`trigger`, optional): the pattern is only
+    run on text where the trigger is found. Most documentation has no word of the trigger, so most text is
+    read once by a cheap regex instead of by the whole pattern."""
+
+    pattern: re.Pattern[str]
+    trigger: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if self.trigger is not None and not self.trigger.search(text):
+            return None
+        return self.pattern.search(text)
+
+
+def _compiled(parts: list[str]) -> re.Pattern[str]:
     # Readings are lower-cased, so the patterns are too (none uses an upper-case escape like \S): matching
     # without re.I is a third faster.
-    name: re.compile("|".join(f"(?:{p})" for p in parts).lower(), re.M)
-    for name, parts in {
-        "ignore-instructions": _IGNORE,
-        "role-change": _ROLE,
-        "reveal-prompt": _REVEAL,
-        "exfiltrate": _EXFILTRATE,
-        "fake-role-tag": _FAKE_TAG,
-    }.items()
+    return re.compile("|".join(f"(?:{p})" for p in parts).lower(), re.M)
+
+
+PATTERNS: dict[str, tuple[Matcher, ...]] = {
+    "ignore-instructions": (
+        *(
+            Matcher(_compiled(ignore_patterns(lex)), re.compile(lex.trigger))
+            for lex in (*LATIN_AND_CYRILLIC, CHINESE)
+        ),
+        Matcher(_compiled(_IGNORE)),
+    ),
+    **{
+        name: (Matcher(_compiled(parts)),)
+        for name, parts in {
+            "role-change": _ROLE,
+            "reveal-prompt": _REVEAL,
+            "exfiltrate": _EXFILTRATE,
+            "fake-role-tag": _FAKE_TAG,
+        }.items()
+    },
 }
-_EMPHASIS_IN_WORD = re.compile(r"(?<=\w)\*+(?=\w)")  # `ig**nore**`; an intraword `_` is no emphasis
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-_MAX_DEPTH = 2  # base64 inside base64 is decoded once more, no further
-
-
-def scan_text(text: str) -> tuple[str, ...]:
-    """Names of the injection patterns found in `text` (empty when it reads as plain content)."""
-    found = _found(text, 0)
-    return tuple(name for name in _PATTERNS if name in found)
-
-
-def _found(text: str, depth: int) -> set[str]:
-    found: set[str] = set()
-    for variant in _readings(text):
-        found |= {name for name, pattern in _PATTERNS.items() if pattern.search(variant)}
-    if depth < _MAX_DEPTH:
-        for decoded in _decoded_runs(text):
-            found |= _found(decoded, depth + 1)
-    return found
-
-
-def _readings(text: str) -> tuple[str, ...]:
-    """The forms a pattern is matched against: lines kept (for `^system:`), lines joined, look-alikes read as Latin.
-
-    The look-alike form is separate because it turns real Cyrillic and Greek words into nonsense; the
-    others keep them for the Russian patterns.
-    """
-    plain = strip_format(html.unescape(text))
-    plain = _EMPHASIS_IN_WORD.sub("", plain).lower()
-    joined = " ".join(plain.split()).lower()
-    # Usually the last two are equal (no look-alikes): match once.
-    return tuple(dict.fromkeys((plain, joined, " ".join(fold(plain).split()).lower())))
-
-
-def _decoded_runs(text: str) -> list[str]:
-    """Base64-looking runs of `text` that decode to readable UTF-8 (standard or URL-safe alphabet)."""
-    out = []
-    for run in _BASE64_RUN.findall(text):
-        body = run.rstrip("=")
-        padded = body + "=" * (-len(body) % 4)
-        try:
-            raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-            decoded = raw.decode("utf-8")
-        except (binascii.Error, ValueError):
-            continue
-        printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
-        if decoded and printable >= 0.95 * len(decoded):
-            out.append(decoded)
-    return out

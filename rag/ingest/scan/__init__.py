@@ -1,0 +1,91 @@
+"""Ingest-time scan for chunks that read as instructions to a model (prompt injection), and for chunks it
+cannot read.
+
+Flagged chunks are shown on the Documents page and in `ragscope docs --flagged`; the owner may quarantine
+them, which keeps them out of retrieval. Chunks marked *unchecked* hold text the patterns cannot read (a
+script or language they do not cover, a cipher) and are shown there too, for a person to read. The scan
+never changes text: it only labels, and quarantine stays a person's decision. A flag is a hint for a
+person to review, not a verdict; the answer prompt treats every source as data whether flagged or not.
+
+Everything about a chunk that reaches Claude is scanned: its text, its heading path and its file name
+(the prompt names each source as "file > heading"). Each is matched in the forms a reader sees
+(`readings`), "ignore them. The previous instructions." across a sentence end (`lexicon`), base64,
+base32 and hex runs decoded (`encoded`), and ROT13 and other Caesar shifts read back (`unread`). What still passes
+is in docs/security.md.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag.ingest.scan.encoded import decoded_runs
+from rag.ingest.scan.patterns import PATTERNS
+from rag.ingest.scan.readings import reader_forms, shown
+from rag.ingest.scan.unread import survey
+from rag.text.fold import strip_format
+
+_MAX_DEPTH = 2  # an encoded run inside an encoded run is decoded once more, no further
+_NAME_SEPARATORS = re.compile(r"[/\\_.\-+]+")
+_SHOWN_MATCH = 80  # characters of the matched text kept in the reason
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """What the scan found in one chunk.
+
+    `flags`: the names of the patterns matched (stored in the payload's `flags`, as before), in
+    `PATTERNS` order. `flagged`: why, for a person: each flag, where it matched and the words matched.
+    `unchecked`: why part of the chunk could not be checked, or None.
+    """
+
+    flags: tuple[str, ...] = ()
+    flagged: str | None = None
+    unchecked: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        """The chunk payload's fields: `flags` always (the store filters on it), the reasons only when set."""
+        return {
+            "flags": list(self.flags),
+            **({"flag_reason": self.flagged} if self.flagged else {}),
+            **({"unchecked": self.unchecked} if self.unchecked else {}),
+        }
+
+
+def scan_text(text: str, heading_path: Sequence[str] = (), source: str = "") -> ScanResult:
+    """Scan a chunk's `text`, its heading path and its source name, each as the model is shown it."""
+    found: dict[str, str] = {}
+    unchecked: list[str] = []
+    parts = (("file name", _NAME_SEPARATORS.sub(" ", source)), ("heading", " > ".join(heading_path)), ("text", text))
+    for where, part in parts:
+        if part.strip():
+            _scan_part(part, where, 0, found, unchecked)
+    flags = tuple(name for name in PATTERNS if name in found)
+    return ScanResult(flags, "; ".join(found[n] for n in flags) or None, "; ".join(dict.fromkeys(unchecked)) or None)
+
+
+def _scan_part(text: str, where: str, depth: int, found: dict[str, str], unchecked: list[str]) -> None:
+    """Add to `found` (pattern name -> reason) and `unchecked` (reasons) what `text` holds."""
+    forms = reader_forms(text)
+    seen = survey(strip_format(html.unescape(text)))
+    _match(forms, PATTERNS, where, found)
+    for shift, sentence in seen.shifted:
+        cipher = "ROT13" if shift == 13 else f"a Caesar shift of {shift}"
+        _match((sentence,), PATTERNS, f"{where}, read as {cipher}", found)
+    if seen.unchecked:
+        unchecked.append(f"{where}: {seen.unchecked}")
+    if depth < _MAX_DEPTH:
+        for encoding, decoded in decoded_runs(text):
+            _scan_part(decoded, f"{where}, {encoding}-decoded", depth + 1, found, unchecked)
+
+
+def _match(forms: Sequence[str], names: Sequence[str], where: str, found: dict[str, str]) -> None:
+    for name in names:
+        if name in found:
+            continue
+        match = next((m for form in forms for matcher in PATTERNS[name] if (m := matcher.search(form))), None)
+        if match:
+            found[name] = f"{name} in the {where}: “{shown(match.group(0), _SHOWN_MATCH)}”"
