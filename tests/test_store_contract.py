@@ -246,21 +246,28 @@ def test_fused_search_combines_both_lists(filled, points, fusion, weights, defau
     assert _ids(only_api) == [_id_of(points, "The API")]
 
 
-def test_second_edge_store_on_same_dir_is_refused_and_first_keeps_working(tmp_path, points):
+def test_two_edge_stores_on_one_dir_take_turns_and_each_sees_the_others_writes(tmp_path, points):
     first = EdgeStore(tmp_path / "qdrant", "docs")
+    second = None
     try:
         first.ensure_collection(MODELS)
         first.upsert(points[:2])
-        first.flush()
-        with pytest.raises(StoreLockedError, match="in use by another process"):
-            EdgeStore(tmp_path / "qdrant", "docs")
-        first.upsert(points[2:])
-        first.flush()
-        assert first.count() == len(points)
+        second = EdgeStore(tmp_path / "qdrant", "docs")  # waits for the first's turn, which ends for it
+        assert not first.lock.held and second.lock.held
+        assert second.count() == 2 and second.collection_models() == MODELS
+        second.upsert(points[2:])
+        assert first.count() == len(points)  # its next turn opens the shard as the second left it
         assert _ids(first.search_dense(points[4].dense, 1)) == [points[4].id]
+        with first.lock:  # a turn kept longer than another's wait: a clear error, the holder untouched
+            with pytest.raises(StoreLockedError, match=r"in use by another process .*still busy after 0.2 s"):
+                EdgeStore(tmp_path / "qdrant", "docs", wait_s=0.2)
+            first.upsert(points[:1])
+            assert first.count() == len(points)
     finally:
         first.close()
-    reopened = EdgeStore(tmp_path / "qdrant", "docs")  # the lock went with close(); data persisted
+        if second is not None:
+            second.close()
+    reopened = EdgeStore(tmp_path / "qdrant", "docs")  # data persisted
     try:
         assert reopened.count() == len(points)
         assert reopened.collection_models() == MODELS
@@ -463,19 +470,25 @@ def test_every_method_turns_a_backend_failure_into_a_store_error(kind, method, t
         # so the failing call is the operation itself (upsert, scroll, count, facet...).
         calls = _calls(sentence_points)
         variants = [("_shard", _Broken())] if kind == "edge" else [("client", _Broken()), ("client", _Broken(store.client, keep=("collection_exists", "get_collection")))]
-        for attr, broken in variants:
-            if method == "collection_models" and broken.keep:
-                continue  # answered by the kept calls alone
-            with monkeypatch.context() as m:
-                m.setattr(store, attr, broken)
-                if kind == "edge" and method == "collection_models":
-                    m.setattr(store, "_models", None)
-                    m.setattr(store, "meta_path", _Broken())  # the metadata file cannot be read
-                name = "records" if method == "records_by_id" else method
-                with pytest.raises(StoreError, match=f"the {store.backend} store failed to .*simulated backend failure"):
-                    getattr(store, name)(*calls[method])
+        # One turn held throughout: on the embedded engine a new turn would open the real shard again.
+        with store.lock:
+            _fail_each(store, method, variants, calls, monkeypatch, kind)
     finally:
         store.close()
+
+
+def _fail_each(store, method, variants, calls, monkeypatch, kind) -> None:  # noqa: ANN001
+    for attr, broken in variants:
+        if method == "collection_models" and broken.keep:
+            continue  # answered by the kept calls alone
+        with monkeypatch.context() as m:
+            m.setattr(store, attr, broken)
+            if kind == "edge" and method == "collection_models":
+                m.setattr(store, "_models", None)
+                m.setattr(store, "meta_path", _Broken())  # the metadata file cannot be read
+            name = "records" if method == "records_by_id" else method
+            with pytest.raises(StoreError, match=f"the {store.backend} store failed to .*simulated backend failure"):
+                getattr(store, name)(*calls[method])
 
 
 @pytest.mark.parametrize("kind", BACKENDS)

@@ -8,13 +8,14 @@ theirs (`beir-<folder>`). RAGSCOPE_COLLECTION names the default one.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import shutil
 from dataclasses import dataclass
 from typing import Any
 
 from rag.components import Components, build_components
 from rag.settings.config import Settings, validate_collection_name
-from rag.errors import RagError
+from rag.errors import ConfigError, RagError
 from rag.store import list_collections
 from rag.store.base import CollectionModels
 
@@ -59,6 +60,34 @@ def for_collection(settings: Settings, name: str) -> Settings:
         ConfigError: the name is not a valid collection name.
     """
     return dataclasses.replace(settings, collection=validate_collection_name(name))
+
+
+def require_collection(settings: Settings, default: str) -> None:
+    """Refuse to read a collection that does not exist: reading it would answer an empty table and exit 0,
+    and nothing would tell a mistyped `--collection` or `?collection=` from an empty collection. The
+    configured `default` counts as existing, empty, before anything is written to it (as
+    `collection_names` lists it).
+
+    Checked before the store is opened, so a missing name leaves no lock or journal folder behind.
+
+    Raises:
+        ConfigError: `settings.collection` is not on the backend nor the default; the message offers the
+            close names (difflib) and lists them all.
+    """
+    names = collection_names(for_collection(settings, default))
+    if settings.collection not in names:
+        raise ConfigError(missing_collection_message(settings.collection, names))
+
+
+def missing_collection_message(name: str, names: list[str]) -> str:
+    """What to say about collection `name` missing among `names`: the close ones first, then all of them."""
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f" Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
+    return (
+        f"collection {name!r} does not exist.{hint} The collections are: {', '.join(names)} "
+        "(`ragscope collections` describes them); ingesting into a new name creates it "
+        "(`ragscope ingest --collection NAME PATH`, or Manage collections in the app)."
+    )
 
 
 def collection_names(settings: Settings) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -11,9 +12,10 @@ from collections.abc import Iterator
 
 import click
 
-from rag.catalog.collections import for_collection
+from rag.catalog.collections import for_collection, require_collection
 from rag.components import Components, build_components
 from rag.errors import RagError
+from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import Settings
 from rag.text.words import plural
 
@@ -29,18 +31,30 @@ def settings_from_env(collection: str | None = None) -> Settings:
 
 
 @contextlib.contextmanager
-def opened(collection: str | None = None) -> Iterator[Components]:
+def opened(collection: str | None = None, creates: bool = False) -> Iterator[Components]:
     """The engine on `--collection` (see `settings_from_env`) for one command, closed when it ends.
 
+    The collection must exist (exit 1 naming the close names and every collection, see
+    `require_collection`) unless the command `creates` it (ingest).
+
     A RagError inside becomes one clean line and exit 1 (`_Group` does the same for errors raised
-    outside), so no command repeats the translate-and-close block.
+    outside), so no command repeats the translate-and-close block. Its retrieval settings are the
+    collection's in force (rag.settings.collection_settings): stored ones over the configured.
 
     Example:
         with opened(collection) as components:
             result = retrieve(components, question)
     """
-    components = _build(settings_from_env(collection))
+    base = settings_from_env()
     try:
+        settings = base if collection is None else for_collection(base, collection)
+        if not creates:
+            require_collection(settings, base.collection)
+    except RagError as e:
+        raise click.ClickException(str(e)) from None
+    components = _build(settings)
+    try:
+        components = dataclasses.replace(components, settings=with_collection_settings(components.settings))
         yield components
     except RagError as e:
         raise click.ClickException(str(e)) from None

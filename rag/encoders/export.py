@@ -1,9 +1,11 @@
 """The one-time ONNX export of a dense model's weights, and the graphs made from it (fused float, int8).
 
-`torch.onnx.export` is the only place torch is imported: the export is written once per model folder
-into `<data dir>/models/onnx/<model>-<hash of the weights>/model.onnx`, with beside it the graph the
-float runtime runs (`model-fused.onnx`, `ensure_fused`) and the int8 one (`model-int8.onnx`,
-`ensure_int8`); every later process just loads them (rag.encoders.dense_onnx). Only what
+The export is written once per model folder into `<data dir>/models/onnx/<model>-<hash of the
+weights>/model.onnx`, with beside it the graph the float runtime runs (`model-fused.onnx`,
+`ensure_fused`) and the int8 one (`model-int8.onnx`, `ensure_int8`); every later process just loads
+them (rag.encoders.dense_onnx). A BERT model in safetensors (the default all-MiniLM-L6-v2) has its
+graph written from the weights without torch (rag.encoders.bert_graph); any other model is exported
+by `torch.onnx.export`, the only place torch is imported, from the `torch` extra. Only what
 sentence-transformers folders of plain encoders hold is read: tokenizer.json, the window
 (sentence_bert_config.json), mean or CLS pooling (1_Pooling/config.json) and modules.json
 (Transformer, Pooling, Normalize and nothing else).
@@ -25,7 +27,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from rag.encoders.base import offline, resolve_dense_path
+from rag.encoders.base import TORCH_EXTRA, offline, resolve_dense_path
+from rag.encoders.bert_graph import build_bert_graph, unsupported
 from rag.errors import EncoderError
 
 log = logging.getLogger("rag.encoders")  # the model-load lines the CLI shows on stderr
@@ -37,7 +40,7 @@ _MODULES = {
     "sentence_transformers.models.Pooling",
     "sentence_transformers.models.Normalize",
 }
-TORCH_HINT = "use RAGSCOPE_DENSE_RUNTIME=torch for this model"
+TORCH_HINT = f"use RAGSCOPE_DENSE_RUNTIME=torch for this model ({TORCH_EXTRA})"
 
 
 @dataclass(frozen=True)
@@ -126,12 +129,38 @@ def _json(path: Path, name: str) -> Any:  # noqa: ANN401 - a JSON document
 
 
 def ensure_export(folder: ModelFolder, models_dir: Path, name: str) -> Path:
-    """The model's ONNX file under `models_dir`, exported first if it is not there (the only step that
-    imports torch; every later process finds the file)."""
+    """The model's ONNX file under `models_dir`, written first if it is not there (`write_graph`);
+    every later process finds the file, whichever way it was made (torch wrote those of earlier versions)."""
     target = models_dir / ONNX_DIR / f"{Path(name).name}-{folder.digest()}" / "model.onnx"
     if not target.is_file():
-        export_onnx(folder, target)
+        write_graph(folder, target)
     return target
+
+
+def write_graph(folder: ModelFolder, target: Path, attention: str | None = None) -> None:
+    """Write the folder's transformer as an ONNX graph (token states out) to `target`, atomically
+    (`_written_atomically`): built from the weights without torch where rag.encoders.bert_graph can,
+    else exported by torch (`export_onnx`). `attention` is the attention path either writes ("eager" for
+    `ensure_fused`; None for torch's default, which the export and so its int8 graph keep).
+
+    Raises:
+        EncoderError: the graph could not be written, or torch is needed and missing.
+    """
+    config = _json(folder.path / "config.json", str(folder.path))
+    why_not = unsupported(config, folder.weights)
+    if why_not is not None:
+        export_onnx(folder, target, attention, why_not)
+        return
+    log.info("exporting dense model to ONNX from its weights (once): %s -> %s", folder.path, target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _written_atomically(target) as tmp:
+            build_bert_graph(config, folder.weights, tmp, attention)
+    except (OSError, ValueError, KeyError) as e:  # a read-only data dir, a full disk, damaged weights
+        raise EncoderError(
+            f"could not export dense model {folder.path} to ONNX in {target.parent} ({type(e).__name__}: {e}); "
+            f"check that the data dir is writable, or {TORCH_HINT}"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -150,11 +179,13 @@ def _written_atomically(target: Path) -> Iterator[Path]:
 def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     """The float graph the encoder runs: the export with ONNX Runtime's BERT fusions, made once beside it.
 
-    The exporter writes attention as some twenty small operators per layer, in a form (PyTorch's
+    torch's exporter writes attention as some twenty small operators per layer, in a form (PyTorch's
     scaled-dot-product path) that neither ONNX Runtime's load-time optimiser nor its offline BERT
-    optimiser recognises. Exported on the eager attention path instead, the offline optimiser fuses
-    each layer into one Attention kernel (plus embedding, skip and bias-GELU fusions): the same vectors
-    in less time (`bench/dense_runtime.py --unfused`, bench/README.md). The fused graph is checked against
+    optimiser recognises. On the eager attention path instead (the form rag.encoders.bert_graph
+    writes), the offline optimiser fuses each layer into one Attention kernel (plus embedding, skip and
+    bias-GELU fusions): the same vectors in less time (`bench/dense_runtime.py --unfused`,
+    bench/README.md). The graph fused is written afresh (`write_graph`), so a data dir whose export
+    torch made gets its fused graph without torch too. The fused graph is checked against
     the export on a padded probe batch before it is kept; a model that is not BERT-shaped, or one
     whose fused graph disagrees, is run from the export as it is. The int8 files stay quantised from
     the export itself (`ensure_int8`): quantising the fused graph gives other int8 vectors.
@@ -171,7 +202,7 @@ def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp, _written_atomically(target) as out:
             eager = Path(tmp) / "eager.onnx"
             try:
-                export_onnx(folder, eager, attention="eager")
+                write_graph(folder, eager, attention="eager")
                 fuse_bert(eager, out, int(config["num_attention_heads"]), int(config["hidden_size"]))
                 kept = same_token_states(folder, export, out)
                 if not kept:
@@ -191,12 +222,33 @@ def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
 
 def fuse_bert(source: Path, target: Path, num_heads: int, hidden_size: int) -> None:
     """ONNX Runtime's offline BERT fusions of `source`, written to `target` (no hardware-specific
-    rewrites: the load-time optimiser of the machine that runs it does the rest)."""
-    from onnxruntime.transformers import optimizer
+    rewrites: the load-time optimiser of the machine that runs it does the rest).
 
-    optimizer.optimize_model(
-        str(source), model_type="bert", num_heads=num_heads, hidden_size=hidden_size, opt_level=0, use_gpu=False
-    ).save_model_to_file(str(target))
+    Without symbolic shape inference: it needs sympy, which only torch used to bring, and MiniLM's
+    fused graph is the same operator for operator without it. The optimiser then warns, once per
+    skip-layer-norm fusion, that the inference is off; warnings are muted while it runs (a second or two,
+    once per data dir).
+    """
+    from onnxruntime.transformers import optimizer
+    from onnxruntime.transformers.fusion_options import FusionOptions
+
+    options = FusionOptions("bert")
+    options.enable_shape_inference = False
+    was = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        model = optimizer.optimize_model(
+            str(source),
+            model_type="bert",
+            num_heads=num_heads,
+            hidden_size=hidden_size,
+            opt_level=0,
+            use_gpu=False,
+            optimization_options=options,
+        )
+    finally:
+        logging.disable(was)
+    model.save_model_to_file(str(target))
 
 
 def same_token_states(folder: ModelFolder, a: Path, b: Path) -> bool:
@@ -220,25 +272,25 @@ def same_token_states(folder: ModelFolder, a: Path, b: Path) -> bool:
     return bool(np.abs(states[0][real] - states[1][real]).max() <= 1e-4)
 
 
-def export_onnx(folder: ModelFolder, target: Path, attention: str | None = None) -> None:
-    """Write the folder's transformer as an ONNX graph (token states out) to `target`, atomically
-    (`_written_atomically`). `attention` picks the model's attention implementation ("eager" for
-    `ensure_fused`); None keeps the library's default, as the first export was made.
+def export_onnx(folder: ModelFolder, target: Path, attention: str | None, why: str) -> None:
+    """torch's export of the folder's transformer, for a model rag.encoders.bert_graph does not build
+    (`why` says what it is not), written as `write_graph` says. `attention` picks the model's attention
+    implementation ("eager" for `ensure_fused`); None keeps the library's default.
 
     Raises:
-        EncoderError: torch, transformers or onnx missing, or the export failed.
+        EncoderError: torch or transformers missing (naming the extra that has them), or the export failed.
     """
-    log.info("exporting dense model to ONNX (once): %s -> %s", folder.path, target)
     try:
         import inspect
 
         import torch
         from transformers import AutoModel
-    except ImportError as e:
+    except ImportError:
         raise EncoderError(
-            f"exporting the dense model to ONNX needs torch and transformers ({e}); "
-            f"pip install torch transformers onnx, or {TORCH_HINT}"
+            f"dense model {folder.path}: {why}, so its ONNX export needs torch and transformers, which are not "
+            f"installed; {TORCH_EXTRA}"
         ) from None
+    log.info("exporting dense model to ONNX with torch (once): %s -> %s", folder.path, target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         model = AutoModel.from_pretrained(

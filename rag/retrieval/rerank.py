@@ -29,7 +29,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from rag.encoders.base import DenseEncoder
+from rag.encoders.base import TORCH_EXTRA, DenseEncoder
 from rag.errors import ConfigError, EncoderError
 from rag.lazy import LazyModel
 from rag.ingest.sentences import sentence_texts
@@ -154,8 +154,12 @@ class CrossEncoderReranker(LazyModel):
         self.name = f"{CROSS_ENCODER_PREFIX}{model}"
 
     def _build(self):  # noqa: ANN202
-        from sentence_transformers import CrossEncoder
-
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError:
+            raise EncoderError(
+                f"a cross-encoder reranker needs torch and sentence-transformers: {TORCH_EXTRA}"
+            ) from None
         try:
             return CrossEncoder(self.model_name, device="cpu")
         except Exception as e:  # noqa: BLE001 - sentence-transformers and the hub raise many types for a missing or bad model

@@ -156,26 +156,41 @@ T = TypeVar("T")
 
 
 def store_call(method: Callable[..., T]) -> Callable[..., T]:
-    """Every store method goes through here: serialised on the instance's RLock (the engines are not
-    safe for concurrent writes), and any backend exception turned into a StoreError.
+    """Every store method goes through here: serialised on the instance's `lock` (an RLock; on the
+    embedded engine also the process's turn on the data, rag/store/lease.py: the engines are not safe
+    for concurrent writes), and any backend exception turned into a StoreError.
 
     qdrant-edge and qdrant-client raise their own exception types (and differently for the same
     mistake); callers catch RagError only, so an untranslated one went past every handler. The
     message names the operation and the store's `remedy` (where to look and what to do).
     """
 
+    translated = unlocked_store_call(method)
+
     @functools.wraps(method)
     def wrapper(self, *args: Any, **kwargs: Any) -> T:  # noqa: ANN001, ANN401 - the wrapped method's own arguments
         with self.lock:
-            try:
-                return method(self, *args, **kwargs)
-            except RagError:
-                raise
-            except Exception as e:  # noqa: BLE001 - the one place backend errors are translated
-                operation = method.__name__.replace("_", " ")
-                raise StoreError(
-                    f"the {self.backend} store failed to {operation} ({type(e).__name__}: {e}); {self.remedy}"
-                ) from None
+            return translated(self, *args, **kwargs)
+
+    return wrapper
+
+
+def unlocked_store_call(method: Callable[..., T]) -> Callable[..., T]:
+    """`store_call` without the lock: for a method that never touches the engine (the embedded store's
+    models record and listing are files replaced atomically), so it need not wait for the store's turn on
+    the data (rag/store/lease.py); its exceptions are translated the same way."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args: Any, **kwargs: Any) -> T:  # noqa: ANN001, ANN401 - the wrapped method's own arguments
+        try:
+            return method(self, *args, **kwargs)
+        except RagError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the one place backend errors are translated
+            operation = method.__name__.replace("_", " ")
+            raise StoreError(
+                f"the {self.backend} store failed to {operation} ({type(e).__name__}: {e}); {self.remedy}"
+            ) from None
 
     return wrapper
 
@@ -366,6 +381,15 @@ class Store(ABC):
         found = self._retrieve([chunk_id], False, [SENTENCES])
         return sentence_rows(found[0].vector if found else None)
 
+    def on_turn(self, hook: Callable[[], None]) -> None:
+        """Run `hook` whenever this process starts a turn on the data, before the operation that started it.
+
+        The embedded engine is held by one process at a time, for a turn (rag/store/lease.py): between
+        two turns another process may have written, or died part-way through a write, so the crash
+        journal's recovery is hooked here. A server has no turns (its writers are never excluded): the
+        hook never runs, and recovery runs when the store is opened only.
+        """
+
     @abstractmethod
     def list_collections(self) -> list[str]:
         """Every collection on this store's backend (the data dir, or the server), sorted by name."""
@@ -420,6 +444,8 @@ class Store(ABC):
         must_not = [] if flt.include_quarantined else [terms.equals("status", QUARANTINED)]
         if flt.flagged_only:
             must_not.append(terms.is_empty("flags"))
+        if flt.unchecked_only:
+            must_not.append(terms.is_empty("unchecked"))  # the field is only written when set
         if not must and not must_not:
             return None
         return terms.combine(must or None, must_not or None)
@@ -587,6 +613,8 @@ def stored_chunk(
         tags=tuple(payload.get("tags") or ()),
         quarantined=payload.get("status") == QUARANTINED,
         flags=tuple(payload.get("flags") or ()),
+        flag_reason=str(payload.get("flag_reason") or ""),
+        unchecked=str(payload.get("unchecked") or ""),
         dense=tuple(float(x) for x in dense) if dense is not None else None,
         sparse=sparse,
         payload=payload,

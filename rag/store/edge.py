@@ -1,24 +1,25 @@
 """The default store: Qdrant's Rust engine in-process (qdrant-edge), one shard under the data dir.
 
 Hazard we guard against: a second open of the same shard directory breaks the process that already
-holds it (its next flush fails). So before opening, take an exclusive fcntl lock on a sidecar file;
-a second process gets a clear StoreLockedError and the first is untouched.
+holds it (its next flush fails). So the shard is open only during this process's turn on it, taken
+under an exclusive fcntl lock on a sidecar file (rag/store/lease.py): the app and `ragscope` commands
+on the same data dir take turns, each waiting for the other's current operation.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import qdrant_edge as qe
 
-from rag.errors import StoreError, StoreLockedError
+from rag.errors import StoreError
 from rag.store.base import DENSE, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData
-from rag.store.base import FilterTerms, Store, store_call
+from rag.store.base import FilterTerms, Store, store_call, unlocked_store_call
+from rag.store.lease import LINGER_S, WAIT_S, ShardLease
 from rag.types import ChunkFilter, SparseVector
 
 ENGINE_RESERVE = 64 * 2**20  # see EdgeStore.ensure_space
@@ -43,40 +44,64 @@ class EdgeStore(Store):
     )
     fetches_ids = True
 
-    def __init__(self, root: Path, collection: str) -> None:
+    def __init__(self, root: Path, collection: str, wait_s: float = WAIT_S, linger_s: float = LINGER_S) -> None:
+        """Open the store, with a first turn on the shard: one that cannot be opened (a full disk,
+        damaged files) fails here, and a process that holds it for longer than `wait_s` too.
+
+        Raises:
+            StoreLockedError: another process kept its turn for longer than `wait_s`.
+            StoreError: the data dir or the shard cannot be opened.
+        """
         self.root = Path(root)
         remedy = f"check the data dir {self.root} (free disk space, permissions), or run `ragscope doctor`"
         super().__init__(collection, remedy)
         self._path = self.root / collection
         self.meta_path = self.root / f"{collection}.meta.json"
+        self._shard: qe.EdgeShard | None = None
+        # The models record as last read, with the (inode, mtime, size) of the file it was read from.
+        self._models: tuple[tuple[int, int, int], CollectionModels] | None = None
+        self._turn_hooks: list[Callable[[], None]] = []
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            self._lock_file = open(self.root / f"{collection}.lock", "a+")  # noqa: SIM115 - held for the store's life
+            lease = ShardLease(self.root / f"{collection}.lock", self._begin_turn, self._end_turn, wait_s, linger_s)
         except OSError as e:
             raise StoreError(
                 f"could not open the data dir {self.root} ({e.strerror or e}); check it exists and is writable"
             ) from None
+        self.lock = lease
         try:
-            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.close()
-            raise StoreLockedError(
-                f"the data directory {self.root} is in use by another process (is the app or another "
-                "`ragscope` command running?). Stop it, or point RAGSCOPE_DATA_DIR elsewhere."
-            ) from None
-        self._shard: qe.EdgeShard | None = None
-        self._models: CollectionModels | None = None
+            with lease:
+                pass
+        except BaseException:
+            lease.close()
+            raise
+
+    def on_turn(self, hook: Callable[[], None]) -> None:
+        self._turn_hooks.append(hook)
+
+    def _begin_turn(self) -> None:
+        """Open the shard for this turn, as the other processes left it, then run the turn hooks."""
         if self._path.is_dir() and any(self._path.iterdir()):
-            try:
-                self.ensure_space(0)
-            except StoreError:
-                self._release()
-                raise
+            self.ensure_space(0)
             try:
                 self._shard = qe.EdgeShard.load(str(self._path))
             except Exception as e:  # noqa: BLE001 - whatever the engine raises
-                self._release()
                 raise StoreError(f"could not open the Qdrant data in {self._path} ({e}); {self.remedy}") from None
+        for hook in self._turn_hooks:
+            hook()
+
+    def _end_turn(self) -> None:
+        """Flush and close the shard, so the next process to take a turn opens all this one wrote."""
+        shard, self._shard = self._shard, None
+        if shard is None:
+            return
+        try:
+            shard.flush()
+            shard.close()
+        except Exception as e:  # noqa: BLE001 - whatever the engine raises
+            raise StoreError(
+                f"the {self.backend} store failed to close ({type(e).__name__}: {e}); {self.remedy}"
+            ) from None
 
     @property
     def shard(self) -> qe.EdgeShard:
@@ -148,18 +173,29 @@ class EdgeStore(Store):
             return None
         return len(recs[0].vector[DENSE]), SENTENCES in recs[0].vector
 
-    @store_call
+    @unlocked_store_call
     def collection_models(self) -> CollectionModels | None:
-        # Only this process writes the metadata (it holds the directory's lock), so it is read once.
-        if self._models is None and self.meta_path.exists():
-            try:
-                self._models = CollectionModels.from_dict(json.loads(self.meta_path.read_text(encoding="utf-8")))
-            except (UnicodeDecodeError, ValueError) as e:
-                raise StoreError(
-                    f"{self.meta_path} (which models built collection {self.collection!r}) is damaged ({e}); "
-                    "run `ragscope doctor --fix` to rebuild it"
-                ) from None
-        return self._models
+        # Read without a turn (the record is replaced atomically, by write_models), and read again
+        # whenever its file changed: another process may have written it since.
+        try:
+            stat = self.meta_path.stat()
+        except FileNotFoundError:
+            return None
+        key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        cached = self._models
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        try:
+            models = CollectionModels.from_dict(json.loads(self.meta_path.read_text(encoding="utf-8")))
+        except FileNotFoundError:  # dropped meanwhile
+            return None
+        except (UnicodeDecodeError, ValueError) as e:
+            raise StoreError(
+                f"{self.meta_path} (which models built collection {self.collection!r}) is damaged ({e}); "
+                "run `ragscope doctor --fix` to rebuild it"
+            ) from None
+        self._models = (key, models)
+        return models
 
     # The primitives `Store` is written against: one qdrant-edge call each.
 
@@ -224,13 +260,13 @@ class EdgeStore(Store):
         )
         return self.shard.query(request)
 
-    @store_call
+    @unlocked_store_call
     def list_collections(self) -> list[str]:
         return edge_collections(self.root)
 
     @store_call
     def drop_collection(self) -> None:
-        # This instance holds the collection's lock, so no other process has the shard open.
+        # This is the process's turn: no other process has the shard open.
         if self._shard is not None:
             self._shard.close()
             self._shard = None
@@ -249,21 +285,9 @@ class EdgeStore(Store):
         if self._shard is not None:
             self._shard.flush()
 
-    @store_call
     def close(self) -> None:
-        """Flush and close the shard; the directory lock is released even when that fails."""
-        try:
-            if self._shard is not None:
-                shard, self._shard = self._shard, None
-                shard.flush()
-                shard.close()
-        finally:
-            self._release()
-
-    def _release(self) -> None:
-        if not self._lock_file.closed:
-            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
-            self._lock_file.close()
+        """End the turn (flush and close the shard); the directory lock is released even when that fails."""
+        self.lock.close()
 
 
 def edge_collections(root: Path) -> list[str]:
