@@ -70,9 +70,9 @@ def _all_docs():
 
 @pytest.mark.parametrize("strategy", CHUNK_STRATEGIES)
 @pytest.mark.parametrize("size,overlap", [(800, 100), (200, 40), (60, 0)])
-def test_every_chunk_is_the_exact_span_of_the_text(strategy, size, overlap):
+def test_every_chunk_is_the_exact_span_of_the_text(strategy, size, overlap, default_dense):
     for d in _all_docs():
-        chunks = chunk_document(d, ChunkConfig(strategy, size, overlap))
+        chunks = chunk_document(d, ChunkConfig(strategy, size, overlap), default_dense)  # semantic reads it
         assert chunks, d.source
         for i, c in enumerate(chunks):
             assert d.text[c.start : c.end] == c.text, (d.source, strategy, c)
@@ -126,9 +126,10 @@ def test_embed_text_starts_with_source_and_heading_path(doc):
 
 
 @pytest.mark.parametrize("strategy", CHUNK_STRATEGIES)
-def test_cjk_chunks_end_on_a_sentence_end(strategy):
+def test_cjk_chunks_end_on_a_sentence_end(strategy, default_dense):
     d = load_document("zh.md", CJK.encode())
-    chunks = [c for c in chunk_document(d, ChunkConfig(strategy, 100, 20)) if c.heading_path == ("常见问题", "退款")]
+    chunks = chunk_document(d, ChunkConfig(strategy, 100, 20), default_dense)
+    chunks = [c for c in chunks if c.heading_path == ("常见问题", "退款")]
     assert len(chunks) > 5
     for c in chunks:
         assert c.text[-1] in CJK_SENTENCE_END, (strategy, c.text)

@@ -1,13 +1,14 @@
 """Chunk tables and the chunk browser of the Documents page.
 
 Chunk text is untrusted: it reaches the screen only through st.dataframe, st.text and st.code (all
-plain text), never through Markdown or HTML.
+plain text), never through Markdown or HTML. Its fenced code blocks show as code (`chunk_text`), so a
+listing reads as one, not as text between ``` lines.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -16,6 +17,7 @@ from rag.catalog.documents import filter_chunks
 from rag.ingest.plan import ChunkDiff
 from rag.text.words import plural
 from rag.types import Chunk, StoredChunk
+from ui.render import fence_parts
 
 CHUNK_COLUMNS = {
     "index": st.column_config.NumberColumn("#", width="small"),
@@ -63,7 +65,8 @@ def chunk_browser(records: Sequence[StoredChunk], key: str) -> None:
     query = st.text_input("Filter chunks", key=f"{key}_filter", placeholder="text, heading or id the chunk contains")
     shown = filter_chunks(records, query)
     if query.strip():
-        st.caption(f"{plural(len(shown), 'chunk')} of {len(records):,} contain this text.")
+        verb = "contains" if len(shown) == 1 else "contain"
+        st.caption(f"{plural(len(shown), 'chunk')} of {len(records):,} {verb} this text.")
     event = st.dataframe(
         stored_rows(shown),
         hide_index=True,
@@ -99,4 +102,17 @@ def chunk_detail(record: StoredChunk) -> None:
             f"{chunk.heading or '(no heading)'}\n{where} · {status}"
             + (f"\nflags: {', '.join(record.flags)}" if record.flags else "")
         )
-        st.text(chunk.text)
+        chunk_text(chunk.text)
+
+
+def chunk_text(text: str, prose: Callable[[int, int], None] | None = None) -> None:
+    """Chunk text as a reader wants it: each fenced code block through st.code (with its fence's language), the
+    text around them through `prose(start, end)` (a slice of `text`), by default st.text: never Markdown or HTML
+    from the document."""
+    for part in fence_parts(text):
+        if part.code:
+            st.code(text[part.start : part.end], language=part.language or None)
+        elif prose is not None:
+            prose(part.start, part.end)
+        else:
+            st.text(text[part.start : part.end])

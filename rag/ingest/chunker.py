@@ -1,12 +1,16 @@
 """Document in, chunks out. Every chunk is an exact span of the document's text.
 
 The default strategy follows the document's own structure: a chunk never crosses a heading, a section
-that fits the size limit is one chunk, tables and code blocks (fenced, indented, or fenced inside an
-indented list item or admonition) stay whole units, and a longer section is cut on paragraphs into parts
+that fits the size limit is one chunk, tables, code blocks (fenced, indented, or fenced inside an
+indented list item or admonition) and definition-list items (a term and its description,
+rag.text.definitions) stay whole units, and a longer section is cut on paragraphs into parts
 of even length, each keeping the section's heading path. "sentence" packs
 sentences the same way, "recursive" runs langchain's splitter inside each section, and "fixed" cuts
-plain windows with overlap across headings (snapped to sentence ends or spaces). Sentence splitting
-knows CJK full stops, so Chinese text is never cut mid-sentence.
+plain windows with overlap across headings (snapped to sentence ends or spaces). "semantic" cuts each
+section where the dense model sees the topic change (rag.ingest.semantic), and "code" is "heading" with
+every code block kept whole up to the table limit (a Python file's functions and classes are code blocks
+of their own, rag.ingest.loaders.code). Sentence splitting knows CJK full stops, so Chinese text is never
+cut mid-sentence.
 """
 
 from __future__ import annotations
@@ -15,11 +19,18 @@ import bisect
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from rag.errors import ConfigError
+from rag.ingest.semantic import semantic_breaks
 from rag.settings.config import ChunkConfig
+from rag.text.definitions import definition_items
 from rag.text.headings import ATX_HEADING, stored_title
 from rag.text.sentences import SENTENCE_END, split_sentences, trim_span
 from rag.types import Chunk, Document
+
+if TYPE_CHECKING:
+    from rag.encoders.base import DenseEncoder
 
 # A setext underline: "Title" over "=====" is a level-1 heading, over "-----" level 2 (CommonMark).
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -45,15 +56,16 @@ class Section:
 class _Block:
     start: int
     end: int
-    kind: str  # "para" | "code" | "table"
+    kind: str  # "para" | "code" | "table" | "item" (a definition) | "unit" (code the "code" strategy keeps whole)
 
 
-def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chunk]:
+def chunk_document(doc: Document, config: ChunkConfig | None = None, dense: DenseEncoder | None = None) -> list[Chunk]:
     """Cut `doc` into chunks with the configured strategy.
 
     Args:
         doc: a loaded document.
         config: strategy, size (chars) and overlap (chars, for "fixed" and "recursive").
+        dense: the collection's dense encoder; only "semantic" uses it (and needs it).
 
     Returns:
         Chunks in document order, each with `text == doc.text[start:end]`, its heading path and a
@@ -61,14 +73,22 @@ def chunk_document(doc: Document, config: ChunkConfig | None = None) -> list[Chu
     """
     config = config or ChunkConfig()
     sections = parse_sections(doc.text)
+    if config.definition_sections:
+        sections = definition_sections(doc.text, sections, config.size)
     if config.strategy == "heading":
-        spans = [span for s in sections for span in _pack(doc.text, _blocks(doc.text, s.start, s.end), config.size)]
+        spans = [
+            span for s in sections for span in _pack(doc.text, _unit_blocks(doc.text, s.start, s.end), config.size)
+        ]
     elif config.strategy == "sentence":
         spans = [
             span for s in sections for span in _pack(doc.text, _sentence_blocks(doc.text, s.start, s.end), config.size)
         ]
     elif config.strategy == "fixed":
         spans = _fixed(doc.text, config.size, config.overlap)
+    elif config.strategy == "semantic":
+        spans = _semantic(doc.text, sections, config.size, dense)
+    elif config.strategy == "code":
+        spans = [span for s in sections for span in _pack(doc.text, _code_units(doc.text, s.start, s.end), config.size)]
     else:
         spans = [span for s in sections for span in _recursive(doc.text, s.start, s.end, config.size, config.overlap)]
     return _make_chunks(doc, sections, spans, config.heading_weight)
@@ -128,6 +148,23 @@ def parse_sections(text: str) -> list[Section]:
     if len(text) > body_start:
         sections.append(Section(current, body_start, len(text)))
     return [s for s in sections if text[s.start : s.end].strip()]
+
+
+def definition_sections(text: str, sections: list[Section], size: int) -> list[Section]:
+    """`sections` with each definition item of a section longer than `size` as a sub-section of its own,
+    titled by its term ("OPTIONS > -u, --include-untracked"), so a hit, a citation or a tracked chunk
+    names the option, not the whole 10-chunk OPTIONS section. Text between items stays in the section."""
+    out: list[Section] = []
+    for section in sections:
+        items = definition_items(text, section.start, section.end) if section.end - section.start > size else []
+        items = [i for i in items if i.term]  # a term of only markup names nothing
+        cursor = section.start
+        for item in items:
+            out.append(Section(section.path, cursor, item.start))
+            out.append(Section((*section.path, item.term), item.start, item.end))
+            cursor = item.end
+        out.append(Section(section.path, cursor, section.end))
+    return [s for s in out if text[s.start : s.end].strip()]
 
 
 def heading_path_at(sections: list[Section], offset: int) -> tuple[str, ...]:
@@ -190,9 +227,30 @@ def _blocks(text: str, start: int, end: int) -> list[_Block]:
     return [_Block(b.start, b.end, "code") if b.kind == "indented" else b for b in blocks]
 
 
+def _unit_blocks(text: str, start: int, end: int) -> list[_Block]:
+    """`_blocks`, with the blocks of each definition item (its term, description paragraphs, code) as one."""
+    blocks = _blocks(text, start, end)
+    items = definition_items(text, start, end)
+    if not items:
+        return blocks
+    out: list[_Block] = []
+    at = 0  # blocks and items are both in text order: one walk over each
+    for block in blocks:
+        while at < len(items) and items[at].end <= block.start:
+            at += 1
+        item = items[at] if at < len(items) and items[at].start <= block.start else None
+        if item is None:
+            out.append(block)
+        elif out and out[-1].kind == "item" and out[-1].start == item.start:
+            out[-1] = _Block(item.start, max(out[-1].end, block.end), "item")  # a later block of the same item
+        else:
+            out.append(_Block(item.start, max(item.end, block.end), "item"))
+    return out
+
+
 def _sentence_blocks(text: str, start: int, end: int) -> list[_Block]:
     out: list[_Block] = []
-    for block in _blocks(text, start, end):
+    for block in _unit_blocks(text, start, end):
         if block.kind == "para":
             out += [_Block(a, b, "para") for a, b in split_sentences(text, block.start, block.end)]
         else:
@@ -200,14 +258,33 @@ def _sentence_blocks(text: str, start: int, end: int) -> list[_Block]:
     return out
 
 
+def _code_units(text: str, start: int, end: int) -> list[_Block]:
+    return [_Block(b.start, b.end, "unit") if b.kind == "code" else b for b in _unit_blocks(text, start, end)]
+
+
+def _semantic(text: str, sections: list[Section], size: int, dense: DenseEncoder | None) -> list[tuple[int, int]]:
+    """Each section's sentences (code blocks and tables whole) cut at rag.ingest.semantic's breakpoints, and
+    each piece packed within `size` as "sentence" packs a section."""
+    if dense is None:
+        raise ConfigError("the semantic chunk strategy needs the collection's dense model to find its breakpoints")
+    units = [_sentence_blocks(text, s.start, s.end) for s in sections]
+    breaks = semantic_breaks([[text[u.start : u.end] for u in us] for us in units], dense)
+    spans: list[tuple[int, int]] = []
+    for us, cuts in zip(units, breaks, strict=True):
+        bounds = [0, *cuts, len(us)]
+        for a, b in zip(bounds, bounds[1:]):
+            spans += _pack(text, us[a:b], size)
+    return spans
+
+
 def _pack(text: str, blocks: list[_Block], size: int) -> list[tuple[int, int]]:
     """Pack blocks into spans of at most `size` chars and about even length; oversize blocks are split by kind."""
     units: list[_Block] = []
     for block in blocks:
         length = block.end - block.start
-        if length <= size or (block.kind == "table" and length <= _table_limit(size)):
-            units.append(block)  # a table stays whole: half a table means little
-        elif block.kind in ("code", "table"):
+        if length <= size or (block.kind in ("table", "unit", "item") and length <= _table_limit(size)):
+            units.append(block)  # a table stays whole: half a table means little, a description without its term too
+        elif block.kind in ("code", "table", "unit", "item"):
             # Giant tables (a dump, a 5 MB pipe line) are cut at row boundaries rather than becoming one
             # chunk that no encoder can read past its first few hundred tokens.
             units += [_Block(a, b, "code") for a, b in _split_lines(text, block.start, block.end, size)]

@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from rag.components import Components
+from rag.encoders.base import DenseEncoder
 from rag.errors import RagError
 from rag.ingest.chunker import chunk_document
 from rag.ingest.embed import ENCODE_GROUP, embed_plans
+from rag.ingest.eta import Eta
 from rag.ingest.loaders.document import load_document
 from rag.ingest.plan import Plan, name_clashes, plan_document, repeated_ids, repeated_message
 from rag.ingest.results import FileResult, IngestSummary, Prepared
@@ -24,9 +26,10 @@ from rag.types import Chunk, Document
 Progress = Callable[[float, str], None]
 
 
-def preview(doc: Document, config: ChunkConfig) -> list[Chunk]:
-    """The chunks a document would become, without writing anything."""
-    return chunk_document(doc, config)
+def preview(doc: Document, config: ChunkConfig, dense: DenseEncoder | None = None) -> list[Chunk]:
+    """The chunks a document would become, without writing anything (`dense`: the collection's encoder,
+    which the "semantic" strategy needs)."""
+    return chunk_document(doc, config, dense)
 
 
 def ingest_files(
@@ -69,10 +72,18 @@ def ingest_files(
             done = sum(r is not None for r in results)
             progress(done / len(files), f"{done}/{len(files)} {result.source}: {result.status}")
 
+    etas: dict[tuple[str, int], Eta] = {}  # one clock per embedding stage of a group (its total tells them apart)
+
     def encoding(what: str, done: int, total: int) -> None:
         if progress:
             finished = sum(r is not None for r in results)
-            progress(finished / len(files), f"embedding {what} {done}/{total} ({plural(len(pending), 'file')})")
+            left = etas.setdefault((what, total), Eta()).left(done, total)
+            if done >= total:
+                etas.pop((what, total))
+            progress(
+                finished / len(files),
+                f"embedding {what} {done:,}/{total:,} ({plural(len(pending), 'file')})" + (f", {left}" if left else ""),
+            )
 
     def flush() -> None:
         if not pending:
@@ -129,7 +140,10 @@ def ingest_files(
         try:
             doc = item.doc if isinstance(item, Prepared) else load_document(name, item[1], max_bytes=max_bytes)
             plan = plan_document(
-                components, doc, item.chunks if isinstance(item, Prepared) else chunk_document(doc, config), tags
+                components,
+                doc,
+                item.chunks if isinstance(item, Prepared) else chunk_document(doc, config, components.dense),
+                tags,
             )
         except RagError as e:
             finish(i, FileResult(name, "error", error=str(e)))

@@ -84,10 +84,18 @@ class Explanation:
     sparse: SparseExplanation
     dense: DenseExplanation
 
-    def markdown(self) -> str:
-        """The chunk's text, escaped, with matched words in bold and the best sentence highlighted."""
+    def markdown(self, start: int = 0, end: int | None = None) -> str:
+        """The chunk's text (or text[start:end], a prose part shown between code blocks), escaped, with matched
+        words in bold and the best sentence highlighted."""
+        text = self.chunk.chunk.text
+        end = len(text) if end is None else end
         best = (self.dense.best.start, self.dense.best.end) if self.dense.best and not self.dense.best.heading else None
-        return highlight_markdown(self.chunk.chunk.text, self.sparse.spans, best)
+        if best is not None and best[0] < end and best[1] > start:
+            best = (max(best[0], start) - start, min(best[1], end) - start)
+        else:
+            best = None
+        spans = [(a - start, b - start) for a, b in self.sparse.spans if start <= a and b <= end]
+        return highlight_markdown(text[start:end], spans, best)
 
 
 def explain(components: Components, question: str, chunk_id: str, result: RetrievalResult | None = None) -> Explanation:

@@ -34,6 +34,10 @@ class Candidate:
     final_rank: int | None = None
     # With config.collapse: the id of the better-ranked chunk of the same section, which stands for both.
     collapsed_into: str | None = None
+    # With config.dedupe: the id of the better-ranked chunk with the same text (rag/retrieval/dedupe.py).
+    repeat_of: str | None = None
+    # With config.dedupe, on the chunk that stands for its repeats: where they are ("source > heading").
+    also_in: tuple[str, ...] = ()
     # With config.context == "section": the whole section around the chunk, which answers are built from.
     context: Chunk | None = None
 
@@ -65,6 +69,8 @@ class Candidate:
         path = f"D{r('dense')} S{r('sparse')} → F{r('fused')} → R{r('rerank')}"
         if self.collapsed_into:
             path += f" (collapsed: its section ranks as {self.collapsed_into[:8]})"
+        if self.repeat_of:
+            path += f" (repeat: its text ranks as {self.repeat_of[:8]})"
         if self.fused.rank is None or self.rerank.rank is None:
             return path
         delta = self.fused.rank - self.rerank.rank
@@ -87,6 +93,8 @@ class Candidate:
             row[f"{stage}_score"] = s.score
         row["final_rank"] = self.final_rank
         row["collapsed_into"] = self.collapsed_into
+        row["repeat_of"] = self.repeat_of
+        row["also_in"] = list(self.also_in)
         return row
 
 
@@ -127,11 +135,12 @@ class RetrievalResult:
 
     def ranked(self, stage: str) -> list[Candidate]:
         """Candidates in one stage's order (only those the stage returned); with collapsing on, the last
-        stage lists each section once (its best chunk), as the final top k does, so metrics count that."""
+        stage lists each section once (its best chunk), as the final top k does, so metrics count that; with
+        repeats once, each repeated text once too."""
         kept = (
             c
             for c in self.candidates
-            if c.stage(stage).rank is not None and not (stage == "rerank" and c.collapsed_into)
+            if c.stage(stage).rank is not None and not (stage == "rerank" and (c.collapsed_into or c.repeat_of))
         )
         return sorted(kept, key=lambda c: c.stage(stage).rank)
 

@@ -11,8 +11,10 @@ Fusion (`RetrievalConfig.fusion`), each list holding `candidates` chunks:
 - dense, sparse: that list alone (the baselines the inspector compares against).
 
 Section-level results: `collapse` keeps each section's best chunk (the others are marked with the
-chunk that stands for them), and `context="section"` hands the answerer the section around each final
-chunk (small-to-big, rag/retrieval/context.py); ranking and metrics still see the chunk itself.
+chunk that stands for them), `dedupe` keeps one of the chunks whose text is the same in several places
+(rag/retrieval/dedupe.py: the others are marked, and listed on it as "also in"), and `context="section"`
+hands the answerer the section around each final chunk (small-to-big, rag/retrieval/context.py); ranking
+and metrics still see the chunk itself.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from rag.components import Components
 from rag.settings.config import RetrievalConfig
 from rag.errors import QuestionError
 from rag.retrieval.context import section_contexts
+from rag.retrieval.dedupe import Repeats, find_repeats
 from rag.retrieval.prf import expand_query, rocchio
 from rag.retrieval.fusion import fused_search
 from rag.retrieval.rerank import RerankContext, get_reranker
@@ -136,11 +139,16 @@ def retrieve(
     timings["rerank"] = _ms(t0)
 
     collapsed = _collapse([pool[i].chunk for i in order]) if config.collapse else {}
+    # Among the chunks collapsing left standing: a chunk folded behind its section never stands for a repeat.
+    standing = [pool[i].chunk for i in order if pool[i].chunk.id not in collapsed]
+    repeats = find_repeats(standing) if config.dedupe else Repeats()
     final_ids: list[str] = []
     for i in order:
-        if pool[i].chunk.id in collapsed or (config.min_score is not None and scores[i] < config.min_score):
+        cid = pool[i].chunk.id
+        folded = cid in collapsed or cid in repeats.repeat_of
+        if folded or (config.min_score is not None and scores[i] < config.min_score):
             continue
-        final_ids.append(pool[i].chunk.id)
+        final_ids.append(cid)
         if len(final_ids) == config.final_k:
             break
     final_rank = {cid: r for r, cid in enumerate(final_ids, 1)}
@@ -157,6 +165,8 @@ def retrieve(
             rerank=stages["rerank"].get(cid, StageScore()),
             final_rank=final_rank.get(cid),
             collapsed_into=collapsed.get(cid),
+            repeat_of=repeats.repeat_of.get(cid),
+            also_in=repeats.also_in.get(cid, ()),
             context=contexts.get(cid),
         )
         for cid, hit in payloads.items()

@@ -13,15 +13,18 @@ from typing import Callable
 
 from rag.errors import LoaderError
 from rag.ingest.loaders.archive import ArchiveLimits, check_zip_container
-from rag.ingest.loaders.names import ZIP_KINDS, kind_of, safe_source
+from rag.ingest.loaders.names import ZIP_KINDS, kind_of, original_name, safe_source
+from rag.ingest.loaders.parsed import Parsed
 from rag.types import Document
+from rag.text.sizes import mib
 
 
 def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> Document:
     """Load one file.
 
     Args:
-        name: file name or relative path; used (sanitised) as the document's source.
+        name: file name or relative path; used (sanitised) as the document's source, and recorded
+            as given (`original_name`) to tell it from another file that sanitises alike.
         data: the file's bytes.
         max_bytes: files larger than this are refused before parsing.
 
@@ -35,7 +38,9 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
     source = safe_source(name)
     kind = kind_of(source)
     if len(data) > max_bytes:
-        raise LoaderError(f"{source}: {len(data) / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB limit")
+        raise LoaderError(
+            f"{source}: {mib(len(data))} is over the {mib(max_bytes)} limit per file (RAGSCOPE_MAX_UPLOAD_MB)"
+        )
     if not data.strip():
         raise LoaderError(f"{source}: the file is empty")
     if kind in ZIP_KINDS:
@@ -43,7 +48,7 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
             source, data, kind.upper(), ArchiveLimits(max_total_bytes=2 * max_bytes, max_file_bytes=max_bytes)
         )
     try:
-        text, pages, title = _parser(kind)(data, source)
+        text, pages, title, notes = Parsed(*_parser(kind)(data, source))
     except LoaderError:
         raise
     except Exception as e:  # noqa: BLE001 - third-party parsers raise anything on corrupt input
@@ -52,7 +57,17 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
     if not text.strip():
         hint = " (a scanned PDF has no text layer; run OCR first)" if kind == "pdf" else ""
         raise LoaderError(f"{source}: no text found{hint}")
-    return Document(source=source, text=text, kind=kind, size_bytes=len(data), pages=pages, title=title, original=data)
+    return Document(
+        source=source,
+        text=text,
+        kind=kind,
+        size_bytes=len(data),
+        pages=pages,
+        title=title,
+        original=data,
+        original_name=original_name(name),
+        notes=notes,
+    )
 
 
 def _clean(text: str, pages: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
@@ -79,16 +94,22 @@ def _clean_part(text: str) -> str:
 
 
 # kind -> (module, parser): each format's module, and the library it wraps (BeautifulSoup, pypdf,
-# python-docx), is imported the first time a file of that kind is read, so start-up pays for none.
+# python-docx, docutils, python-pptx, ebooklib), is imported the first time a file of that kind is read,
+# so start-up pays for none.
 _PARSERS: dict[str, tuple[str, str]] = {
     "markdown": ("rag.ingest.loaders.text", "parse_markdown"),
     "text": ("rag.ingest.loaders.text", "parse_text"),
     "html": ("rag.ingest.loaders.html", "parse_html"),
     "pdf": ("rag.ingest.loaders.pdf", "parse_pdf"),
     "docx": ("rag.ingest.loaders.docx", "parse_docx"),
+    "rst": ("rag.ingest.loaders.rst", "parse_rst"),
+    "asciidoc": ("rag.ingest.loaders.adoc", "parse_adoc"),
+    "pptx": ("rag.ingest.loaders.pptx", "parse_pptx"),
+    "epub": ("rag.ingest.loaders.epub", "parse_epub"),
+    "python": ("rag.ingest.loaders.code", "parse_python"),
 }
 
 
-def _parser(kind: str) -> Callable[[bytes, str], tuple[str, tuple[int, ...], str]]:
+def _parser(kind: str) -> Callable[[bytes, str], Parsed | tuple[str, tuple[int, ...], str]]:
     module, name = _PARSERS[kind]
     return getattr(importlib.import_module(module), name)

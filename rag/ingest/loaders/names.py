@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import unicodedata
 
@@ -16,10 +17,18 @@ KINDS = {
     ".htm": "html",
     ".pdf": "pdf",
     ".docx": "docx",
+    ".rst": "rst",
+    ".adoc": "asciidoc",
+    ".asciidoc": "asciidoc",
+    ".pptx": "pptx",
+    ".epub": "epub",
+    ".py": "python",
 }
 SUPPORTED_SUFFIXES = tuple(KINDS)
-ZIP_KINDS = {"docx"}  # formats that are zip archives: held to the archive limits before parsing
+ZIP_KINDS = {"docx", "pptx", "epub"}  # formats that are zip archives: held to the archive limits before parsing
 MAX_SOURCE_CHARS = 200
+# Longer given names are recorded as their start and a hash: still one identity each, never a huge payload.
+MAX_ORIGINAL_CHARS = 1000
 
 
 def safe_source(name: str) -> str:
@@ -29,10 +38,8 @@ def safe_source(name: str) -> str:
     composed; both must name one document, or an edited version re-uploaded under the other form would be
     stored beside the old one instead of replacing it.
     """
-    name = unicodedata.normalize("NFC", name.replace("\\", "/").replace("\x00", ""))
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
-    parts = [p for p in posixpath.normpath("/" + name).split("/") if p not in ("", ".", "..")]
-    cleaned = "/".join(parts)
+    name = "".join(ch for ch in _spelling(name) if not _is_control(ch))
+    cleaned = "/".join(_path_parts(name))
     if len(cleaned) > MAX_SOURCE_CHARS:
         stem, dot, suffix = cleaned.rpartition(".")
         keep = MAX_SOURCE_CHARS - len(suffix) - 1 if dot and len(suffix) <= 10 else MAX_SOURCE_CHARS
@@ -40,6 +47,38 @@ def safe_source(name: str) -> str:
     if not cleaned:
         raise LoaderError(f"file name {name!r} is empty once path parts are removed")
     return cleaned
+
+
+def original_name(name: str) -> str:
+    """The name a file was given, as the identity of the document it is stored as.
+
+    `safe_source` is lossy on purpose (control characters dropped, long names cut), so two different
+    files can get one stored name; ingest records this name with the document and refuses a file whose
+    stored name matches but whose original does not, instead of letting it replace the other. Only what
+    names one file in two spellings is normalised here (Unicode form, `\\` for `/`, `.` and `..`
+    parts); control characters are kept, written as escapes (`\\n`, `\\x00`: unambiguous, as no `\\`
+    is left), so the name prints on one line and is safe in a message.
+    """
+    escaped = "".join(ch.encode("unicode_escape").decode("ascii") if _is_control(ch) else ch for ch in _spelling(name))
+    key = "/".join(_path_parts(escaped))
+    if len(key) <= MAX_ORIGINAL_CHARS:
+        return key
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    return f"{key[: MAX_ORIGINAL_CHARS - 50]}… (sha256 {digest})"
+
+
+def _spelling(name: str) -> str:
+    """One spelling for names of one file: Unicode NFC (macOS writes decomposed), `/` for `\\`."""
+    return unicodedata.normalize("NFC", name.replace("\\", "/"))
+
+
+def _is_control(ch: str) -> bool:
+    return unicodedata.category(ch)[0] == "C"
+
+
+def _path_parts(name: str) -> list[str]:
+    """The folders and file of a relative path, with `.`, `..` and empty parts resolved away."""
+    return [p for p in posixpath.normpath("/" + name).split("/") if p not in ("", ".", "..")]
 
 
 def kind_of(name: str) -> str:

@@ -1,0 +1,388 @@
+"""The formats beyond Markdown, HTML, PDF and DOCX (reStructuredText, AsciiDoc, PowerPoint, EPUB, Python) and
+the "semantic" and "code" chunk strategies.
+
+Each fixture is written here, the PPTX with python-pptx and the EPUB with ebooklib, so each test says what
+the file holds. Every format must give headings, chunks whose offsets open exactly their text, and a
+message naming the file when the file is broken.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from ebooklib import epub
+from pptx import Presentation
+from pptx.util import Inches
+
+from rag.errors import ConfigError, LoaderError
+from rag.ingest.chunker import chunk_document
+from rag.ingest.loaders.code import LARGE_CLASS_CHARS
+from rag.ingest.loaders.document import load_document
+from rag.ingest.loaders.names import SUPPORTED_SUFFIXES
+from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
+from rag.types import Chunk, Document
+
+RST = b"""
+===========
+Ferry Guide
+===========
+
+Boats leave from pier ``B`` every hour; see :func:`~ferry.fares.total`.
+
+Tickets
+=======
+
+A single ticket costs four euros.
+
+- Bring a bike
+- Bring a dog
+
+Weekly pass
+   Valid for seven days.
+
+.. code-block:: python
+
+   # a comment, not a heading
+   fare = 4
+
+.. include:: /etc/passwd
+
+.. raw:: html
+
+   <script>alert("raw html")</script>
+
+Children
+--------
+
+Children under six ride free.
+
+Bikes
+=====
+
+Bikes ride free on weekdays.
+"""
+
+ADOC = b"""= Ferry Guide
+Jane Doe <jane@example.com>
+:toc:
+
+Boats leave from pier B every hour.
+
+// a comment nobody should read
+== Tickets
+
+A single ticket costs four euros.
+
+* Bring a bike
+* Bring a dog
+
+[source,python]
+----
+# a comment, not a heading
+fare = 4
+----
+
+include::secret.adoc[]
+
+=== Children
+
+Children under six ride free.
+
+|===
+|Zone |Price
+|A |4
+|===
+
+== Bikes
+
+Bikes ride free on weekdays.
+"""
+
+PY = b'''"""Ferry fares."""
+
+import os
+from dataclasses import dataclass
+
+RATE = 4  # euros per zone
+
+
+def total(fares: list[int]) -> int:
+    """The fare of a trip."""
+    return sum(fares) * RATE
+
+
+class Small:
+    def go(self) -> str:
+        return os.sep
+'''
+
+
+def big_class() -> bytes:
+    """A class over LARGE_CLASS_CHARS: its methods are sections of their own."""
+    doc = "words " * 40
+    methods = "".join(
+        f'    def zone_{i}(self) -> int:\n        """Price of zone {i}: {doc}"""\n        return {i}\n\n'
+        for i in range(8)
+    )
+    return PY + b'\n\nclass Timetable:\n    """When boats leave."""\n\n    ports = 3\n\n' + methods.encode()
+
+
+def make_pptx() -> bytes:
+    presentation = Presentation()
+    first = presentation.slides.add_slide(presentation.slide_layouts[1])  # title and content
+    first.shapes.title.text = "Tickets"
+    body = first.placeholders[1].text_frame
+    body.text = "A single ticket costs four euros."
+    sub = body.add_paragraph()
+    sub.text, sub.level = "Children ride free", 1
+    first.notes_slide.notes_text_frame.text = "Mention the weekly pass."
+    second = presentation.slides.add_slide(presentation.slide_layouts[5])  # title only
+    second.shapes.title.text = "Prices"
+    table = second.shapes.add_table(2, 2, Inches(1), Inches(2), Inches(4), Inches(1)).table
+    for r, row in enumerate([("Zone", "Price"), ("A", "4")]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    third = presentation.slides.add_slide(presentation.slide_layouts[6])  # blank: no title
+    third.shapes.add_textbox(Inches(1), Inches(1), Inches(4), Inches(1)).text_frame.text = "Bikes ride free."
+    buf = io.BytesIO()
+    presentation.save(buf)
+    return buf.getvalue()
+
+
+def make_epub(extra: dict[str, bytes] | None = None) -> bytes:
+    book = epub.EpubBook()
+    book.set_identifier("ferry-1")
+    book.set_title("Ferry Book")
+    book.set_language("en")
+    one = epub.EpubHtml(title="Tickets", file_name="ch1.xhtml", lang="en")
+    one.content = "<h1>Tickets</h1><p>A single ticket costs four euros.</p><h2>Children</h2><p>Children ride free.</p>"
+    two = epub.EpubHtml(title="Bikes", file_name="ch2.xhtml", lang="en")
+    two.content = "<p>Bikes ride free on weekdays.</p><h2>Folding bikes</h2><p>Folding bikes always ride free.</p>"
+    for chapter in (one, two):
+        book.add_item(chapter)
+    book.toc = [epub.Link("ch1.xhtml", "Tickets", "one"), epub.Link("ch2.xhtml", "Bikes (chapter two)", "two")]
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = ["nav", one, two]
+    buf = io.BytesIO()
+    epub.write_epub(buf, book)
+    if not extra:
+        return buf.getvalue()
+    out = io.BytesIO()
+    with zipfile.ZipFile(buf) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info, src.read(info))
+        for name, data in extra.items():
+            dst.writestr(name, data)
+    return out.getvalue()
+
+
+def paths(chunks: list[Chunk]) -> list[tuple[str, ...]]:
+    return list(dict.fromkeys(c.heading_path for c in chunks))
+
+
+def assert_spans(doc: Document, chunks: list[Chunk]) -> None:
+    assert chunks
+    for chunk in chunks:
+        assert doc.text[chunk.start : chunk.end] == chunk.text  # what a citation opens
+
+
+def test_new_suffixes_and_strategies_are_offered():
+    assert {".rst", ".adoc", ".asciidoc", ".pptx", ".epub", ".py"} <= set(SUPPORTED_SUFFIXES)
+    assert {"semantic", "code"} <= set(CHUNK_STRATEGIES)
+    assert ChunkConfig().strategy == "heading"  # neither new strategy is the default
+
+
+def test_rst_sections_become_headings_and_nothing_is_included_or_raw():
+    doc = load_document("guide.rst", RST)
+    chunks = chunk_document(doc)
+    assert doc.kind == "rst" and doc.title == "Ferry Guide"
+    assert paths(chunks) == [
+        ("Ferry Guide",),
+        ("Ferry Guide", "Tickets"),
+        ("Ferry Guide", "Tickets", "Children"),
+        ("Ferry Guide", "Bikes"),
+    ]
+    assert_spans(doc, chunks)
+    assert "pier `B` every hour; see `total`." in doc.text  # a Sphinx role as it reads rendered
+    assert "Weekly pass: Valid for seven days." in doc.text
+    assert "```python\n# a comment, not a heading\nfare = 4\n```" in doc.text
+    assert "root:" not in doc.text and "include" not in doc.text and "raw html" not in doc.text
+
+
+def test_adoc_titles_listings_and_tables():
+    doc = load_document("guide.adoc", ADOC)
+    chunks = chunk_document(doc)
+    assert doc.kind == "asciidoc" and doc.title == "Ferry Guide"
+    assert paths(chunks) == [
+        ("Ferry Guide",),
+        ("Ferry Guide", "Tickets"),
+        ("Ferry Guide", "Tickets", "Children"),
+        ("Ferry Guide", "Bikes"),
+    ]
+    assert_spans(doc, chunks)
+    assert "```python\n# a comment, not a heading\nfare = 4\n```" in doc.text
+    assert "| Zone | Price |\n|---|---|\n| A | 4 |" in doc.text
+    assert "- Bring a bike\n\n- Bring a dog" in doc.text
+    for left_out in ("Jane Doe", ":toc:", "a comment nobody", "include::", "secret"):
+        assert left_out not in doc.text
+    assert load_document("same.asciidoc", ADOC).text == doc.text
+
+
+def test_pptx_slides_are_sections_and_pages():
+    doc = load_document("deck.pptx", make_pptx())
+    chunks = chunk_document(doc)
+    assert doc.kind == "pptx" and doc.title == "Tickets"
+    assert paths(chunks) == [("Tickets",), ("Prices",), ("Slide 3",)]
+    assert [c.page for c in chunks] == [1, 2, 3]
+    assert_spans(doc, chunks)
+    assert "- A single ticket costs four euros.\n\n- Children ride free" in chunks[0].text
+    assert "Notes: Mention the weekly pass." in chunks[0].text
+    assert "| Zone | Price |" in chunks[1].text and chunks[2].text == "Bikes ride free."
+
+
+def test_epub_chapters_in_spine_order_as_top_headings():
+    doc = load_document("book.epub", make_epub())
+    chunks = chunk_document(doc)
+    assert doc.kind == "epub" and doc.title == "Ferry Book"
+    # Chapter one opens with its own <h1>; chapter two has none, so its table-of-contents title heads it.
+    assert paths(chunks) == [
+        ("Tickets",),
+        ("Tickets", "Children"),
+        ("Bikes (chapter two)",),
+        ("Bikes (chapter two)", "Folding bikes"),
+    ]
+    assert_spans(doc, chunks)
+
+
+def test_python_units_carry_the_imports():
+    doc = load_document("ferry/fares.py", PY)
+    assert doc.kind == "python" and doc.title == "ferry.fares"
+    for strategy in ("heading", "code"):
+        chunks = chunk_document(doc, ChunkConfig(strategy=strategy))
+        assert paths(chunks) == [("ferry.fares",), ("ferry.fares", "total"), ("ferry.fares", "Small")]
+        assert_spans(doc, chunks)
+        for chunk in chunks[1:]:
+            assert chunk.text.startswith("```python\nimport os\nfrom dataclasses import dataclass\n\n")
+    total = next(c for c in chunk_document(doc, ChunkConfig(strategy="code")) if c.heading_path[-1] == "total")
+    assert total.text.endswith('def total(fares: list[int]) -> int:\n    """The fare of a trip."""\n'
+                               "    return sum(fares) * RATE\n```")  # fmt: skip
+    module = chunk_document(doc)[0].text
+    assert module.startswith("Ferry fares.") and "RATE = 4  # euros per zone" in module
+    assert "# euros" not in [c.heading_path[-1] for c in chunk_document(doc)]  # comments are never headings
+
+
+def test_a_large_class_is_split_by_method_and_the_code_strategy_keeps_units_whole():
+    data = big_class()
+    doc = load_document("ferry/fares.py", data)
+    code = chunk_document(doc, ChunkConfig(strategy="code", size=300))
+    assert ("ferry.fares", "Timetable") in paths(code)
+    methods = [c for c in code if c.heading_path[:2] == ("ferry.fares", "Timetable") and len(c.heading_path) == 3]
+    assert [c.heading_path[2] for c in methods] == [f"zone_{i}" for i in range(8)]
+    for chunk in methods:  # one chunk per method, over the size limit, imports and class line first
+        assert chunk.text.startswith("```python\nimport os\nfrom dataclasses import dataclass\n\nclass Timetable:\n")
+        assert len(chunk.text) > 300 and chunk.text.endswith("```")
+    header = next(c for c in code if c.heading_path == ("ferry.fares", "Timetable"))
+    assert "ports = 3" in header.text and "def zone_" not in header.text
+    assert len(data) > LARGE_CLASS_CHARS
+    # The heading strategy cuts the same units at the size limit instead.
+    heading = chunk_document(doc, ChunkConfig(strategy="heading", size=300))
+    assert len(heading) > len(code) and all(len(c.text) <= 300 for c in heading)
+    assert_spans(doc, code)
+    assert_spans(doc, heading)
+
+
+def test_python_that_does_not_parse_is_one_listing():
+    doc = load_document("old.py", b"print 'python two'\n")
+    assert doc.text == "# old\n\n```python\nprint 'python two'\n```"
+
+
+@pytest.mark.parametrize(
+    "name,data,message",
+    [
+        ("deck.pptx", make_pptx()[:2000], "not a valid PPTX"),
+        ("book.epub", make_epub()[:1500], "not a valid EPUB"),
+        ("deck.pptx", make_epub(), "could not read this PPTX file"),  # a zip, but no presentation in it
+        ("book.epub", make_pptx(), "could not read this EPUB file"),
+        ("guide.rst", bytes(range(256)) * 8, "binary"),
+        ("guide.adoc", b"\x00\x01\x02\x03" * 300, "binary"),
+        ("fares.py", "é = 1\n".encode() + b"\xff\xfe broken\n", "not valid UTF-8"),
+        ("empty.py", b"\n  \n", "empty"),
+    ],
+    ids=[
+        "pptx-truncated",
+        "epub-truncated",
+        "pptx-not-pptx",
+        "epub-not-epub",
+        "rst-binary",
+        "adoc-binary",
+        "py-damaged-utf8",
+        "py-empty",
+    ],  # fmt: skip
+)
+def test_broken_files_are_refused_with_the_file_named(name, data, message):
+    with pytest.raises(LoaderError) as info:
+        load_document(name, data)
+    assert str(info.value).startswith(f"{name}: ") and message in str(info.value)
+
+
+def test_epub_is_held_to_the_archive_limits_and_drm_is_refused():
+    bomb = make_epub({"OEBPS/filler.xhtml": b"a" * 3_000_000})
+    with pytest.raises(LoaderError, match=r"book\.epub: .*larger than 1\.0 MiB|inflates more than"):
+        load_document("book.epub", bomb, max_bytes=1_000_000)
+    drm = make_epub(
+        {
+            "META-INF/encryption.xml": b'<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
+            b'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:CipherData>'
+            b'<enc:CipherReference URI="EPUB/ch2.xhtml"/></enc:CipherData></enc:EncryptedData></encryption>'
+        }
+    )
+    with pytest.raises(LoaderError, match=r"book\.epub: chapter 'ch2\.xhtml' is encrypted \(DRM\)"):
+        load_document("book.epub", drm)
+
+
+BREAD = (
+    "Sourdough bread is leavened with a starter of wild yeast and lactic acid bacteria. "
+    "The starter is fed with flour and water every day to keep the yeast active. "
+    "Bakers mix the starter into the dough and knead the bread dough until it is elastic. "
+    "The bread dough then rises slowly for many hours, which gives sourdough its sour taste. "
+    "Finally the loaf of bread is baked in a hot oven until the crust turns dark brown. "
+    "A good sourdough loaf has an open crumb and a chewy crust."
+)
+JUPITER = (
+    "The Juno space probe entered orbit around Jupiter after a five-year journey. "
+    "Its cameras photographed the great red spot, a storm larger than the Earth. "
+    "The spacecraft also measured Jupiter's magnetic field and its gravity. "
+    "Engineers steered the probe through the planet's intense radiation belts. "
+    "NASA extended the Jupiter mission so the probe could study the moons Europa and Io. "
+    "The orbiter will end its mission by diving into the planet's atmosphere."
+)
+
+
+def test_semantic_strategy_cuts_between_the_topics(default_dense):
+    doc = load_document("notes.md", f"# Notes\n\n{BREAD} {JUPITER}".encode())
+    chunks = chunk_document(doc, ChunkConfig(strategy="semantic", size=4000), default_dense)
+    assert [c.text for c in chunks] == [BREAD, JUPITER]  # one paragraph, cut where the topic changes
+    assert all(c.heading_path == ("Notes",) for c in chunks)
+    assert_spans(doc, chunks)
+    # The size limit still holds, and a heading is still never crossed.
+    small = chunk_document(doc, ChunkConfig(strategy="semantic", size=200), default_dense)
+    assert all(len(c.text) <= 200 for c in small) and not any(BREAD[-20:] in c.text and "Juno" in c.text for c in small)
+
+
+def test_semantic_strategy_without_the_dense_model_says_so():
+    doc = load_document("notes.md", f"# Notes\n\n{BREAD}".encode())
+    with pytest.raises(ConfigError, match="semantic chunk strategy needs the collection's dense model"):
+        chunk_document(doc, ChunkConfig(strategy="semantic"))
+
+
+def test_code_strategy_keeps_markdown_code_blocks_whole():
+    block = "```python\n" + "\n".join(f"value_{i} = {i}  # step {i} of the setup" for i in range(40)) + "\n```"
+    doc = load_document("setup.md", f"# Setup\n\nRun this first.\n\n{block}\n\nThen start the app.".encode())
+    code = chunk_document(doc, ChunkConfig(strategy="code", size=300))
+    heading = chunk_document(doc, ChunkConfig(strategy="heading", size=300))
+    assert block in [c.text for c in code]
+    assert block not in [c.text for c in heading] and len(heading) > len(code)
+    assert_spans(doc, code)
