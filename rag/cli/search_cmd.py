@@ -12,6 +12,7 @@ from rag.cli.options import retrieval_options, with_options
 from rag.inspect.compare import feedback_notes
 from rag.settings.labels import config_label
 from rag.components import Components
+from rag.settings.collection_settings import in_force
 from rag.settings.config import RetrievalConfig
 from rag.retrieval.result import STAGES, Candidate
 from rag.retrieval.retrieve import retrieve
@@ -48,7 +49,9 @@ def search(
     """
     flt = parse_filters(filters)
     with opened(collection) as components:
+        force = in_force(components.settings).given(overrides)  # the collection's settings under these options
         config = with_options(components.settings.retrieval, overrides)
+        click.echo(f"settings: {force.describe()}", err=True)
         if config.mode != "plain":
             _search_mode(components, question, config, flt, as_json)
             return
@@ -64,6 +67,7 @@ def search(
             "expansion": list(result.expansion),
             "dense_feedback": list(result.dense_feedback),
             "results": [c.as_row() for c in shown],
+            "settings": force.as_json(),
         }
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
-from contextlib import closing, contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord
+from rag.eval.history import opened
 from rag.eval.verdicts import INVALID, Verdict
 from rag.settings.labels import config_label
 
@@ -173,21 +174,8 @@ def db_path(data_dir: Path) -> Path:
     return data_dir / "eval.sqlite"
 
 
-@contextmanager
-def _connect(data_dir: Path) -> Iterator[sqlite3.Connection]:
-    """One connection per call (pages run in several threads); the `with con` block is one transaction."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        with closing(sqlite3.connect(db_path(data_dir), timeout=30)) as con:
-            con.execute("PRAGMA foreign_keys = ON")
-            con.executescript(_SCHEMA)
-            _migrate(con)
-            with con:
-                yield con
-    except sqlite3.DatabaseError as e:
-        raise RagError(
-            f"eval history at {db_path(data_dir)} cannot be used ({e}); move the file away to start a new history"
-        ) from None
+def _connect(data_dir: Path) -> AbstractContextManager[sqlite3.Connection]:
+    return opened(db_path(data_dir), _SCHEMA, "eval history", _migrate)
 
 
 def _migrate(con: sqlite3.Connection) -> None:

@@ -1,0 +1,54 @@
+"""The paired bootstrap over questions: how sure a difference between two configurations on one question set is.
+
+bench/quality.py reports gains the same way; the sweep (rag/eval/tune.py) needs it in the product, where a
+"best" configuration that wins by noise must not be sold as a win. Questions are resampled with
+replacement and both configurations' scores move together (paired), so question difficulty cancels out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Mean of b - a over the questions both scored, and its 95% interval."""
+
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    @property
+    def excludes_zero(self) -> bool:
+        """The difference is unlikely to be noise at this set size."""
+        return self.lo > 0 or self.hi < 0
+
+    def words(self) -> str:
+        """`+0.012 [+0.004, +0.020] *`: the star marks an interval that excludes 0."""
+        return f"{self.mean:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}]" + (" *" if self.excludes_zero else "")
+
+    def as_json(self) -> dict[str, float | int | bool]:
+        return {"mean": self.mean, "lo": self.lo, "hi": self.hi, "n": self.n, "excludes_zero": self.excludes_zero}
+
+
+def paired_interval(
+    a: Mapping[str, float], b: Mapping[str, float], resamples: int = RESAMPLES, seed: int = 0
+) -> Interval:
+    """The paired-bootstrap 95% interval of mean(b - a) over the question ids both have.
+
+    Deterministic for a seed, so a stored sweep shows the same interval each time it is opened.
+    """
+    ids = sorted(set(a) & set(b))
+    if not ids:
+        return Interval(0.0, 0.0, 0.0, 0)
+    diff = np.array([b[q] - a[q] for q in ids], dtype=float)
+    rng = np.random.default_rng(seed)
+    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return Interval(float(diff.mean()), float(lo), float(hi), len(ids))

@@ -1,0 +1,200 @@
+"""A collection's own retrieval settings: stored with the collection, and the settings in force with their origins.
+
+A tune sweep (rag/eval/tune.py) finds the settings that serve one collection best; "use these settings for
+this collection" stores them as `<data_dir>/collection_settings/<collection>.json` (a file per collection, so
+two collections never race on one file; names are file-safe, see `validate_collection_name`). The inspector,
+Ask, Eval and the CLI start from them: the order of precedence, first wins, is
+
+    a setting given for one call (CLI option, link parameter, form)
+    > the collection's stored settings
+    > the environment / secrets.toml (RAGSCOPE_*)
+    > the built-in default
+
+`InForce` says for each retrieval setting which of these it came from, so every page and command can show
+it. Resetting deletes the file and the collection returns to the configured settings. A damaged or
+hand-edited file is refused whole (ConfigError naming the file and the setting), never half applied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rag.errors import ConfigError
+from rag.settings.config import RetrievalConfig, Settings
+from rag.settings.labels import config_label
+from rag.settings.spec import knobs
+
+DEFAULT, ENVIRONMENT, COLLECTION, GIVEN = "default", "environment", "collection", "given"
+_ORIGIN_WORDS = {
+    GIVEN: "given for this call",
+    COLLECTION: "this collection's stored settings",
+    ENVIRONMENT: "the environment (RAGSCOPE_*)",
+}
+
+
+@dataclass(frozen=True)
+class CollectionSettings:
+    """Retrieval settings stored for one collection: only the fields it sets (`values`), and why they were stored."""
+
+    collection: str
+    values: Mapping[str, Any]
+    saved_at: str = ""
+    note: str = ""  # where they came from, e.g. "tune sweep 20261201-..., nDCG@10 +0.031 [+0.010, +0.052]"
+
+    def words(self) -> str:
+        """ "fusion=rrf, candidates=100 (saved 2026-12-01T10:00:00+00:00: tune sweep ...)"."""
+        shown = ", ".join(f"{k}={v}" for k, v in self.values.items())
+        extra = "; ".join(x for x in (self.saved_at, self.note) if x)
+        return shown + (f" ({extra})" if extra else "")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "values": dict(self.values),
+            "saved_at": self.saved_at,
+            "note": self.note,
+        }
+
+
+def settings_path(data_dir: Path, collection: str) -> Path:
+    return data_dir / "collection_settings" / f"{collection}.json"
+
+
+def load_collection_settings(data_dir: Path, collection: str) -> CollectionSettings | None:
+    """The collection's stored settings, or None when it has none.
+
+    Raises:
+        ConfigError: the file is not JSON of the stored shape, or a value is one RetrievalConfig refuses.
+    """
+    path = settings_path(data_dir, collection)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConfigError(f"{path} cannot be read ({e}); reset the collection's settings to start again") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("values"), dict):
+        raise ConfigError(f'{path} is not a stored settings file ({{"values": {{...}}}}); reset the settings')
+    try:
+        values = _checked(raw["values"])
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}; reset the collection's settings or fix the file") from None
+    return CollectionSettings(collection, values, str(raw.get("saved_at", "")), str(raw.get("note", "")))
+
+
+def save_collection_settings(
+    data_dir: Path, collection: str, values: Mapping[str, Any], note: str = "", merge: bool = True
+) -> CollectionSettings:
+    """Store retrieval settings for the collection (with `merge`, on top of those it has), written atomically.
+
+    Raises:
+        ConfigError: an unknown setting or a value RetrievalConfig refuses (nothing is written).
+    """
+    old = load_collection_settings(data_dir, collection) if merge else None
+    merged = _checked({**(old.values if old else {}), **values})
+    stored = CollectionSettings(collection, merged, datetime.now(UTC).isoformat(timespec="seconds"), note)
+    path = settings_path(data_dir, collection)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(stored.as_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return stored
+
+
+def reset_collection_settings(data_dir: Path, collection: str) -> bool:
+    """Delete the collection's stored settings; True when it had some."""
+    path = settings_path(data_dir, collection)
+    existed = path.is_file()
+    path.unlink(missing_ok=True)
+    return existed
+
+
+def _checked(values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` when every key is a retrieval setting and the whole RetrievalConfig accepts them."""
+    known = {k.name for k in knobs(RetrievalConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"unknown retrieval settings {unknown}; known: {', '.join(sorted(known))}")
+    dataclasses.replace(RetrievalConfig(), **values)  # every range and grammar check, once
+    return {k.name: values[k.name] for k in knobs(RetrievalConfig) if k.name in values}
+
+
+@dataclass(frozen=True)
+class InForce:
+    """The retrieval settings a collection runs with, and where each came from (DEFAULT, ENVIRONMENT,
+    COLLECTION or GIVEN)."""
+
+    collection: str
+    config: RetrievalConfig
+    origins: Mapping[str, str]
+    stored: CollectionSettings | None = field(default=None, compare=False)
+
+    def given(self, changes: Mapping[str, Any]) -> InForce:
+        """With settings given for one call on top (the CLI's options, a form's edits): they win."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        config = dataclasses.replace(self.config, **changes)
+        origins = {**self.origins, **{k: GIVEN for k, v in changes.items()}}
+        return InForce(self.collection, config, origins, self.stored)
+
+    def from_origin(self, origin: str) -> list[str]:
+        return [name for name, o in self.origins.items() if o == origin]
+
+    def describe(self) -> str:
+        """One line: the settings in words, then which came from where ("the rest: defaults")."""
+        parts = [
+            f"{', '.join(names)} from {_ORIGIN_WORDS[origin]}"
+            for origin in (GIVEN, COLLECTION, ENVIRONMENT)
+            if (names := self.from_origin(origin))
+        ]
+        where = "; ".join(parts) + ("; the rest: defaults" if parts else "all defaults")
+        return f"{config_label(self.config)} ({where})"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection, "config": dataclasses.asdict(self.config), "origins": dict(self.origins),
+            "stored": self.stored.as_json() if self.stored else None, "in_words": self.describe(),
+        }  # fmt: skip
+
+
+def in_force(settings: Settings) -> InForce:
+    """The settings `settings.collection` runs with: `settings.retrieval` (as configured) under its stored ones.
+
+    Raises:
+        ConfigError: the stored file is damaged (see `load_collection_settings`).
+    """
+    stored = load_collection_settings(settings.data_dir, settings.collection)
+    defaults = RetrievalConfig()
+    origins = {
+        k.name: ENVIRONMENT if getattr(settings.retrieval, k.name) != getattr(defaults, k.name) else DEFAULT
+        for k in knobs(RetrievalConfig)
+    }
+    config = settings.retrieval
+    if stored is not None:
+        config = dataclasses.replace(config, **stored.values)
+        origins |= dict.fromkeys(stored.values, COLLECTION)
+    return InForce(settings.collection, config, origins, stored)
+
+
+def with_collection_settings(settings: Settings) -> Settings:
+    """`settings` whose retrieval is the collection's settings in force (every command and page starts here)."""
+    return dataclasses.replace(settings, retrieval=in_force(settings).config)
+
+
+def stored_in_run(config: RetrievalConfig, data_dir: Path, collection: str) -> str | None:
+    """What a run records about the collection's stored settings it ran with ("fusion=rrf (saved ...)"), or None
+    when the collection has none or the run overrode every one."""
+    try:
+        stored = load_collection_settings(data_dir, collection)
+    except ConfigError:
+        return None
+    if stored is None:
+        return None
+    used = {k: v for k, v in stored.values.items() if getattr(config, k) == v}
+    return dataclasses.replace(stored, values=used).words() if used else None
