@@ -53,7 +53,7 @@ def test_baseline_comparison_and_listing(ingested):
     assert second.exit_code == 0, second.output
     cmp = json.loads(second.stdout)["comparison"]
     assert cmp["a"] == first["run_id"] and cmp["changes"]["final_k"] == [5, 10]
-    assert cmp["verdict_changes"] == [{"id": "data-region", "a": "cut", "b": None}]
+    assert cmp["verdict_changes"] == [{"id": "data-region", "a": "final_k", "b": None}]
     text = runner.invoke(main, ["eval", str(path), "--baseline", first["run_id"]])
     assert text.exit_code == 0 and f"({first['run_id']})" in text.stdout and "hybrid (fused)" in text.stdout
     assert "0 wins, 0 losses, 0 verdict changes" in text.stdout

@@ -48,7 +48,7 @@ def test_sample_set_run_verdicts_and_inspector_links(sample_store):
     assert stages.set_index("stage").loc["reranked", "ndcg@10"] == pytest.approx(run.per_stage["rerank"]["ndcg@10"])
     questions = table(at, "verdict")
     row = questions.set_index("id").loc["data-region"]  # its gold ranks 7th; the default k is 5
-    assert row["verdict"] == "Cut by threshold or k" and pd.isna(row["final rank"])
+    assert row["verdict"] == "Ranked below the final k" and pd.isna(row["final rank"])
     link = urlparse(row["inspector"])
     params = {k: v[0] for k, v in parse_qs(link.query).items()}
     assert link.path == "inspector"
@@ -108,7 +108,7 @@ def test_compare_two_runs_and_mark_baseline(sample_store):
     assert second != first and at.selectbox(key="eval_run_id").value == second
     assert at.selectbox(key="eval_compare_with").value == first  # the baseline by default
     changes = table(at, "verdict before").set_index("id")
-    assert (changes.loc["data-region", "verdict before"], changes.loc["data-region", "verdict after"]) == ("Cut by threshold or k", "passed")
+    assert (changes.loc["data-region", "verdict before"], changes.loc["data-region", "verdict after"]) == ("Ranked below the final k", "passed")
     deltas = table(at, "recall@20")
     assert set(deltas["stage"]) == {"dense", "sparse", "hybrid (fused)", "reranked"}
     assert any("final_k 5 → 10" in c.value.replace("\\", "") for c in at.caption)
@@ -169,3 +169,31 @@ def test_a_set_names_the_collection_of_its_last_run_and_warns_on_another(sample_
     assert other.selectbox(key="eval_set").value == "sample"
     notes = [i.value for i in other.info if "last ran on collection" in i.value]
     assert len(notes) == 1 and f"“{sample_store.collection}”" in notes[0] and "“other”" in notes[0] and run.label in notes[0].replace("\\", "")
+
+
+def test_a_wrong_offline_answer_scores_wrong(sample_store):
+    """The offline answer to the yearly-price question quotes the right section's wrong sentence ("Prices are per
+    member per month"): it cites gold, so citation checks pass it; answer-text gold does not."""
+    plans = [{"source": "billing/plans.md", "heading": "Billing > Plans and prices"}]
+    refunds = [{"source": "billing/plans.md", "heading": "Billing > Refunds"}]
+    lines = [
+        {"id": "team-yearly", "question": "How much does the Team plan cost per member when paying yearly?", "gold": plans, "answer": "| Team | $8 | $80 | Unlimited | 100 GB |"},
+        {"id": "monthly", "question": "Can I get my money back on a monthly plan?", "gold": refunds,
+         "answer": "Monthly plans are not refunded, but you can cancel at any time and keep access until the end of the month you paid for."},
+    ]  # fmt: skip
+    at = eval_tab()
+    at.file_uploader(key="eval_upload").upload("answers.jsonl", "".join(json.dumps(x) + "\n" for x in lines).encode(), "application/jsonl")
+    ok(at.run())
+    at.checkbox(key="eval_answers").check()
+    at.button(key="eval_start").click()
+    ok(at.run())
+    (run,) = list_runs(sample_store.data_dir, "answers")
+    assert run.answers["answer_correctness"] == 0.5 and run.answers["citation_validity"] == 1.0
+    metrics = table(at, "answer metric").set_index("answer metric")["value"]
+    assert metrics["answer correctness"] == "0.500" and metrics["faithfulness"].startswith("needs an API key")
+    verdicts = table(at, "verdict").set_index("id")["verdict"]
+    assert verdicts["team-yearly"] == "Cites the gold, but does not say the gold answer"
+    assert "monthly" not in verdicts.index  # only failures are listed
+    stored = {q.id: q for q in load_run(sample_store.data_dir, run.id).questions}
+    assert stored["monthly"].verdict is None and stored["monthly"].answer.check.correct
+    assert not stored["team-yearly"].answer.check.correct and "of the gold answer's words" in stored["team-yearly"].answer.check.reason

@@ -52,7 +52,7 @@ def test_run_is_stored_whole_and_scores_add_up(sample_components, sample_set):
         assert q.failed == (q.gold_ranks["final"] is None)
     assert run.metrics["hit@final"] == pytest.approx(sum(1 for q in answerable if q.gold_ranks["final"]) / 17)
     data_region = next(q for q in run.questions if q.id == "data-region")
-    assert data_region.verdict.code == "cut" and data_region.gold_ranks[FINAL_STAGE] > 5
+    assert data_region.verdict.code == "final_k" and data_region.gold_ranks[FINAL_STAGE] > 5
 
 
 def test_compare_runs_baseline_and_delete(sample_components, sample_set):
@@ -79,9 +79,9 @@ def test_compare_runs_baseline_and_delete(sample_components, sample_set):
     # k=10 keeps the data-region gold (rank 7) that k=5 cut: same ranking, one verdict gone.
     c = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, final_k=10, reranker="none"), save=False)
     wider = compare_runs(a, c)
-    assert [(q.id, q.verdict_a, q.verdict_b) for q in wider.verdict_changes] == [("data-region", "cut", None)]
+    assert [(q.id, q.verdict_a, q.verdict_b) for q in wider.verdict_changes] == [("data-region", "final_k", None)]
     assert wider.wins == wider.losses == [] and wider.deltas["rerank"]["ndcg@10"] == 0
-    assert wider.as_json()["verdict_changes"] == [{"id": "data-region", "a": "cut", "b": None}]
+    assert wider.as_json()["verdict_changes"] == [{"id": "data-region", "a": "final_k", "b": None}]
 
     assert baseline_of(data_dir, "sample") is None
     set_baseline(data_dir, a.id)

@@ -25,7 +25,7 @@ def test_chunk_every_stage_misses(corpus):
     config = RetrievalConfig(candidates=2, final_k=2, fusion="rrf", reranker="none")
     report = track(corpus, KEYWORD_QUESTION, target, config)
     assert report.result.get(target.id) is None  # no stage listed it
-    assert report.dropped_at == "candidates" and not report.found
+    assert report.dropped_at == "missed_by_retrievers" and not report.found
 
     everything = retrieve(corpus, KEYWORD_QUESTION, dataclasses.replace(config, candidates=50))
     dense = report.stage("dense")

@@ -93,9 +93,9 @@ def garden(tmp_path_factory):
     components.close()
 
 
-def one(components, gold, config, answerable=True, question=WATER, **kwargs):
+def one(components, gold, config, answerable=True, question=WATER, answer=None, **kwargs):
     """Run a one-question set (not stored) and return its only result."""
-    qset = QuestionSet("case", (Question("case", question, gold, answerable),))
+    qset = QuestionSet("case", (Question("case", question, gold, answerable, answer=answer),))
     return run_eval(components, qset, config, save=False, **kwargs).questions[0]
 
 
@@ -115,7 +115,7 @@ RETRIEVAL_CASES = [
     # DBSF fuses customs to rank 2 (sparse likes it); the dense-cosine reranker sends it to rank 5, outside k=2.
     ("reranker_dropped", section("travel.md", "Travel > Customs"), RetrievalConfig(candidates=10, final_k=2, reranker="dense-cosine")),
     # Composting is fused behind the watering chunk; with k=1 only rank 1 is kept.
-    ("cut", section("garden.md", "Garden guide > Composting"), RetrievalConfig(candidates=10, final_k=1)),
+    ("final_k", section("garden.md", "Garden guide > Composting"), RetrievalConfig(candidates=10, final_k=1)),
 ]
 
 
@@ -140,11 +140,14 @@ def test_retrieval_verdicts(garden, code, gold, config):
         assert evidence["uncut_fused_rank"] > 2 and f"ranked it {evidence['uncut_fused_rank']} of both lists" in result.verdict.detail
         assert result.verdict.track == chunk_id(garden, "Travel > Customs")
         # The link reproduces the run: the dense weight that fused the gold away travels with it.
-        assert result.inspector["dense_weight"] == "1.0" and result.inspector["track"] == result.verdict.track
+        assert result.inspector["dense_weight"] == "1.0"
+        # ... and tracks the gold section, as Eval counted it, not one of its chunks.
+        assert (result.inspector["track_source"], result.inspector["track_heading"]) == ("travel.md", "Travel > Customs")
+        assert "track" not in result.inspector
     elif code == "reranker_dropped":
         assert evidence["fused_rank"] <= 2 < evidence["rerank_rank"]
         assert evidence["reranker"] == "dense-cosine"
-    elif code == "cut":
+    elif code == "final_k":
         assert evidence["rerank_rank"] > 1 == evidence["final_k"] and "only the top k=1" in result.verdict.detail
 
 
@@ -157,7 +160,8 @@ def test_a_gold_of_two_sections_with_one_missing_fails_with_the_missing_ones_ver
     assert result.verdict is not None and result.verdict.code == "missed_by_retrievers"
     assert result.verdict.detail.startswith("1 of 2 gold items in the final k=5; kitchen.md › Kitchen > Knives is not: ")
     assert result.verdict.evidence["missing_gold"] == ["kitchen.md › Kitchen > Knives"]
-    assert result.verdict.track == chunk_id(garden, "Kitchen > Knives") == result.inspector["track"]
+    assert result.verdict.track == chunk_id(garden, "Kitchen > Knives")
+    assert (result.inspector["track_source"], result.inspector["track_heading"]) == ("kitchen.md", "Kitchen > Knives")
     both = SectionGold((SectionRef("garden.md", "Garden guide > Watering tomatoes"), SectionRef("garden.md", "Garden guide > Composting")))
     assert one(garden, both, RetrievalConfig(candidates=10)).verdict is None
 
@@ -182,7 +186,7 @@ def test_cut_by_threshold(garden):
     fused = [c.fused.score for c in retrieve(garden, WATER, RetrievalConfig(candidates=10)).ranked("fused")]
     threshold = (fused[0] + fused[1]) / 2
     result = one(garden, section("garden.md", "Garden guide > Composting"), RetrievalConfig(candidates=10, final_k=3, min_score=threshold))
-    assert result.verdict.code == "cut"
+    assert result.verdict.code == "min_score"
     evidence = result.verdict.evidence
     assert evidence["min_score"] == threshold and 1 < evidence["rerank_rank"] <= 3 and evidence["score"] < threshold
     assert "below the minimum score" in result.verdict.detail
@@ -197,7 +201,7 @@ def test_a_found_gold_gets_no_verdict_and_a_tracked_inspector_link(garden):
     missed = one(garden, section("kitchen.md", "Kitchen > Knives"), config)
     assert missed.inspector == {
         "q": WATER, "fusion": "rrf", "candidates": "3", "k": "4", "reranker": "dense-cosine", "dense_weight": "0.5", "rrf_k": "60",
-        "track": chunk_id(garden, "Kitchen > Knives"), "collection": garden.settings.collection,
+        "track_source": "kitchen.md", "track_heading": "Kitchen > Knives", "collection": garden.settings.collection,
     }  # fmt: skip
 
 
@@ -239,7 +243,7 @@ def test_contradicted_by_the_answer_per_the_judge(garden):
     client, seen = claude(["Water tomato plants every day at noon [S1]."], ["NO"])
     judge = FaithfulnessJudge(client, "claude-test")
     result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client), judge=judge)
-    assert result.verdict.code == "not_cited"
+    assert result.verdict.code == "unsupported" and result.verdict.title.startswith("Cited, but")
     assert result.verdict.evidence["unsupported"] == ["Water tomato plants every day at noon."]
     judge_call = next(b for b in seen if b["max_tokens"] == 5)
     assert "Does the source state the sentence? YES/NO" in judge_call["messages"][0]["content"]
@@ -365,8 +369,23 @@ def test_a_text_gold_quoting_a_heading_finds_that_section_not_a_parse_loss(garde
     assert result.gold_ranks["final"] == 1
 
 
+def test_a_chunk_gold_collapsed_behind_its_sibling_has_its_own_verdict(garden):
+    """Gold naming one chunk of a two-chunk section, folded behind its sibling by "one hit per section":
+    the verdict says collapsed and where the section stands, never a score or k that did not cut it."""
+    question = "How do I make compost and when is it finished?"
+    config = RetrievalConfig(candidates=10, final_k=3, collapse=True)
+    run = retrieve(garden, question, config)
+    [folded] = [c for c in run.candidates if c.collapsed_into]
+    result = one(garden, ChunkIdGold((folded.id,)), config, question=question)
+    assert result.verdict.code == "collapsed" and result.gold_ranks["final"] is None
+    holder = run.get(folded.collapsed_into)
+    assert f"which ranks {holder.final_rank}" in result.verdict.detail and "garden.md › Garden guide > Composting" in result.verdict.detail
+    assert "min" not in result.verdict.detail and result.verdict.evidence["collapsed_into"] == holder.id
+
+
 def test_every_verdict_is_covered_here():
-    codes = {c[0] for c in RETRIEVAL_CASES} | {"text_not_found", "not_cited", "answered_unanswerable", "abstained_answerable"}
+    codes = {c[0] for c in RETRIEVAL_CASES} | {"text_not_found", "not_cited", "unsupported", "wrong_answer", "answered_unanswerable", "abstained_answerable"}
+    codes |= {"collapsed", "min_score"}  # test_a_chunk_gold_collapsed_behind_its_sibling..., test_cut_by_threshold
     modes = {"grader_discarded", "mode_merge_dropped", "hop_drifted", "agent_never_searched"}  # tests/test_mode_verdicts.py
     assert codes | modes == set(VERDICTS)
 
@@ -384,3 +403,54 @@ def test_eval_reads_quarantine_from_the_store_and_says_why_such_gold_is_left_out
     set_quarantine(components, [odd.id], True)
     res = CollectionIndex.from_components(components).resolve(SectionGold((SectionRef("help.md", "Odd"),)))
     assert res.chunk_ids == frozenset() and "quarantined" in res.invalid
+
+
+# Answer-text gold: the sentence of garden.md that answers WATER.
+WATER_ANSWER = "Water tomato plants deeply twice a week in summer, early in the morning, so the leaves dry before evening."
+
+
+def test_the_offline_answer_that_quotes_the_answering_sentence_scores_correct(garden):
+    result = one(garden, WATERING, ANSWER_CONFIG, answers=True, answer=WATER_ANSWER)
+    check = result.answer.check
+    assert result.answer.mode == "extractive" and check.correct and check.basis == "words", check
+    assert check.context_recall == 1.0 and result.verdict is None
+
+
+@pytest.mark.parametrize("judged", [False, True], ids=["words", "claude"])
+def test_an_answer_citing_gold_that_does_not_say_the_gold_answer_scores_wrong(garden, judged):
+    """Right source, wrong claim: citation-based metrics pass it; answer correctness must not. Offline the
+    words decide; with a judge, Claude is asked whether the cited sentences state the gold answer."""
+    client, seen = claude(["Water tomato plants every day at noon [S1]."], ["NO", "NO"] if judged else [])
+    judge = FaithfulnessJudge(client, "claude-test") if judged else None
+    result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client), judge=judge, answer=WATER_ANSWER)
+    check = result.answer.check
+    assert not check.correct and check.context_recall == 1.0  # the context held the answer; the answer lost it
+    assert result.verdict.code in (("unsupported",) if judged else ("wrong_answer",)), result.verdict
+    if not judged:
+        assert "of the gold answer's words" in check.reason and check.basis == "words"
+        assert result.verdict.title == "Cites the gold, but does not say the gold answer"
+
+
+def test_a_paraphrase_the_words_miss_is_settled_by_claude(garden):
+    client, seen = claude(["Give them a deep soak two times weekly on summer mornings [S1]."], ["YES", "YES"])
+    judge = FaithfulnessJudge(client, "claude-test")
+    result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client), judge=judge, answer=WATER_ANSWER)
+    check = result.answer.check
+    assert check.correct and check.basis == "claude" and result.verdict is None
+    asked = [b["messages"][0]["content"] for b in seen if b["max_tokens"] == 5]
+    assert any(WATER_ANSWER in content and "two times weekly" in content for content in asked)
+
+
+def test_context_recall_is_the_share_of_the_gold_answer_the_context_states(garden):
+    """Two gold sentences, only one of them in the sources sent (k = 1: the watering chunk)."""
+    config = RetrievalConfig(candidates=10, final_k=1, reranker="dense-cosine")
+    gold_answer = WATER_ANSWER + " Sharpen kitchen knives on a whetstone held at a 15 degree angle."
+    result = one(garden, WATERING, config, answers=True, answer=gold_answer)
+    assert result.answer.check.context_recall == 0.5
+    run = run_eval(garden, QuestionSet("s", (Question("a", WATER, WATERING, answer=gold_answer),)), config, answers=True, save=False)
+    assert run.answers["context_recall"] == 0.5 and run.answers["answer_correctness"] in (0.0, 1.0)
+
+
+def test_without_answer_text_gold_correctness_is_not_scored(garden):
+    run = run_eval(garden, QuestionSet("s", (Question("a", WATER, WATERING),)), ANSWER_CONFIG, answers=True, save=False)
+    assert run.answers["answer_correctness"] is None and run.answers["context_recall"] is None

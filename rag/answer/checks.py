@@ -24,6 +24,7 @@ from typing import Mapping, Sequence
 
 from rag.answer.citations import CitationMarker, answer_sentences, marker_like, parse_citations
 from rag.answer.prompt import NOT_IN_SOURCES
+from rag.answer.section_reads import section_reads
 from rag.answer.result import Source, source_label
 from rag.components import Components
 from rag.settings.config import AnswerConfig
@@ -94,7 +95,14 @@ def gate(components: Components, result: RetrievalResult, config: AnswerConfig) 
     relevance, basis = relevance_scores(components, result)
     final = result.final
     passing = [c for c in final if relevance.get(c.id, float("-inf")) >= config.min_rerank_score]
-    sources = tuple(Source(source_label(i), c, relevance[c.id]) for i, c in enumerate(passing, 1))
+    reads = section_reads(passing, result)
+    # A chunk read for a kept one's section passes with it, at its relevance.
+    sources = tuple(
+        Source(source_label(i), r.candidate, relevance.get(r.candidate.id) or relevance[r.for_id], r.for_id)
+        if r.for_id
+        else Source(source_label(i), r.candidate, relevance[r.candidate.id])
+        for i, r in enumerate(reads, 1)
+    )
     if len(passing) >= config.min_sources:
         return Gate(sources, relevance, basis)
     if not final:

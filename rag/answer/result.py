@@ -35,6 +35,7 @@ class Source:
     label: str
     candidate: Candidate
     relevance: float
+    read_for: str | None = None  # the kept chunk whose section this one was read for (rag.answer.section_reads)
 
     @property
     def id(self) -> str:

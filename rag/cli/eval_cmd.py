@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from rag.cli.main import main, opened, progress_bar
+from rag.cli.main import main, opened, progress_bar, settings_from_env
 from rag.cli.collections_cmd import collection_option
 from rag.cli.options import retrieval_options, with_options
 from rag.settings.labels import config_label
@@ -30,6 +30,7 @@ from rag.eval.runs import (
 )
 from rag.eval.verdicts import verdict_title
 from rag.text.words import plural
+from rag.eval.answers import metric_text
 from rag.text.wording import STAGE_TITLES
 
 MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
@@ -72,15 +73,15 @@ def eval_command(
 
     Without --candidates the configured value is used, but at least 20 so that recall@20 / hit@20 can count.
     """
-    if list_runs:
-        with opened(collection) as components:
-            _print_runs(components.settings.data_dir, as_json)
+    if list_runs:  # the runs of every collection, under the data dir: no collection is read
+        _print_runs(settings_from_env(collection).data_dir, as_json)
         return
     if (qset is None) == (beir_dir is None):
         raise click.UsageError("give a question set file (SET.jsonl) or --beir DIR, not both")
     if judge and not answers:
         raise click.UsageError("--judge needs --answers")
-    with opened(collection or (collection_name(beir_dir) if beir_dir else None)) as components:
+    beir_collection = collection_name(beir_dir) if beir_dir else None
+    with opened(collection or beir_collection, creates=beir_dir is not None) as components:
         if beir_dir is not None:
             data = load_beir(beir_dir, split)
             with _bar(len(data.corpus), "ingest") as bar:
@@ -147,7 +148,7 @@ def _print_run(run: EvalRun) -> None:
         click.echo(title.ljust(16) + "".join(_cell(run.per_stage[stage].get(m)) for m in columns))
     click.echo(f"gold in the final k: {run.metrics['hit@final']:.3f}")
     for name, value in run.answers.items():
-        click.echo(f"{name}: {'n/a' if value is None else f'{value:.3f}'}")
+        click.echo(f"{name}: {metric_text(name, value)}")
     failed = [q for q in run.questions if q.verdict]
     click.echo(f"{plural(len(failed), 'question')} failed of {len(run.questions) - len(run.invalid)} checked")
     for q in failed:

@@ -13,16 +13,16 @@ from rag.cli.main import main, opened
 from rag.cli.options import retrieval_options, with_options
 from rag.cli.search_cmd import parse_filters
 from rag.inspect.track import TrackReport, find_target, section_fates, track
+from rag.retrieval.loss import LOSS_TITLES
 from rag.retrieval.result import STAGES
 from rag.settings.config import RetrievalConfig
-from rag.text.wording import LOST_AT, lost_at
 
 
 _HELP = (
     "Follow a chunk (--chunk), a section (--source and --heading) or a chunk holding --text through every stage of "
     "QUESTION's retrieval: where it ranked, where it was lost, and the verified setting changes that bring it back. "
     "A section is found when any of its chunks is in the final top k, at its best chunk's rank (as Eval counts a "
-    "hit). lost_at is one of: " + ", ".join(LOST_AT) + " (null when found)."
+    "hit). lost_at is one of: " + ", ".join(LOSS_TITLES) + " (null when found)."
 )
 
 
@@ -64,7 +64,7 @@ def track_command(
     click.echo(
         "found: final rank " + str(out["final_rank"])
         if out["found"]
-        else f"{lost_at(report.dropped_at)}: {report.reason}"
+        else f"{LOSS_TITLES[report.dropped_at]}: {report.reason}"
     )
     for fix in out["fixes"]:
         click.echo(f"fix: {fix['setting']} = {fix['value']} -> final rank {fix['final_rank']}")

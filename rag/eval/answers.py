@@ -5,7 +5,8 @@
 - abstention accuracy: share of unanswerable questions the system declined;
 - false abstentions: share of answerable questions it declined;
 - faithfulness: share of judged sentences the LLM judge says their sources state (only with a judge);
-- answer relevancy: mean over answered questions of RAGAS's answer relevancy (only with a judge).
+- answer relevancy: mean over answered questions of RAGAS's answer relevancy (only with a judge);
+- answer correctness and context recall: over questions with answer-text gold (rag.eval.correctness).
 A rate with nothing to count is None, never a flattering 0 or 1.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 from rag.answer.citations import answer_sentences
 from rag.answer.result import Answer
+from rag.eval.correctness import AnswerCheck
 from rag.eval.judge import SentenceJudgement
 
 ANSWER_METRICS = (
@@ -26,7 +28,17 @@ ANSWER_METRICS = (
     "false_abstentions",
     "faithfulness",
     "answer_relevancy",
+    "answer_correctness",
+    "context_recall",
 )
+# What each metric needs to be scored, said where its value is None (the Eval tab, `ragscope eval`).
+NEEDS = {
+    "faithfulness": "needs an API key (Claude judges each sentence)",
+    "answer_relevancy": "needs an API key (Claude writes the questions an answer answers)",
+    "answer_correctness": 'needs answer-text gold ("answer" in the question set)',
+    "context_recall": 'needs answer-text gold ("answer" in the question set)',
+    "abstention_accuracy": "needs unanswerable questions in the set",
+}
 
 
 @dataclass(frozen=True)
@@ -44,11 +56,13 @@ class AnswerRecord:
     uncited: tuple[str, ...]
     judged: tuple[SentenceJudgement, ...] = ()
     relevancy: float | None = None  # answer relevancy by the judge; None without one, or for an abstention
+    check: AnswerCheck | None = None  # against answer-text gold, when the question has it
 
     @classmethod
     def from_answer(
-        cls, answer: Answer, judged: Iterable[SentenceJudgement] = (), relevancy: float | None = None
-    ) -> AnswerRecord:
+        cls, answer: Answer, judged: Iterable[SentenceJudgement] = (), relevancy: float | None = None,
+        check: AnswerCheck | None = None,
+    ) -> AnswerRecord:  # fmt: skip
         statements = (
             [s for s in answer_sentences(answer.text) if s.ids or s.needs_citation] if not answer.abstained else []
         )
@@ -64,6 +78,7 @@ class AnswerRecord:
             uncited=tuple(answer.uncited_sentences),
             judged=tuple(judged),
             relevancy=relevancy,
+            check=check,
         )
 
     @property
@@ -75,7 +90,7 @@ class AnswerRecord:
             "text": self.text, "abstained": self.abstained, "reason": self.reason, "mode": self.mode,
             "model": self.model, "cited": list(self.cited), "invented": list(self.invented),
             "sentences": self.sentences, "uncited": list(self.uncited), "judged": [j.as_json() for j in self.judged],
-            "relevancy": self.relevancy,
+            "relevancy": self.relevancy, "check": self.check.as_json() if self.check else None,
         }  # fmt: skip
 
     @classmethod
@@ -89,6 +104,7 @@ class AnswerRecord:
         return cls(
             data["text"], data["abstained"], data["reason"], data["mode"], data["model"], tuple(data["cited"]),
             tuple(data["invented"]), data["sentences"], tuple(data["uncited"]), judged, data.get("relevancy"),
+            AnswerCheck.from_json(data.get("check")),
         )  # fmt: skip
 
 
@@ -100,6 +116,7 @@ def answer_metrics(rows: Iterable[tuple[bool, AnswerRecord]]) -> dict[str, float
     judged = [j for r in answered for j in r.judged]
     unanswerable = [r for ok, r in rows if not ok]
     answerable = [r for ok, r in rows if ok]
+    checked = [r for ok, r in rows if ok and r.check is not None]
     return {
         "citation_validity": _share(sum(1 for r in answered if not r.invented), len(answered)),
         "uncited_share": _share(sum(len(r.uncited) for r in answered), sentences),
@@ -107,7 +124,16 @@ def answer_metrics(rows: Iterable[tuple[bool, AnswerRecord]]) -> dict[str, float
         "false_abstentions": _share(sum(1 for r in answerable if r.abstained), len(answerable)),
         "faithfulness": _share(sum(1 for j in judged if j.supported), len(judged)),
         "answer_relevancy": _mean([r.relevancy for r in answered if r.relevancy is not None]),
+        "answer_correctness": _share(sum(1 for r in checked if r.check.correct), len(checked)),
+        "context_recall": _mean([r.check.context_recall for r in checked if r.check.context_recall is not None]),
     }
+
+
+def metric_text(name: str, value: float | None) -> str:
+    """An answer metric as the Eval tab and `ragscope eval` print it: the number, or what scoring it needs."""
+    if value is not None:
+        return f"{value:.3f}"
+    return NEEDS.get(name, "nothing to count")
 
 
 def _share(part: int, whole: int) -> float | None:

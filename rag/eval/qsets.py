@@ -5,10 +5,15 @@ One JSON object per line:
     {"question": "How long do refunds take?", "gold": "5 to 10 business days"}
     {"question": "...", "gold": [{"source": "billing/plans.md", "heading": "Billing > Refunds"}]}
     {"question": "...", "gold": ["<chunk id>", ...], "id": "refund-time"}
+    {"question": "...", "gold": [{"source": ..., "heading": ...}], "answer": "Refunds take 5 to 10 business days."}
     {"question": "Does Tidepool sell hardware?", "answerable": false}
 
 Sets live as validated JSONL files in `<data_dir>/eval_sets/<name>.jsonl`, so they outlive sessions
 and the CLI can run them too. A bad set is refused whole and never replaces a stored one.
+
+"answer" is answer-text gold: the words of the documents that answer the question (a sentence, as a
+reader would quote it). Beside "gold" (which says where the answer is), it lets Eval check offline that
+an answer answers: answer correctness and context recall (rag.eval.correctness).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from rag.text.jsonobj import json_object
 
 SAMPLE_SET = "sample"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
-_KEYS = {"question", "gold", "answerable", "id"}
+_KEYS = {"question", "gold", "answerable", "id", "answer"}
 
 
 @dataclass(frozen=True)
@@ -39,11 +44,14 @@ class Question:
     gold: Gold | None
     answerable: bool = True
     line: int = 0
+    answer: str | None = None  # answer-text gold: the documents' words that answer it
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "question": self.question}
         if self.gold is not None:
             out["gold"] = gold_to_json(self.gold)
+        if self.answer is not None:
+            out["answer"] = self.answer
         if not self.answerable:
             out["answerable"] = False
         return out
@@ -113,10 +121,13 @@ def _question(raw: str, n: int) -> Question:
             raise ValueError('"gold" is missing (or mark the question "answerable": false)')
         gold = parse_gold(obj["gold"])
     else:
-        if obj.get("gold") not in (None, [], ""):
-            raise ValueError('an unanswerable question ("answerable": false) cannot have gold')
+        if obj.get("gold") not in (None, [], "") or "answer" in obj:
+            raise ValueError('an unanswerable question ("answerable": false) cannot have gold or an answer')
         gold = None
-    return Question(str(qid), question.strip(), gold, answerable, n)
+    answer = obj.get("answer")
+    if answer is not None and (not isinstance(answer, str) or not answer.strip()):
+        raise ValueError('"answer" must be a non-empty string: the words of the documents that answer the question')
+    return Question(str(qid), question.strip(), gold, answerable, n, answer.strip() if answer else None)
 
 
 def decode_upload(data: bytes, name: str) -> str:

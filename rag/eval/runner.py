@@ -23,12 +23,14 @@ from rag.components import Components
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord, answer_metrics
-from rag.eval.gold import CollectionIndex
+from rag.eval.correctness import check_answer
+from rag.eval.gold import CollectionIndex, Resolution, SectionGold, SectionRef
 from rag.eval.judge import FaithfulnessJudge
 from rag.eval.metrics import CONTEXT_PRECISION, by_query, context_precision_at_k, evaluate, means
-from rag.eval.qsets import QuestionSet
+from rag.eval.qsets import Question, QuestionSet
 from rag.eval.runs import EvalRun, QuestionResult, save_run
 from rag.eval.verdicts import inspector_link, judge_question
+from rag.settings.collection_settings import stored_in_run
 from rag.settings.labels import config_label
 from rag.settings.links import collection_param
 from rag.modes.run import run_mode
@@ -99,10 +101,10 @@ def run_eval(
     for done, q in enumerate(qset.questions):
         if cancel is not None and cancel.is_set():
             raise EvalCancelled(f"eval cancelled after {done} of {total} questions; nothing was stored")
-        mr, record = _ask(components, q.question, config, generator, judge)
+        gold = index.resolve(q.gold)
+        mr, record = _ask(components, q, gold.chunk_ids, config, generator, judge)
         result = mr.result
         reranker = result.reranker
-        gold = index.resolve(q.gold)
         invalid = gold.invalid
         if q.answerable and invalid is None:
             qrels[q.id] = gold.qrels()
@@ -125,6 +127,7 @@ def run_eval(
             )
         )
         track = verdict.track if verdict and verdict.track else gold.track()
+        section = _tracked_section(q, gold, track)
         rows.append(
             QuestionResult(
                 id=q.id,
@@ -136,7 +139,7 @@ def run_eval(
                 scores={},
                 gold_ranks=_gold_ranks(result, gold.chunk_ids),
                 verdict=verdict,
-                inspector=inspector_link(q.question, config, track, components.settings.retrieval)
+                inspector=inspector_link(q.question, config, track, components.settings.retrieval, section)
                 | collection_param(components.settings.collection),
                 answer=record,
                 invalid=invalid,
@@ -160,6 +163,8 @@ def run_eval(
         models["generator"] = f"{generator.mode}: {generator.model}"
     if judge is not None:
         models["judge"] = judge.model
+    if stored := stored_in_run(config, settings.data_dir, settings.collection):  # the collection's own settings
+        models["collection settings"] = stored
     now = datetime.now(UTC)
     run = EvalRun(
         id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",
@@ -181,19 +186,30 @@ def run_eval(
 
 def _ask(
     components: Components,
-    question: str,
+    q: Question,
+    gold_chunks: frozenset[str],
     config: RetrievalConfig,
     generator: Generator | None,
     judge: FaithfulnessJudge | None,
 ) -> tuple[ModeResult, AnswerRecord | None]:
     if generator is None:
-        return run_mode(components, question, config=config), None
-    answer = answer_question(components, question, config, generator=generator)
-    texts = {c.id: c.chunk.chunk.text for c in answer.retrieval.candidates}
+        return run_mode(components, q.question, config=config), None
+    answer = answer_question(components, q.question, config, generator=generator)
+    texts = {c.id: c.answer_chunk.text for c in answer.retrieval.candidates}
     judged = judge.judge_answer(answer, texts) if judge is not None else ()
-    relevancy = judge.answer_relevancy(question, answer, components.dense) if judge is not None else None
+    relevancy = judge.answer_relevancy(q.question, answer, components.dense) if judge is not None else None
+    check = check_answer(answer, q.answer, gold_chunks, texts, judge) if q.answer and q.answerable else None
     mr = answer.mode_result or ModeResult("plain", answer.question, answer.retrieval)
-    return mr, AnswerRecord.from_answer(answer, judged, relevancy)
+    return mr, AnswerRecord.from_answer(answer, judged, relevancy, check)
+
+
+def _tracked_section(q: Question, gold: Resolution, track: str | None) -> SectionRef | None:
+    """The gold section the inspector link should follow: the one holding the tracked chunk (the lost one,
+    for a verdict), else the first; None when the gold is not given as sections."""
+    if not isinstance(q.gold, SectionGold):
+        return None
+    pairs = list(zip(q.gold.sections, gold.units, strict=True))
+    return next((ref for ref, unit in pairs if track in unit.chunk_ids), pairs[0][0] if pairs else None)
 
 
 def _gold_ranks(result: RetrievalResult, gold: frozenset[str]) -> dict[str, int | None]:

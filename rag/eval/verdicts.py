@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from rag.settings.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
-from rag.eval.gold import GoldUnit, Resolution
+from rag.eval.gold import GoldUnit, Resolution, SectionRef
 from rag.settings.links import inspector_params
 from rag.retrieval.fusion import QDRANT_FUSIONS
+from rag.retrieval.loss import LOSS_TITLES, where_lost
 from rag.retrieval.result import Candidate, RetrievalResult
 
 if TYPE_CHECKING:
@@ -41,11 +42,10 @@ VERDICTS: dict[str, str] = {
     "mode_merge_dropped": "Found by one of the mode's searches but lost when they were combined",
     "hop_drifted": "A later hop's query drifted away from the gold",
     "agent_never_searched": "The agent never searched for the gold",
-    "missed_by_retrievers": "Missed by dense and sparse",
-    "fused_out": "Recalled by a stage but fused below the candidate cut",
-    "reranker_dropped": "Dropped by the reranker",
-    "cut": "Cut by threshold or k",
-    "not_cited": "Retrieved but not cited or contradicted by the answer",
+    **{code: title for code, title in LOSS_TITLES.items() if code != "filter"},
+    "not_cited": "Retrieved, but the answer does not cite it",
+    "unsupported": "Cited, but the answer says what its sources do not",
+    "wrong_answer": "Cites the gold, but does not say the gold answer",
     "answered_unanswerable": "Answered but should have abstained",
     "abstained_answerable": "Abstained on an answerable question",
 }
@@ -61,6 +61,8 @@ def verdict_title(code: str | None) -> str:
 
 # Runs stored before the two abstention verdicts were told apart used one code for both.
 _LEGACY_ABSTENTION = "wrong_abstention"
+# ... and one code for the minimum score and the final k, before one classifier served tracking and Eval.
+_LEGACY_CUT = "cut"
 
 FusedRank = Callable[[str], "int | None"]
 
@@ -94,6 +96,10 @@ class Verdict:
         code = data["code"]
         if code == _LEGACY_ABSTENTION:
             code = "answered_unanswerable" if "should have abstained" in data["detail"] else "abstained_answerable"
+        if code == "not_cited" and "do not state" in data["detail"]:
+            code = "unsupported"
+        if code == _LEGACY_CUT:
+            code = "min_score" if "minimum score" in data["detail"] else "final_k"
         return cls(code, data["detail"], data.get("evidence", {}), data.get("track"))
 
 
@@ -148,7 +154,9 @@ def judge_question(
     elif answer.unsupported:
         why = f"the answer cites the gold but the judge found {len(answer.unsupported)} sentence(s) its sources "
         why += f"do not state: “{answer.unsupported[0]}”"
-        facts = {"unsupported": list(answer.unsupported)}
+        return Verdict("unsupported", why, {**where, "unsupported": list(answer.unsupported)}, best.id)
+    elif answer.check is not None and not answer.check.correct:
+        return Verdict("wrong_answer", f"the answer cites the gold but {answer.check.reason}", where, best.id)
     else:
         return None
     return Verdict("not_cited", why, {**where, **facts}, best.id)
@@ -161,12 +169,12 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
         if gold.split:
             return Verdict(
                 "boundary_split",
-                f"the answer text starts in one chunk and ends in the next: {_short(gold.split)}",
+                f"the answer text starts in one chunk and ends in the next: {_named(gold.split, result)}",
                 {"chunks": list(gold.split), "gold": missing},
                 gold.split[0],
             )
         nearest = (
-            f"; the chunk sharing most of its words is {gold.nearest[:8]}"
+            f"; the chunk sharing most of its words is {_named([gold.nearest], result)}"
             if gold.nearest
             else "; no chunk shares its words"
         )
@@ -190,48 +198,66 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
             facts,
             gold.nearest,
         )
-    seen = [c for c in result.candidates if c.id in gold.chunk_ids]
-    recalled = [c for c in seen if c.dense.rank or c.sparse.rank]
-    if not recalled:
-        return Verdict(
-            "missed_by_retrievers",
-            f"no gold chunk in the top {config.candidates} of dense or of sparse",
-            {
-                "candidates": config.candidates,
-                "dense_last_score": _last_score(result, "dense"),
-                "sparse_last_score": _last_score(result, "sparse"),
-            },
-            min(gold.chunk_ids),
-        )
-    fused = [c for c in recalled if c.fused.rank]
-    if not fused:
-        best = min(recalled, key=lambda c: min(c.dense.rank or 10**9, c.sparse.rank or 10**9))
-        return _fused_out(best, config, fused_rank)
-    best = min(fused, key=lambda c: c.rerank.rank or 10**9)
-    ranks = _ranks(best)
+    loss = where_lost(result, gold.chunk_ids)
+    best = loss.best
     k = config.final_k
-    if best.fused.rank <= k < (best.rerank.rank or 10**9):
-        return Verdict(
-            "reranker_dropped",
-            f"gold was fused rank {best.fused.rank} (inside k={k}) but the {result.reranker} reranker moved it "
-            f"to rank {best.rerank.rank}",
-            {"reranker": result.reranker, "final_k": k, **ranks},
-            best.id,
-        )
-    if best.rerank.rank is not None and best.rerank.rank <= k and config.min_score is not None:
-        return Verdict(
-            "cut",
-            f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score "
-            f"{config.min_score:g}",
-            {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **ranks},
-            best.id,
-        )
-    return Verdict(
-        "cut",
-        f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept",
-        {"final_k": k, **ranks},
-        best.id,
-    )
+    match loss.code:
+        case "missed_by_retrievers":
+            return Verdict(
+                loss.code,
+                f"no gold chunk in the top {config.candidates} of dense or of sparse",
+                {
+                    "candidates": config.candidates,
+                    "dense_last_score": _last_score(result, "dense"),
+                    "sparse_last_score": _last_score(result, "sparse"),
+                },
+                min(gold.chunk_ids),
+            )
+        case "fused_out":
+            return _fused_out(best, config, fused_rank)
+        case "collapsed":
+            holder = result.get(best.collapsed_into)
+            where = f"{_named([best.collapsed_into], result)}, which "
+            where += f"ranks {holder.final_rank}" if holder and holder.final_rank else "is itself below the final k"
+            return Verdict(
+                loss.code,
+                f"the gold chunk was collapsed behind another chunk of its section ({where}); the gold names "
+                "the chunk, not its section",
+                {"collapsed_into": best.collapsed_into, **_ranks(best)},
+                best.id,
+            )
+        case "repeat":
+            return Verdict(
+                loss.code,
+                f"the gold chunk's text is the same as {_named([best.repeat_of], result)}'s, which stands for it "
+                "(repeated passages once); the gold names this place",
+                {"repeat_of": best.repeat_of, **_ranks(best)},
+                best.id,
+            )
+        case "reranker_dropped":
+            return Verdict(
+                loss.code,
+                f"gold was fused rank {best.fused.rank} (inside k={k}) but the {result.reranker} reranker moved it "
+                f"to rank {best.rerank.rank}",
+                {"reranker": result.reranker, "final_k": k, **_ranks(best)},
+                best.id,
+            )
+        case "min_score":
+            return Verdict(
+                loss.code,
+                f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score "
+                f"{config.min_score:g}",
+                {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **_ranks(best)},
+                best.id,
+            )
+        case "final_k":
+            return Verdict(
+                loss.code,
+                f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept",
+                {"final_k": k, **_ranks(best)},
+                best.id,
+            )
+    raise AssertionError(f"no retrieval verdict for {loss.code!r}: the gold is in the final k")
 
 
 def _partial_verdict(
@@ -336,19 +362,23 @@ def _fused_out(best: Candidate, config: RetrievalConfig, fused_rank: FusedRank |
 
 
 def inspector_link(
-    question: str, config: RetrievalConfig, track: str | None, base: RetrievalConfig | None = None
-) -> dict[str, str]:
+    question: str, config: RetrievalConfig, track: str | None, base: RetrievalConfig | None = None,
+    section: SectionRef | None = None,
+) -> dict[str, str]:  # fmt: skip
     """Query parameters that open the search inspector on this question and the run's whole config,
     following the gold chunk.
 
     Beyond what `inspector_params` writes it always carries dense_weight and rrf_k, since a verdict can
     depend on them (fusion weighted away from a stage). `base`: the configured settings the inspector
-    reads links on.
+    reads links on. With `section` (gold given as sections) the link tracks that section, all its chunks, as
+    Eval counted it, instead of the one chunk `track` names.
     """
     params = inspector_params(question, config, base) | {
         "dense_weight": str(config.dense_weight),
         "rrf_k": str(config.rrf_k),
     }
+    if section is not None:
+        return params | {"track_source": section.source, "track_heading": section.heading}
     return params | ({"track": track} if track else {})
 
 

@@ -30,11 +30,12 @@ from rag.inspect.explain import get_chunk
 from rag.inspect.mode_trail import ModeTrail, mode_trail
 from rag.modes.result import ModeResult
 from rag.retrieval.fusion import uncut_fused_rank
+from rag.retrieval.loss import where_lost
 from rag.retrieval.rerank import RerankContext, get_reranker
 from rag.settings.rerankers import RERANKERS
 from rag.retrieval.result import Candidate, RetrievalResult
 from rag.retrieval.retrieve import retrieve
-from rag.types import ChunkFilter, Hit, StoredChunk
+from rag.types import ChunkFilter, Hit, StoredChunk, stored_name
 
 FINAL = "final"
 _WORDS = re.compile(r"\w+")
@@ -147,7 +148,7 @@ def find_target(
     if chunk_id:
         return TrackTarget(get_chunk(components, chunk_id), "id")
     if source:
-        return _by_heading(components, source, heading or "", question)
+        return _by_heading(components, stored_name(source), heading or "", question)
     if text and text.strip():
         return _by_text(components, text)
     raise RagError("say which chunk to track: a chunk id, a source and heading, or text it contains")
@@ -410,33 +411,47 @@ class _Probe:
 def _dropped(
     target: TrackTarget, result: RetrievalResult, stages: Sequence[StageStanding], flt: ChunkFilter
 ) -> tuple[str | None, str]:
+    """The stage that lost the target (`rag.retrieval.loss`, the classifier Eval's verdicts use too) and
+    why, in the numbers of this target's standings."""
     s = {st.stage: st for st in stages}
     cfg = result.config
-    if s[FINAL].in_list:
-        return None, f"found: final rank {s[FINAL].rank}"
-    if not flt.matches(target.chunk.payload, target.chunk.chunk.id):
-        if target.chunk.quarantined and not flt.include_quarantined:
-            return "filter", "the chunk is quarantined: retrieval never returns it"
-        return "filter", "the filter (source, tag or flagged-only) excludes the chunk"
-    if not s["fused"].in_list:
-        if not s["dense"].in_list and not s["sparse"].in_list:
+    hidden = not flt.matches(target.chunk.payload, target.chunk.chunk.id)
+    loss = where_lost(result, target.section or (target.id,), hidden)
+    rerank = s["rerank"]
+    match loss.code:
+        case None:
+            return None, f"found: final rank {s[FINAL].rank}"
+        case "filter":
+            if target.chunk.quarantined and not flt.include_quarantined:
+                return "filter", "the chunk is quarantined: retrieval never returns it"
+            return "filter", "the filter (source, tag or flagged-only) excludes the chunk"
+        case "missed_by_retrievers":
             d, sp = s["dense"].would_be_rank, s["sparse"].would_be_rank
-            return "candidates", (
+            return loss.code, (
                 f"outside both candidate lists (candidates = {cfg.candidates}): dense rank {_fmt(d)}, "
                 f"sparse rank {_fmt(sp)}"
             )
-        return (
-            "fused",
-            f"found by a prefetch list but cut by {cfg.fusion} fusion (fused rank {_fmt(s['fused'].would_be_rank)})",
-        )
-    mine = result.get(target.id)
-    if mine is not None and mine.collapsed_into:
-        return "collapsed", _collapsed_reason(result, mine.collapsed_into)
-    rerank = s["rerank"]
-    if cfg.min_score is not None and rerank.score is not None and rerank.score < cfg.min_score:
-        return "min_score", f"final-stage score {rerank.score:.4f} is below min score {cfg.min_score:g}"
-    per_section = " (one hit per section: each section counts once)" if cfg.collapse else ""
-    return "final_k", f"reranked to {_fmt(rerank.rank)}, below final k = {cfg.final_k}{per_section}"
+        case "fused_out":
+            return loss.code, (
+                f"found by a prefetch list but cut by {cfg.fusion} fusion (fused rank {_fmt(s['fused'].would_be_rank)})"
+            )
+        case "collapsed":
+            return loss.code, _collapsed_reason(result, loss.best.collapsed_into)
+        case "repeat":
+            standing = result.get(loss.best.repeat_of)
+            where = standing.chunk.chunk.location if standing else loss.best.repeat_of[:8]
+            return loss.code, f"its text is the same as {where}'s, which ranks for both (repeated passages once)"
+        case "min_score":
+            return loss.code, f"final-stage score {rerank.score:.4f} is below min score {cfg.min_score:g}"
+        case "reranker_dropped":
+            return loss.code, (
+                f"fused rank {_fmt(s['fused'].rank)} (inside k = {cfg.final_k}) but the {result.reranker} reranker "
+                f"moved it to {_fmt(rerank.rank)}"
+            )
+        case "final_k":
+            per_section = " (one hit per section: each section counts once)" if cfg.collapse else ""
+            return loss.code, f"reranked to {_fmt(rerank.rank)}, below final k = {cfg.final_k}{per_section}"
+    raise AssertionError(f"unknown loss {loss.code!r}")
 
 
 def _collapsed_reason(result: RetrievalResult, standing_id: str) -> str:
@@ -445,10 +460,10 @@ def _collapsed_reason(result: RetrievalResult, standing_id: str) -> str:
     where = f"{standing.chunk.chunk.source} › {standing.chunk.chunk.heading}" if standing else standing_id[:8]
     if standing is not None and standing.final_rank is not None:
         return (
-            f"collapsed behind chunk {standing_id[:8]} of the same section ({where}), which ranks "
+            f"collapsed behind another chunk of the same section ({where}), which ranks "
             f"{standing.final_rank}: {SECTION_FOUND}"
         )
-    return f"collapsed behind chunk {standing_id[:8]} of the same section ({where}), which is itself below the final k"
+    return f"collapsed behind another chunk of the same section ({where}), which is itself below the final k"
 
 
 def _fmt(rank: int | None) -> str:
@@ -490,10 +505,11 @@ def _suggest(
             dataclasses.replace(cfg, min_score=rerank.score),
             abs((cfg.min_score or 0) - rerank.score),
         )
-    if rerank.would_be_rank is not None and rerank.would_be_rank > cfg.final_k and dropped == "final_k":
+    cut_by_k = dropped in ("final_k", "reranker_dropped")
+    if rerank.would_be_rank is not None and rerank.would_be_rank > cfg.final_k and cut_by_k:
         k = rerank.would_be_rank
         offer(f"final k >= {k}", dataclasses.replace(cfg, final_k=k), (k - cfg.final_k) / cfg.final_k)
-    if dropped in ("candidates", "fused"):
+    if dropped in ("missed_by_retrievers", "fused_out"):
         _suggest_candidates(cfg, stages, max_candidates, run, offer)
     if cfg.fusion in ("rrf", "weighted_rrf"):
         _suggest_weight(cfg, stages, offer)

@@ -37,3 +37,28 @@ def test_clicking_a_citation_opens_and_scrolls_to_its_source(sample_server, brow
         app.screenshot("citation-opened")
     finally:
         context.close()
+
+
+def test_an_eval_section_link_tracks_the_section_as_found(sample_server, browser):  # noqa: ANN001
+    """The inspector opened on a section link (as Eval writes them for section gold) tracks the whole section:
+    found at its best chunk's final rank, never "lost" because another of its chunks was."""
+    from urllib.parse import urlencode
+
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        app = AppPage(context.new_page(), sample_server).open("")
+        if not app.page.get_by_text("sample").count():
+            app.page.get_by_role("button", name="Load sample docs").click()
+            app.page.get_by_text("documents ingested").first.wait_for()
+        link = {
+            "collection": "sample", "q": "How long does an approved refund take to reach my card?",
+            "track_source": "billing/plans.md", "track_heading": "Billing > Refunds",
+        }  # fmt: skip
+        app.open("inspector?" + urlencode(link))
+        app.page.get_by_text("found: final rank 1").wait_for()
+        app.settle()
+        assert app.page.get_by_text("Ranked below the final k").count() == 0
+        assert app.problems() == [], app.problems()
+        app.screenshot("inspector-section-tracked")
+    finally:
+        context.close()

@@ -1,0 +1,175 @@
+"""Offline answer correctness on the docs sets: does the quoted sentence say the gold answer?
+
+Two steps, so one tree's answers can be scored by another tree's checker (the "before" of a change is
+an older commit, which has no answer-text gold and no checker):
+
+    # 1. answer every question of a set with the tree on PYTHONPATH, write what was answered and read
+    python bench/answer_quality.py dump --set tests/data/fastapi_qa.jsonl --docs DIR --out A.json
+        [--section-reads N] [--cache DIR]
+    # 2. score dumps against the set's answer-text gold ("answer"), side by side, with paired intervals
+    python bench/answer_quality.py score --set tests/data/fastapi_qa.jsonl A.json B.json ...
+
+`dump` uses only what every tree since the layout change has (build_components, ingest_files,
+answer_question) and reads the set's lines itself, so it runs on an older commit:
+`git worktree add /tmp/before <commit>; PYTHONPATH=/tmp/before python bench/answer_quality.py dump ...`.
+`score` applies rag.eval.correctness (answer correctness; context recall) to every dump; a question
+counts only where it has answer-text gold. Gold chunks are the sources whose document and heading path
+fall under a gold section, read from the dump, so dumps of different trees need not share chunk ids.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _files(docs: Path) -> list[tuple[str, bytes]]:
+    suffixes = {".md", ".markdown", ".txt", ".html", ".htm", ".rst"}
+    return [
+        (p.relative_to(docs).as_posix(), p.read_bytes())
+        for p in sorted(docs.rglob("*"))
+        if p.is_file() and p.suffix.lower() in suffixes
+    ]
+
+
+def dump(args: argparse.Namespace) -> int:
+    from rag.ask.answerer import answer_question
+    from rag.components import build_components
+    from rag.ingest.pipeline import ingest_files
+    from rag.settings.config import Settings
+
+    data = Path(args.cache or f"/tmp/answer-quality-{Path(args.set).stem}")
+    fresh = not (data / "qdrant").exists()
+    components = build_components(Settings(data_dir=data))
+    try:
+        if fresh:
+            summary = ingest_files(components, _files(Path(args.docs)))
+            if summary.errors:
+                print(f"ingest errors: {summary.errors[:3]}", file=sys.stderr)
+        config = components.settings.retrieval
+        if args.section_reads > 1:
+            config = dataclasses.replace(config, section_reads=args.section_reads)
+        lines = [json.loads(raw) for raw in Path(args.set).read_text(encoding="utf-8").splitlines() if raw.strip()]
+        out = {}
+        t0 = time.process_time()
+        for n, line in enumerate(lines, 1):
+            if line.get("answerable", True) is False:
+                continue
+            answer = answer_question(components, line["question"], config)
+            by_id = {c.id: c for c in answer.retrieval.candidates}
+            out[str(line.get("id", f"q{n}"))] = {
+                "text": answer.text,
+                "abstained": answer.abstained,
+                "reason": answer.reason,
+                "sources": [
+                    {
+                        "id": cid,
+                        "source": by_id[cid].chunk.chunk.source,
+                        "heading": list(by_id[cid].chunk.chunk.heading_path),
+                        "text": by_id[cid].answer_chunk.text,
+                    }
+                    for cid in answer.sources
+                ],
+            }
+            print(f"\r{n}/{len(lines)} answered", end="", file=sys.stderr)
+        print(f"\n{len(out)} answers in {time.process_time() - t0:.0f} s CPU", file=sys.stderr)
+    finally:
+        components.close()
+    Path(args.out).write_text(json.dumps({"label": args.label or Path(args.out).stem, "answers": out}), "utf-8")
+    return 0
+
+
+@dataclass(frozen=True)
+class Dumped:
+    """An answer read back from a dump: the fields rag.eval.correctness reads of an Answer."""
+
+    text: str
+    abstained: bool
+    reason: str
+    sources: tuple[str, ...]
+
+
+def _under(heading: list[str], gold: str, source: str, gold_source: str) -> bool:
+    """The source chunk sits in the gold section, as Eval's gold resolution matches it."""
+    from rag.text.headings import heading_names
+
+    return source == gold_source and heading_names(heading, gold)
+
+
+def score(args: argparse.Namespace) -> int:
+    from bench.retrieval import paired_bootstrap
+    from rag.eval.correctness import check_answer
+
+    lines = {
+        str(q.get("id")): q
+        for q in (json.loads(r) for r in Path(args.set).read_text(encoding="utf-8").splitlines() if r.strip())
+        if q.get("answer")
+    }
+    runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in args.dumps]
+    per_run: list[dict[str, dict[str, float]]] = []
+    for run in runs:
+        scores: dict[str, dict[str, float]] = {"correct": {}, "recall": {}}
+        for qid, line in lines.items():
+            got = run["answers"].get(qid)
+            if got is None:
+                continue
+            texts = {s["id"]: s["text"] for s in got["sources"]}
+            gold = frozenset(
+                s["id"]
+                for s in got["sources"]
+                for g in line["gold"]
+                if _under(s["heading"], g.get("heading", ""), s["source"], g["source"])
+            )
+            answer = Dumped(got["text"], got["abstained"], got["reason"], tuple(s["id"] for s in got["sources"]))
+            check = check_answer(answer, line["answer"], gold, texts)
+            scores["correct"][qid] = float(check.correct)
+            scores["recall"][qid] = check.context_recall if check.context_recall is not None else 0.0
+        per_run.append(scores)
+    base = per_run[0]
+    shared = sorted(set.intersection(*(set(s["correct"]) for s in per_run)))
+    print(f"{Path(args.set).name}: {len(shared)} questions with answer-text gold answered by every dump")
+    print(f"{'run':<28} {'correct':>8} {'gain vs first [95% CI]':>28} {'ctx recall':>11} {'gain [95% CI]':>26}")
+    for run, s in zip(runs, per_run):
+        row = f"{run['label']:<28}"
+        for metric in ("correct", "recall"):
+            a = {q: s[metric][q] for q in shared}
+            b = {q: base[metric][q] for q in shared}
+            mean = float(np.mean(list(a.values())))
+            lo, hi = paired_bootstrap(a, b)
+            gain = float(np.mean([a[q] - b[q] for q in shared]))
+            row += f" {mean:>8.3f} {f'{gain:+.3f} [{lo:+.3f}, {hi:+.3f}]':>28}"
+        print(row)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="step", required=True)
+    d = sub.add_parser("dump")
+    d.add_argument("--set", required=True)
+    d.add_argument("--docs", required=True, help="the documents folder the set was written over")
+    d.add_argument("--out", required=True)
+    d.add_argument("--label", default="")
+    d.add_argument("--section-reads", type=int, default=1)
+    d.add_argument("--cache", default="", help="data dir kept between runs (one per tree: chunk ids may differ)")
+    s = sub.add_parser("score")
+    s.add_argument("--set", required=True)
+    s.add_argument("dumps", nargs="+")
+    args = parser.parse_args(argv)
+    return dump(args) if args.step == "dump" else score(args)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    raise SystemExit(main())
