@@ -4,10 +4,12 @@ import streamlit as st
 
 from ui import answer_view, forms, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
-from ui.setup import page
+from ui.question_hint import question_hint
+from ui.setup import DEMO, page
 from rag.answer.result import Answer
 from rag.ask.answerer import stream_answer
 from ui.render import answer_html, md_escape
+from ui.safe import say
 from rag.ask.log import AskLog, AskRecord
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
@@ -17,7 +19,7 @@ from rag.settings.links import collection_param, inspector_params
 
 INSPECTOR = "pages/inspector.py"
 
-components = page("Ask · Eval")
+components = page("Ask · Eval", bare=st.session_state.get(DEMO, False))  # demo: no sidebar
 settings = components.settings
 log = AskLog.for_settings(settings)
 
@@ -47,7 +49,7 @@ def run_ask(question: str, config: RetrievalConfig) -> None:
         st.session_state["ask_log_id"] = log.record(answer, settings.collection)
     except RagError as e:
         shown.empty()
-        st.error(str(e))
+        say("error", "{e}", e=e)
 
 
 def show_answer(answer: Answer, demo: bool) -> None:
@@ -100,9 +102,10 @@ def add_to_question_set(answer: Answer) -> None:
                 try:
                     qset = append_question(settings.data_dir, name, answer.question, gold, answerable)
                 except RagError as e:
-                    st.error(str(e))
+                    say("error", "{e}", e=e)
                 else:
-                    st.success(f"Added to {qset.name} ({len(qset.questions)} questions). Run it in the Eval tab.")
+                    n = len(qset.questions)
+                    say("success", "Added to {name} ({n} questions). Run it in the Eval tab.", name=qset.name, n=n)
 
 
 def ask_again(record: AskRecord) -> None:
@@ -115,7 +118,7 @@ def show_recent() -> None:
     try:
         records = log.recent(10, settings.collection)
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         return
     answer_view.show_recent(records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval))
 
@@ -126,11 +129,11 @@ with ask_tab:
     if not empty_collection_notice(components):
         language_notice(components)
     demo = st.toggle(
-        "Demo view", key="ask_demo", help="Only the answer and its cited sources: no scores, ranks or tools"
+        "Demo view", key=DEMO, help="Full width, only the answer and its cited sources: no scores, ranks or tools"
     )
-    config = settings_form()
+    config = settings.retrieval if demo else settings_form()
     with st.form("ask_form"):
-        question = st.text_input("Question", key="ask_question", placeholder="How long does a refund take?")
+        question = st.text_input("Question", key="ask_question", placeholder=question_hint(components))
         submitted = st.form_submit_button("Ask", type="primary")
     pending = st.session_state.pop("ask_pending", False)
     if (submitted or pending) and config is not None:
@@ -146,4 +149,7 @@ with ask_tab:
 with eval_tab:
     from ui import eval_view
 
-    eval_view.render(components)
+    if demo:  # the demo view is the answer and its sources, nothing to operate
+        st.caption("Eval is hidden in the demo view; switch the demo view off to run one.")
+    else:
+        eval_view.render(components)

@@ -1,7 +1,7 @@
 """Documents: upload, preview the chunks, ingest with progress, and manage what is stored.
 
 Document text is untrusted: it is shown only through st.dataframe and st.text, and every file name
-or message that reaches a Markdown-rendering element goes through md_escape.
+or message that reaches a Markdown-rendering element goes through ui.safe.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import streamlit as st
 
 from ui import documents_view, ingest_panel, kept
 from ui.chunks import chunk_browser
+from ui.outline import document_outline
 from ui.collections import switch_collection
 from ui.links import language_notice
 from ui.setup import page
-from ui.render import md_escape
+from ui.safe import say
 from rag.catalog.collections import SAMPLE_COLLECTION
 from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.errors import RagError
@@ -49,7 +50,7 @@ def show_stats() -> None:
     try:
         stats = collection_stats(components)
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         return
     cols = st.columns(5)
     cols[0].metric("Documents", stats.documents)
@@ -63,7 +64,7 @@ def show_stats() -> None:
     language_notice(components)
     shown = st.session_state.pop("documents_notice", None)
     if shown:
-        (st.success if shown[0] == "success" else st.error)(md_escape(shown[1]))
+        say("success" if shown[0] == "success" else "error", "{message}", message=shown[1])
 
 
 def run_ingest(files: Sequence[ingest_panel.Item], config: ChunkConfig, tags: list[str] | None) -> None:
@@ -83,13 +84,8 @@ def add_documents() -> None:
         switch_collection(SAMPLE_COLLECTION)  # fictional docs never share a collection with real ones
         st.session_state["documents_load_sample"] = True
         st.rerun()
-    if st.session_state.pop("documents_load_sample", False):  # this run is on the sample collection
-        run_ingest(sample_files(), settings.chunk, [SAMPLE_TAG])
-    uploads = st.file_uploader(
-        "Files (Markdown, text, HTML, PDF, DOCX) or .zip archives of folders",
-        accept_multiple_files=True,
-        key=f"documents_upload_{st.session_state.get('documents_upload_round', 0)}",
-        max_upload_size=settings.max_upload_mb,
+    uploads = ingest_panel.upload_box(
+        settings.max_upload_mb, f"documents_upload_{st.session_state.get('documents_upload_round', 0)}"
     )
     cols = st.columns([2, 1, 1, 3])
     strategy = cols[0].selectbox(
@@ -117,7 +113,7 @@ def add_documents() -> None:
         # The configured chunking with the form's three fields: the rest (heading weight) as the CLI ingests.
         config = dataclasses.replace(settings.chunk, strategy=strategy, size=int(size), overlap=int(overlap))
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         return
     files = ingest_panel.expand_uploads(uploads, settings.max_upload_mb)
     items, changed = ingest_panel.preview_files(components, files, config)
@@ -169,7 +165,9 @@ def documents_table() -> None:
     documents_view.documents_overview(docs)
     source = st.selectbox("Document", [d.source for d in docs], key="documents_selected")
     info = next(d for d in docs if d.source == source)
-    chunk_browser(document_chunks(components, source), "documents_chunks")
+    records = document_chunks(components, source)
+    chunk_browser(records, "documents_chunks")
+    document_outline(components, records)
     cols = st.columns([3, 1, 1])
     tag_key = f"documents_edit_tags_{info.sha256}_{source}"
     cols[0].text_input("Tags", ", ".join(info.tags), key=tag_key)
@@ -178,7 +176,7 @@ def documents_table() -> None:
         # Asked in this collection: after a switch, a document of the same name there is not the one meant.
         kept.keep("documents_confirm_delete", source, components.settings.collection)
     if kept.kept("documents_confirm_delete", components.settings.collection) == source:
-        st.warning(md_escape(f"Delete {source} and its {info.chunks} chunks? This cannot be undone."))
+        say("warning", "Delete {source} and its {n} chunks? This cannot be undone.", source=source, n=info.chunks)
         yes, no = st.columns(2)
         yes.button("Yes, delete", type="primary", key="documents_delete_yes", on_click=delete, args=(source,))
         no.button(
@@ -200,8 +198,12 @@ def flagged_section() -> None:
     cols[1].button("Release", key="documents_release", disabled=not picked, on_click=quarantine, args=(picked, False))
 
 
-show_stats()
-add_documents()
-documents_table()
-flagged_section()
-documents_view.maintenance(components)
+if st.session_state.pop("documents_load_sample", False):  # this run is on the sample collection
+    st.empty()  # where the body was: the whole of the collection shown before leaves the screen at once
+    run_ingest(sample_files(), settings.chunk, [SAMPLE_TAG])  # reruns when done
+with st.container():  # the body as one block, so the line above drops all of it (not left stale for minutes)
+    show_stats()
+    add_documents()
+    documents_table()
+    flagged_section()
+    documents_view.maintenance(components)

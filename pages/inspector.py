@@ -19,13 +19,14 @@ import streamlit as st
 
 from ui import forms, inspector_tools, inspector_view, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
+from ui.safe import say
 from ui.setup import page
 from rag.inspect.compare import feedback_notes
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.text.markdown import escape_markdown
 from rag.catalog.documents import document_chunks, sentence_vectors_stored
-from rag.settings.links import parse_inspector_params
+from rag.settings.links import COLLECTION, parse_inspector_params
 from rag.modes.run import run_mode
 from rag.ingest.sentences import sentence_vectors_note
 from rag.inspect.track import TrackReport, TrackTarget, find_target, refreshed, track
@@ -36,6 +37,7 @@ components = page("Search inspector")
 base = components.settings.retrieval
 CLAUDE = bool(components.settings.anthropic_api_key)
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
+LINK_TARGET = ("q", "source", "tag", "track", "track_source", "track_heading")  # read even when a setting is bad
 
 
 def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) -> None:
@@ -48,7 +50,7 @@ def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) ->
 
 def apply_link() -> None:
     """Load the URL's query parameters into the widgets once per distinct link (the first visit included)."""
-    params = {k: st.query_params.get_all(k) for k in st.query_params}
+    params = {k: st.query_params.get_all(k) for k in st.query_params if k != COLLECTION}  # ui.collections keeps it
     seen = tuple(sorted((k, tuple(v)) for k, v in params.items()))
     if st.session_state.get("inspector_link") == seen:
         return
@@ -56,16 +58,16 @@ def apply_link() -> None:
     try:
         request = parse_inspector_params(params, base)
     except RagError as e:
-        st.error(f"The link's settings were not applied: {e}")
-        request = parse_inspector_params(
-            {k: v for k, v in params.items() if k in ("q", "source", "tag", "track")}, base
-        )
+        say("error", "The link's settings were not applied: {e}", e=e)
+        request = parse_inspector_params({k: v for k, v in params.items() if k in LINK_TARGET}, base)
     set_config_state(request.config, request.flt)
     st.session_state["inspector_q"] = request.question
-    if request.track:
-        st.session_state["inspector_track_by"] = TRACK_BY[0]
-        st.session_state["inspector_track_id"] = request.track
-        st.session_state["inspector_track_auto"] = True
+    if request.track_source:  # a section, as Eval counted it
+        picks = {"by": TRACK_BY[1], "source": request.track_source, "heading": request.track_heading}
+    else:
+        picks = {"by": TRACK_BY[0], "id": request.track} if request.track else {}
+    if picks:
+        st.session_state.update({f"inspector_track_{k}": v for k, v in picks.items()}, inspector_track_auto=True)
 
 
 def settings_sidebar() -> RetrievalConfig | None:
@@ -104,7 +106,7 @@ def run_track(
                 components, question, target, config, flt, mode=st.session_state.get("inspector_mode_result")
             )
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         report = None
     kept.keep("inspector_track_report", report, scope)
     return report
@@ -119,6 +121,8 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scop
         sources = sorted(components.store.sources())
         source = st.selectbox("Source", sources, key="inspector_track_source")
         headings = sorted({c.chunk.heading for c in document_chunks(components, source)}) if source else []
+        if (linked := st.session_state.get("inspector_track_heading")) and linked not in headings:
+            headings.insert(0, linked)  # a section a link names by a parent heading: all chunks under it
         pick = {
             "source": source or "",
             "heading": st.selectbox("Heading", headings, key="inspector_track_heading") or "",
@@ -141,7 +145,7 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scop
             # follow the same chunk again, read afresh, and never show an old verdict.
             report = run_track(question, refreshed(components, old.target), config, flt, scope)
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         report = None
         kept.keep("inspector_track_report", None, scope)
     if report is not None:
@@ -164,7 +168,7 @@ if config is not None and question.strip():
         ):
             mr = st.session_state["inspector_mode_result"] = run_mode(components, question, config=config, flt=flt)
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         mr = st.session_state["inspector_mode_result"] = None
     result = mr.result if mr is not None else None
     if result is not None:

@@ -139,7 +139,7 @@ def test_add_asked_question_to_a_question_set(sample_store):
     next(b for b in at.button if b.label == "Add question").click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any("Added to my-questions (1 questions)" in s.value for s in at.success)
+    assert any("Added to my-questions (1 questions)" in s.value.replace("\\", "") for s in at.success)
     qset = load_question_set(sample_store.data_dir, "my-questions")
     (question,) = qset.questions
     assert question.question == "How long does a refund take to reach my card?" and question.answerable

@@ -3,6 +3,7 @@ baseline and comparison. The tab lives on the Ask page; AppTest renders a tab's 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from urllib.parse import parse_qs, urlparse
 
@@ -11,6 +12,8 @@ import pytest
 from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
+from rag.components import build_components
+from rag.ingest.pipeline import ingest_files
 from rag.settings.config import RetrievalConfig
 from rag.eval.qsets import list_question_sets
 from rag.eval.runs import list_runs, load_run
@@ -163,7 +166,11 @@ def test_a_set_names_the_collection_of_its_last_run_and_warns_on_another(sample_
     last = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Last run:")]
     assert len(last) == 1 and last[0].startswith(f"Last run: “{run.label}” on collection {sample_store.collection}, today ")
     assert not any("last ran on collection" in i.value for i in at.info)
-    # The same set opened on another collection: its last run's numbers are not about this one.
+    # The same set opened on another collection (one that exists: a link to a missing one is refused): its last
+    # run's numbers are not about this one.
+    components = build_components(dataclasses.replace(sample_store, collection="other"))
+    assert not ingest_files(components, [("note.md", b"# Note\n\nA short note.\n")]).errors
+    components.close()
     other = open_page("pages/ask.py", timeout=120, collection="other")
     ok(other)
     assert other.selectbox(key="eval_set").value == "sample"

@@ -15,6 +15,7 @@ import streamlit as st
 from rag.answer.result import Answer
 from rag.retrieval.context import span_context
 from ui.render import SourcePanel, answer_html, md_escape, sources_html
+from ui.safe import say
 from rag.ask.log import AskRecord
 from rag.components import Components
 from rag.text.words import plural, readable_time
@@ -38,9 +39,8 @@ def show_answer(components: Components, answer: Answer, demo: bool = False) -> N
     else:
         st.html(answer_html(answer.text, sent, titles, linked=set(cited)))
     if not demo and answer.invented:
-        st.error(
-            "Invented citations: " + ", ".join(f"[{r}]" for r in answer.invented) + " name no source that was sent."
-        )
+        refs = ", ".join(f"[{r}]" for r in answer.invented)
+        say("error", "Invented citations: {refs} name no source that was sent.", refs=refs)
     if not demo and answer.uncited_sentences:
         st.warning(
             f"{plural(len(answer.uncited_sentences), 'sentence')} "
@@ -75,11 +75,17 @@ def show_citations(components: Components, answer: Answer) -> None:
 
 
 def show_sources(answer: Answer, min_score: float) -> None:
-    """The final chunks with their scores: which were sent, and the relevance the gate compared."""
+    """The final chunks with their scores: which were sent, and the relevance the gate compared; after each, the
+    chunks of its section read with it (RAGSCOPE_SECTION_READS)."""
     cited = {c.id for c in answer.citations}
+    final = answer.retrieval.final
+    kept = {c.id for c in final}
+    read = [answer.retrieval.get(cid) for cid in answer.sources if cid not in kept]
+    chunks = [x for c in final for x in (c, *(r for r in read if r is not None and r.collapsed_into == c.id))]
     rows = [
         {
             "sent as": answer.label_of(c.id) or "not sent",
+            "read for": f"the section of {answer.label_of(c.collapsed_into)}" if c.id not in kept else "",
             "cited": c.id in cited,
             "source": c.chunk.chunk.source,
             "heading": c.chunk.chunk.heading,
@@ -89,17 +95,22 @@ def show_sources(answer: Answer, min_score: float) -> None:
             "fused rank": c.fused.rank,
             "dense rank": c.dense.rank,
             "sparse rank": c.sparse.rank,
+            "also in": list(c.also_in),  # repeated passages once: where else the same text is
         }
-        for c in answer.retrieval.final
+        for c in chunks
     ]
+    unused = {"read for"} if not read else set()  # no section read beyond its kept chunk: no column to explain
+    unused |= set() if any(c.also_in for c in chunks) else {"also in"}
+    rows = [{k: v for k, v in row.items() if k not in unused} for row in rows]
     st.subheader("Sources")
     if not rows:
         st.caption("No chunk was retrieved for this question.")
         return
-    st.caption(
-        f"Reranker: {answer.retrieval.reranker}. A chunk is sent when its {answer.relevance_basis} "
-        f"reaches {min_score:g}."
-    )
+    say(
+        "caption",
+        "Reranker: {reranker}. A chunk is sent when its {basis} reaches {min_score}.",
+        reranker=answer.retrieval.reranker, basis=answer.relevance_basis, min_score=f"{min_score:g}",
+    )  # fmt: skip
     ranks = {c: "Int64" for c in ("rerank rank", "fused rank", "dense rank", "sparse rank")}
     st.dataframe(
         pd.DataFrame(rows).astype(ranks), hide_index=True, width="stretch", placeholder="–"

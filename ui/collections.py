@@ -13,8 +13,10 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from ui.safe import say
 from ui.render import md_escape
 from rag.catalog.collections import create_collection, delete_collection, describe_collection, for_collection
+from rag.catalog.collections import require_collection
 from rag.components import Components
 from rag.settings.config import Settings
 from rag.errors import RagError
@@ -29,26 +31,38 @@ Opener = Callable[[Settings], Components]
 
 
 def session_settings(settings: Settings) -> Settings:
-    """The process's settings on the session's collection (a bad name in a link falls back to the default,
-    with an error)."""
+    """The process's settings on the session's collection (a bad or missing name in a link falls back to the
+    default, with an error naming the close names and every collection; the default is used even before
+    anything is written to it)."""
     linked = st.query_params.get(COLLECTION)
-    if linked and linked != st.session_state.get(_LINKED):
+    fresh = bool(linked) and linked != st.session_state.get(_LINKED)
+    if fresh:
         st.session_state[_LINKED] = linked
         st.session_state[ACTIVE] = linked
     try:
-        return for_collection(settings, st.session_state.get(ACTIVE, settings.collection))
+        chosen = for_collection(settings, st.session_state.get(ACTIVE, settings.collection))
+        if fresh:  # a link may name one that does not exist; the picker and the app's own switches never do
+            require_collection(chosen, settings.collection)
     except RagError as e:
-        st.error(f"Collection not opened: {e}")
+        say("error", "Collection not opened: {e}", e=e)
         st.session_state.pop(ACTIVE, None)
-        return settings
+        chosen = settings
+    _in_url(chosen.collection)
+    return chosen
+
+
+def _in_url(name: str) -> None:
+    """Put the session's collection in the address bar, so a reload, a new tab or a shared link opens it too
+    (a page switch clears the query parameters; the next run puts it back)."""
+    if st.query_params.get(COLLECTION) != name:
+        st.query_params[COLLECTION] = name
+    st.session_state[_LINKED] = name
 
 
 def switch_collection(name: str) -> None:
-    """Make `name` the session's collection (a `?collection=` in the URL follows, so a reload keeps it)."""
+    """Make `name` the session's collection, in the URL too (so a reload keeps it)."""
     st.session_state[ACTIVE] = name
-    if COLLECTION in st.query_params:
-        st.query_params[COLLECTION] = name
-        st.session_state[_LINKED] = name
+    _in_url(name)
 
 
 def _names(base: Settings, components: Components) -> list[str]:
@@ -64,7 +78,7 @@ def picker(base: Settings, components: Components) -> None:
     try:
         names = _names(base, components)
     except RagError as e:
-        st.caption(f"Collections unavailable: {e}")
+        say("caption", "Collections unavailable: {e}", e=e)
         return
     st.session_state[_PICKER] = active  # follows switches made elsewhere (a link, the sample docs)
     st.selectbox("Collection", names, key=_PICKER, on_change=lambda: switch_collection(st.session_state[_PICKER]),
@@ -85,7 +99,7 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
                 st.session_state[_NOTICE] = f"Created collection {info.name}."
                 st.rerun()
             except RagError as e:
-                st.error(str(e))
+                say("error", "{e}", e=e)
         name = components.settings.collection
         typed = st.text_input(
             f"Type {md_escape(name)} to delete it",
@@ -102,11 +116,11 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
                 st.session_state[_NOTICE] = f"Deleted collection {name}."
                 st.rerun()
             except RagError as e:
-                st.error(str(e))
+                say("error", "{e}", e=e)
         if st.toggle(
             "Show every collection's models and counts",
             key="ui_collection_details",
-            help="Opens each collection: while the app holds one, the CLI cannot write to it.",
+            help="Opens each collection (its counts and models record).",
         ):
             details(base, components, open_components)
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from ui.safe import say
 from rag.components import Components
 from rag.errors import RagError
 from rag.types import DocumentInfo, StoredChunk
@@ -41,10 +42,16 @@ def documents_overview(docs: Sequence[DocumentInfo]) -> None:
 
 
 def flagged_picker(flagged: Sequence[StoredChunk]) -> list[str]:
-    """The chunks the injection scan flagged, as a table, and the ids the person picks to quarantine or release."""
-    st.caption("Chunks that read as instructions to a model. Quarantined chunks stay stored but are never retrieved.")
+    """The chunks the injection scan flagged or marked unchecked, as a table with the reasons (plain text:
+    they quote the chunk), and the ids the person picks to quarantine or release."""
+    st.caption(
+        "Chunks that read as instructions to a model (flagged), or hold text the scan cannot read (unchecked: "
+        "another script or language, a cipher), with why. Quarantined chunks stay stored but are never retrieved."
+    )
     frame = stored_rows(flagged)
     frame.insert(0, "source", [r.chunk.source for r in flagged])
+    frame.insert(len(frame.columns) - 1, "why flagged", [r.flag_reason for r in flagged])
+    frame.insert(len(frame.columns) - 1, "unchecked", [r.unchecked for r in flagged])
     st.dataframe(frame, hide_index=True, column_config=CHUNK_COLUMNS, alt="Flagged chunks")
     labels = {
         r.chunk.id: f"{r.chunk.source} #{r.chunk.index} ({'quarantined' if r.quarantined else 'active'})"
@@ -60,14 +67,23 @@ def maintenance(components: Components) -> None:
     if components.store.backend != "edge":
         st.caption("The Qdrant server optimizes in the background; nothing to do here.")
         return
+    st.caption("Optimize merges segments and builds the vector indexes: worth it after a large ingest.")
+    # The cost is said when it is about to be paid, not on every visit: a warning always shown reads as a fault.
+    if st.button("Optimize…", key="documents_optimize"):
+        st.session_state["documents_optimize_ask"] = True
+    if not st.session_state.get("documents_optimize_ask"):
+        return
     st.warning(
-        "Optimize merges segments and builds the vector indexes. It blocks the whole app, for every user, while "
-        "it runs: seconds for thousands of chunks, minutes for hundreds of thousands."
+        "Optimizing blocks the whole app, for every user, while it runs: seconds for thousands of chunks, "
+        "minutes for hundreds of thousands."
     )
-    if st.button("Maintenance: optimize", key="documents_optimize"):
+    yes, no = st.columns(2)
+    no.button("Cancel", key="documents_optimize_no", on_click=st.session_state.pop, args=("documents_optimize_ask",))
+    if yes.button("Yes, optimize now", type="primary", key="documents_optimize_yes"):
+        st.session_state.pop("documents_optimize_ask", None)
         with st.spinner("Optimizing… (the app is blocked until this finishes)"):
             try:
                 components.store.optimize()
                 st.success("Optimized.")
             except RagError as e:
-                st.error(str(e))
+                say("error", "{e}", e=e)

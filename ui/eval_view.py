@@ -17,7 +17,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ui import forms
+from ui.safe import say
+from ui import forms, gen_set_view, tune_view
 from ui.render import md_escape
 from rag.settings.labels import config_label
 from rag.components import Components
@@ -49,6 +50,7 @@ from rag.eval.runs import (
 )
 from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
 from rag.text.words import plural, readable_time
+from rag.eval.answers import metric_text
 from rag.text.wording import STAGE_TITLES
 
 INSPECTOR = "pages/inspector.py"
@@ -62,6 +64,7 @@ def render(components: Components) -> None:
     """Draw the whole Eval tab."""
     data_dir = components.settings.data_dir
     st.subheader("Question sets")
+    gen_set_view.render(components)  # before the set picker: saving a reviewed set selects it
     name = _question_sets(data_dir)
     if name is None:
         return
@@ -69,6 +72,7 @@ def render(components: Components) -> None:
     _last_run_note(runs[0] if runs else None, components.settings.collection)
     st.subheader(f"Run {md_escape(name)}")
     _run_form(components, name)
+    tune_view.render(components, name)
     if not runs:
         return
     st.subheader("Results")
@@ -96,7 +100,7 @@ def _question_sets(data_dir: Path) -> str | None:
             st.session_state["eval_set"] = qset.name
             st.success(f"Stored {len(qset.questions)} questions as “{md_escape(qset.name)}”.")
         except RagError as e:
-            st.error(str(e))
+            say("error", "{e}", e=e)
     if cols[1].button("Load sample question set", key="eval_load_sample"):
         st.session_state["eval_set"] = install_sample_set(data_dir).name
     names = list_question_sets(data_dir)
@@ -112,7 +116,7 @@ def _question_sets(data_dir: Path) -> str | None:
     try:
         qset = load_question_set(data_dir, name)
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         return None
     with st.expander(f"{len(qset.questions)} questions ({qset.unanswerable} unanswerable)"):
         rows = [
@@ -187,7 +191,7 @@ def _run_form(components: Components, name: str) -> None:
             progress=lambda d, n, m: bar.progress(d / n, text=md_escape(m)),
         )
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         return
     bar.empty()
     cancel_slot.empty()  # the run is stored: a Cancel button left on screen would claim otherwise
@@ -204,7 +208,7 @@ def _runs(data_dir: Path, name: str) -> list[EvalRun]:
     try:
         return list_runs(data_dir, name)
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         return []
 
 
@@ -227,7 +231,7 @@ def _rename(data_dir: Path, run: EvalRun) -> None:
             rename_run(data_dir, run.id, name)
             st.rerun()
         except RagError as e:
-            st.error(str(e))
+            say("error", "{e}", e=e)
     st.caption(
         f"Settings: {md_escape(config_label(run.config))} · collection {md_escape(run.collection)} · run id {run.id}"
     )
@@ -262,7 +266,9 @@ def _results(run: EvalRun) -> None:
     st.altair_chart(chart, width="stretch")
     if run.answers:
         st.dataframe(
-            pd.DataFrame([{"answer metric": k.replace("_", " "), "value": v} for k, v in run.answers.items()]),
+            pd.DataFrame(
+                [{"answer metric": k.replace("_", " "), "value": metric_text(k, v)} for k, v in run.answers.items()]
+            ),
             hide_index=True,
             key="eval_answer_table",
         )
@@ -317,8 +323,19 @@ def _invalid(run: EvalRun) -> None:
             {"id": q.id, "question": q.question, "gold": ", ".join(q.gold_labels), "why it is invalid": q.invalid}
             for q in run.invalid
         ]),
-        hide_index=True, width="stretch", key="eval_invalid_table",
+        hide_index=True, width="stretch", key="eval_invalid_table", column_config=INVALID_COLUMNS,
     )  # fmt: skip
+
+
+# Widths that fit a 1,280 px window with the reason readable; each header says what it holds.
+INVALID_COLUMNS = {
+    "id": st.column_config.TextColumn("id", width="small", help="The question's id in its set"),
+    "question": st.column_config.TextColumn("question", width="medium", help="The question as the set has it"),
+    "gold": st.column_config.TextColumn("gold", width="medium", help="What the set names as the right answer's source"),
+    "why it is invalid": st.column_config.TextColumn(
+        "why invalid", width="large", help="What the gold names that this collection does not have"
+    ),
+}
 
 
 def _question_row(q: QuestionResult) -> dict:

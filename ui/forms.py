@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.safe import say
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.modes.options import AGENT_OFFLINE, describe_mode
@@ -106,7 +107,7 @@ def retrieval_form(
         offered_reranker(values["reranker"], configured.reranker)  # typed names, as link values: no arbitrary model
         return dataclasses.replace(base, **values)
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         return None
 
 

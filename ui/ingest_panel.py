@@ -12,16 +12,21 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.safe import say
 from ui.chunks import CHUNK_COLUMNS, chunk_rows, diff_rows
 from ui.render import md_escape
 from rag.ingest.loaders.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
 from rag.components import Components
+from rag.encoders.base import DenseEncoder
 from rag.settings.config import ChunkConfig
 from rag.errors import RagError
 from rag.ingest.pipeline import ingest_files, preview
 from rag.ingest.plan import diff_document
 from rag.ingest.results import IngestSummary, Prepared
 from rag.ingest.loaders.document import load_document
+from rag.ingest.eta import Eta
+from rag.text.sizes import MIB, mib
+from ui.model_notes import model_notes
 from rag.text.words import plural
 from rag.types import Chunk, Document
 
@@ -29,13 +34,15 @@ Item = tuple[str, bytes] | Prepared
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def load_and_chunk(name: str, data: bytes, config: ChunkConfig, max_bytes: int) -> tuple[Document, list[Chunk]]:
+def load_and_chunk(
+    name: str, data: bytes, config: ChunkConfig, max_bytes: int, dense_name: str, _dense: DenseEncoder
+) -> tuple[Document, list[Chunk]]:
     """Loading and chunking is pure: cached so reruns (every widget change) do not parse PDFs again.
 
     Keyed on the whole ChunkConfig: a field left out of the key would preview (and ingest) the chunks of
     another configuration."""
     doc = load_document(name, data, max_bytes=max_bytes)
-    return doc, preview(doc, config)
+    return doc, preview(doc, config, _dense)  # the encoder keyed by its name: "semantic" cuts with it
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -44,12 +51,35 @@ def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArc
     return expand_zip(name, data, limits)
 
 
+# Streamlit's own "Limit … per file" under the drop zone names the uploader's transport cap, not the app's limit.
+HIDE_TRANSPORT_LIMIT = '<style>[data-testid="stFileUploaderDropzoneInstructions"] small {display: none}</style>'
+
+
+def upload_box(max_upload_mb: int, key: str) -> list:
+    """The file uploader, its limit said once, in MiB.
+
+    It takes files up to twice the limit, so a file over it reaches the app and gets a visible error
+    (expand_uploads); Streamlit's own refusal is only a red icon on the file's chip.
+    """
+    st.html(HIDE_TRANSPORT_LIMIT)
+    return st.file_uploader(
+        f"Files (Markdown, text, HTML, PDF, DOCX, reStructuredText, AsciiDoc, PowerPoint, EPUB, Python) or .zip "
+        f"archives of folders, up to {mib(max_upload_mb * MIB)} each",
+        accept_multiple_files=True,
+        key=key,
+        max_upload_size=2 * max_upload_mb,
+    ) or []
+
+
 def expand_uploads(uploads: list, max_upload_mb: int) -> list[tuple[str, bytes]]:
-    """Uploaded files as (name, bytes); .zip archives expanded, with a message for whatever they leave out."""
+    """Uploaded files as (name, bytes); .zip archives expanded, with a message for whatever they leave out.
+
+    A file over the upload limit (a .zip too) is passed on whole: loading it refuses it with the limit in
+    MiB, shown on the page and counted in the ingest summary, as the CLI refuses it."""
     files: list[tuple[str, bytes]] = []
     limits = ArchiveLimits.for_upload_mb(max_upload_mb)
     for upload in uploads:
-        if not is_zip_name(upload.name):
+        if not is_zip_name(upload.name) or upload.size > max_upload_mb * MIB:
             files.append((upload.name, upload.getvalue()))
             continue
         try:
@@ -70,18 +100,22 @@ def run_ingest(components: Components, files: Sequence[Item], config: ChunkConfi
     The uploader gets a new key, so it comes back empty instead of offering the same files again.
     """
     with st.status(f"Ingesting {plural(len(files), 'file')}…", expanded=True) as status:
-        bar = st.progress(0.0, text="Reading and chunking…")
+        notes = st.empty()
+        bar = st.progress(0.0, text="Loading the models, then embedding…")
+        eta = Eta()
 
         def progress(fraction: float, message: str) -> None:
-            bar.progress(fraction, text=md_escape(message))
+            left = eta.left(round(fraction * len(files)), len(files))
+            bar.progress(fraction, text=md_escape(message + (f" · files: {left}" if left else "")))
             if not message.startswith("embedding"):
                 st.text(message)
 
         try:
-            summary = ingest_files(components, files, config, tags, progress)
+            with model_notes(notes):
+                summary = ingest_files(components, files, config, tags, progress)
         except RagError as e:  # the store itself failed: nothing more to do this run
             status.update(label="Ingest failed", state="error")
-            st.error(str(e))
+            say("error", "{e}", e=e)
             return
         status.update(label="Ingest finished", state="error" if summary.errors else "complete")
     st.session_state["documents_summary"] = summary
@@ -91,9 +125,11 @@ def run_ingest(components: Components, files: Sequence[Item], config: ChunkConfi
 
 def show_summary(summary: IngestSummary) -> None:
     """One box for the whole ingest (the errors listed in it), then the per-file table."""
-    line = (
-        f"{plural(summary.documents, 'document')} ingested: {plural(summary.chunks_written, 'chunk')} written, "
-        f"{summary.chunks_unchanged:,} unchanged"
+    # Counted as the Ingest button counted them: the documents that were new or changed; the unchanged ones apart.
+    changed = sum(f.status in ("added", "updated") for f in summary.files)
+    same = sum(f.status == "unchanged" for f in summary.files)
+    line = f"{plural(changed, 'document')} ingested: {plural(summary.chunks_written, 'chunk')} written" + (
+        f"; {plural(same, 'document')} already stored, unchanged" if same else ""
     )
     if not summary.errors:
         st.success(f"{line}.")
@@ -126,13 +162,15 @@ def preview_files(
     overview = []
     for name, data in files:
         try:
-            doc, chunks = load_and_chunk(name, data, config, max_bytes)
+            doc, chunks = load_and_chunk(name, data, config, max_bytes, components.dense.name, components.dense)
             diff = diff_document(components, chunks, doc.source)
         except RagError as e:
             st.error(md_escape(str(e)))
             items.append((name, data))
             continue
         items.append(Prepared(doc, tuple(chunks)))
+        for note in doc.notes:  # what the loader left out, e.g. hidden HTML text
+            say("info", "{source}: {note}", source=doc.source, note=note)
         stored = bool(diff.unchanged or diff.removed)
         state = ("unchanged" if diff.is_noop else "changed") if stored else "new"
         overview.append(
@@ -147,15 +185,17 @@ def preview_files(
                 "removed": len(diff.removed),
             }
         )
-        if len(chunks) > settings.max_chunks_per_doc:
-            st.warning(
-                md_escape(
-                    f"{doc.source}: {len(chunks):,} chunks is over the limit of {settings.max_chunks_per_doc:,}; "
-                    "ingest will refuse it."
-                )
-            )
+        if len(chunks) > settings.max_chunks_per_doc:  # not offered for ingest: it would only be refused
+            say(
+                "error",
+                "{source}: {n} chunks is over the limit of {limit} per document (RAGSCOPE_MAX_CHUNKS); "
+                "not offered for ingest. Split the file, or choose a larger chunk size.",
+                source=doc.source, n=f"{len(chunks):,}", limit=f"{settings.max_chunks_per_doc:,}",
+            )  # fmt: skip
+            items.pop()
+            overview[-1]["state"] = "over the chunk limit"
         loaded[doc.source] = (doc, chunks, diff)
-    changed = sum(row["state"] != "unchanged" for row in overview)
+    changed = sum(row["state"] in ("new", "changed") for row in overview)
     if not loaded:
         return items, 0
     st.markdown("**Preview** (nothing is written until you press Ingest)")
@@ -165,8 +205,8 @@ def preview_files(
     if diff.unchanged or diff.removed:
         st.caption(
             md_escape(
-                f"{source} is stored already: {len(diff.added)} chunks added, {len(diff.unchanged)} unchanged, "
-                f"{len(diff.removed)} removed"
+                f"{source} is stored already: {plural(len(diff.added), 'chunk')} added, {len(diff.unchanged):,} "
+                f"unchanged, {len(diff.removed):,} removed"
             )
         )
         st.dataframe(

@@ -11,6 +11,7 @@ from collections.abc import Hashable
 
 import streamlit as st
 
+from ui.safe import say
 from rag.components import Components
 from rag.errors import RagError
 from rag.inspect.compare import Comparison, compare
@@ -24,7 +25,7 @@ from ui import forms, inspector_view, kept
 def compare_section(
     components: Components, question: str, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable
 ) -> None:
-    st.caption(f"A = the settings in the sidebar: {config_label(config)}")
+    say("caption", "A = the settings in the sidebar: {label}", label=config_label(config))
     with st.expander("B: the settings to compare with", expanded=True):
         config_b = forms.retrieval_form(
             "inspector_cmp",
@@ -38,7 +39,7 @@ def compare_section(
             with st.spinner("Running both configs…"):
                 kept.keep("inspector_cmp", compare(components, question, config, config_b, flt), here)
         except RagError as e:
-            st.error(str(e))
+            say("error", "{e}", e=e)
     comparison: Comparison | None = kept.kept("inspector_cmp", here)
     if comparison is not None:
         inspector_view.show_comparison(comparison)
@@ -66,7 +67,7 @@ def health_section(components: Components, config: RetrievalConfig, flt: ChunkFi
                 here,
             )
         except RagError as e:
-            st.error(str(e))
+            say("error", "{e}", e=e)
         bar.empty()
     report: ProbeReport | None = kept.kept("inspector_probe", here)
     if report is None:

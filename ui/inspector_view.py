@@ -24,8 +24,10 @@ from rag.inspect.probe import ProbeReport
 from rag.inspect.track import TrackReport
 from rag.retrieval.result import STAGES, Candidate, RetrievalResult
 from rag.types import ChunkFilter, StoredChunk
-from rag.text.wording import lost_at
+from rag.retrieval.loss import LOSS_TITLES
 from ui import mode_view
+from ui.chunks import chunk_text
+from ui.safe import say
 
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
@@ -64,6 +66,63 @@ def expansion_notes(result: RetrievalResult, where: DeltaGenerator | None = None
         (where or st).caption(f"**{stage} stage**: {escape_markdown(note)}")
 
 
+STAGE_HELP = {
+    "dense": "Rank by dense (embedding) similarity: the question's vector against the chunk's",
+    "sparse": "Rank by sparse (BM25 keyword) score: the question's words found in the chunk",
+    "fused": "Rank after fusing the dense and sparse lists (RRF, DBSF, … as set in the sidebar)",
+    "rerank": "Rank after the reranker re-scored the fused list (– no reranker ran, or the chunk was cut before it)",
+}
+# The compact set fits a 1,280 px window; the toggle adds the chunk id and every stage's score.
+COMPACT = ["final", "source > heading", *(f"{s} #" for s in STAGES), "movement"]
+DETAILS = ["final", "chunk id", "source > heading", *(c for s in STAGES for c in (f"{s} #", s)), "movement"]
+GLOSSARY = """
+- **dense #**: the chunk's rank by dense (embedding) cosine similarity to the question.
+- **sparse #**: its rank by BM25 keyword score (sparse vectors; Qdrant applies the IDF).
+- **fused #**: its rank after fusing the dense and sparse lists.
+- **rerank #**: its rank after the reranker re-scored the fused candidates; **final** is the rank in the top-k shown.
+- **movement** `D4 S4 → F3 → R1 ▲2`: dense rank 4, sparse rank 4, fused rank 3, reranked rank 1, so reranking lifted
+  it 2 places (▼ = lost places, – = not in that stage's list).
+- **RRF** (reciprocal rank fusion): each list adds 1 / (rrf_k + rank); ranks count, scores do not.
+- **DBSF** (distribution-based score fusion): each list's scores are normalised by their spread, then added.
+- **weighted RRF**: RRF with the dense list weighted by dense weight; **union**: every chunk either list found, in
+  RRF order, all passed to the reranker.
+- **MaxSim** (sentence-maxsim, maxsim-fusion rerankers): a chunk scores by its best-matching sentence (the highest
+  question-to-sentence cosine), blended with the whole chunk's cosine; **score-fusion**: a min-max mix of the exact
+  dense and BM25 scores.
+- **PRF** (pseudo-relevance feedback): words from the top chunks added to the sparse query.
+"""
+
+
+def glossary() -> None:
+    """The stage table's column names and the fusion and reranking words, in plain words."""
+    with st.expander("What the columns and names mean"):
+        st.markdown(GLOSSARY)
+
+
+def stage_columns() -> dict:
+    """Every stage-table column with a tooltip that says what it holds."""
+    return {
+        "final": st.column_config.NumberColumn("final", format="%d", width="small", help="Rank in the final top-k"),
+        "chunk id": st.column_config.TextColumn("chunk id", width="small", help="The chunk's id (Track it below)"),
+        "source > heading": st.column_config.TextColumn(
+            "source > heading", width="medium", help="The document and the heading path the chunk sits under"
+        ),
+        "movement": st.column_config.TextColumn(
+            "movement",
+            width="medium",
+            help="D(ense) S(parse) → F(used) → R(erank) ranks; ▲/▼ places gained/lost by reranking; – not ranked",
+        ),
+        **{
+            f"{s} #": st.column_config.NumberColumn(f"{s} #", format="%d", width="small", help=STAGE_HELP[s])
+            for s in STAGES
+        },
+        **{
+            s: st.column_config.NumberColumn(s, format="%.4f", width="small", help=f"The {s} stage's score")
+            for s in STAGES
+        },
+    }
+
+
 def stage_table(result: RetrievalResult) -> Candidate | None:
     """The ranked table of every candidate; returns the selected row's candidate (the first by default)."""
     rows = []
@@ -77,24 +136,18 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
     frame = pd.DataFrame(rows)
     for col in ["final", *(f"{s} #" for s in STAGES)]:
         frame[col] = frame[col].astype("Int64")
-    config = {
-        "final": st.column_config.NumberColumn("final", format="%d", width="small", help="Rank in the final top-k"),
-        "chunk id": st.column_config.TextColumn("chunk id", width="small"),
-        "movement": st.column_config.TextColumn(
-            "movement", help="D(ense) S(parse) → F(used) → R(erank) ranks; ▲/▼ places gained/lost by reranking"
-        ),
-        **{f"{s} #": RANK for s in STAGES},
-        **{s: SCORE for s in STAGES},
-    }
+    details = st.toggle("Show chunk ids and scores", key="inspector_table_details")
     event = st.dataframe(
         frame,
         key="inspector_table",
         hide_index=True,
-        column_config=config,
+        column_config=stage_columns(),
+        column_order=DETAILS if details else COMPACT,
         on_select="rerun",
         selection_mode="single-row",
         placeholder=ABSENT,
     )
+    glossary()
     picked = [i for i in (event.selection.rows if event is not None else []) if i < len(result.candidates)]
     return result.candidates[picked[0]] if picked else (result.candidates[0] if result.candidates else None)
 
@@ -109,12 +162,14 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
         f"chunk {candidate.id} · characters {candidate.chunk.chunk.start}–{candidate.chunk.chunk.end} · "
         f"{candidate.movement}"
     )
+    if candidate.also_in:
+        st.caption("The same text is also in: " + escape_markdown("; ".join(candidate.also_in)))
     try:
         ex = explain(components, result.question, candidate.id, result)
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         return
-    st.markdown(ex.markdown())
+    chunk_text(ex.chunk.chunk.text, lambda a, b: st.markdown(ex.markdown(a, b)))  # fenced code as st.code
     if expanded:
         st.caption(
             "The scores below are for the expanded query the stages ran (see above), as in the table; "
@@ -141,7 +196,10 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
                     for t in ex.sparse.terms
                 ]
             )
-            st.dataframe(terms, hide_index=True, column_config=TERM_COLUMNS)
+            st.dataframe(
+                terms.astype({"chunks with term": "Int64"}), hide_index=True, column_config=TERM_COLUMNS,
+                placeholder=ABSENT,
+            )
         else:
             st.caption("No question term occurs in this chunk.")
         if ex.sparse.missing:
@@ -179,7 +237,10 @@ TERM_COLUMNS = {
         "adds", format="%.4f", width="small", help="q weight × idf × tf: what this term adds to the sparse score"
     ),
     "chunks with term": st.column_config.NumberColumn(
-        "df", format="%d", width="small", help="How many chunks contain the term"
+        "df",
+        format="%d",
+        width="small",
+        help="How many chunks contain the term (– when the index still counts replaced chunks, after a re-ingest)",
     ),
     "in body": st.column_config.CheckboxColumn(
         "in body", width="small", help="Found in the chunk's text (else only in its source or heading)"
@@ -193,7 +254,7 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
     chunk = report.target.chunk.chunk
     st.markdown(f"Tracking **{escape_markdown(chunk.location)}** (`{chunk.id}`)")
     if report.target.note:
-        st.caption(report.target.note)
+        say("caption", "{note}", note=report.target.note)
     if report.mode is not None:
         mode_view.show_trail(report.mode)
         st.caption(
@@ -219,12 +280,12 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
         placeholder=ABSENT,
     )
     if report.found:
-        st.success(report.reason)
+        say("success", "{reason}", reason=report.reason)
         return
     if report.section_found:
-        st.info(f"**Collapsed, not lost**: {escape_markdown(report.reason)}")
+        st.info(f"**{LOSS_TITLES[report.dropped_at]}**: {escape_markdown(report.reason)}")
         return
-    st.warning(f"**{lost_at(report.dropped_at)}**: {escape_markdown(report.reason)}")
+    st.warning(f"**{LOSS_TITLES[report.dropped_at]}**: {escape_markdown(report.reason)}")
     if report.no_fix:
         st.info(f"No small change surfaces it: {escape_markdown(report.no_fix)}.")
     for i, s in enumerate(report.suggestions):
@@ -297,6 +358,24 @@ def probe_failures(report: ProbeReport) -> None:
         pd.DataFrame(rows).astype({"own rank": "Int64"}),
         hide_index=True,
         key="inspector_probe_failures",
-        column_config={"own rank": RANK},
+        column_config=PROBE_COLUMNS,
         placeholder=ABSENT,
     )
+
+
+PROBE_COLUMNS = {
+    "chunk": st.column_config.TextColumn("chunk", width="medium", help="The probed chunk: its source > heading"),
+    "lifted sentence": st.column_config.TextColumn(
+        "lifted sentence", width="medium", help="The sentence taken from the chunk and searched as a question"
+    ),
+    "own rank": st.column_config.NumberColumn(
+        "own rank", format="%d", width="small", help="Where the chunk itself ranked for its own sentence (– not found)"
+    ),
+    "ranked first": st.column_config.TextColumn(
+        "ranked first", width="medium", help="The chunk that came first instead"
+    ),
+    "duplicate text": st.column_config.CheckboxColumn(
+        "duplicate", width="small", help="The chunk that came first holds the same sentence: not a retrieval fault"
+    ),
+    "chunk id": st.column_config.TextColumn("chunk id", width="small", help="The probed chunk's id"),
+}

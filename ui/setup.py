@@ -6,6 +6,7 @@ without app.py (Streamlit's `pages/` folder quirk); `setup()` is idempotent and 
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import importlib.util
 import math
@@ -14,15 +15,19 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from ui.render import md_escape
+from ui.safe import say
 from ui.attempts import AttemptLimiter
 from rag.components import Components, build_components
+from rag.settings.collection_settings import in_force, with_collection_settings
 from rag.settings.config import Settings
 from rag.errors import RagError
+from rag.text.redact import redact_url
+from rag.text.words import plural
 from ui import collections as collection_ui
 from ui.links import page_url
 
 APP_ICON = "🔎"
+DEMO = "ask_demo"  # the Ask page's demo-view toggle: app.py hides the page list while it is on
 # Set by the first run of a session (see _leave_pages_folder_mode).
 _SESSION_STARTED = "_ui_session_started"
 
@@ -35,8 +40,11 @@ def get_settings() -> Settings:
 
 @st.cache_resource(show_spinner="Opening the collection…")
 def get_components(settings: Settings) -> Components:
-    """One store per collection per process, shared by every session (the store is locked); the models are
-    shared by all."""
+    """One store per collection per process, shared by every session; the models are shared by all.
+
+    Cached for the process's life, yet on the embedded engine the store holds its shard only for a turn
+    (rag/store/lease.py): between page runs a `ragscope` command on the same data dir takes its own.
+    """
     return build_components(settings)
 
 
@@ -53,23 +61,31 @@ def setup() -> Components:
     try:
         settings = get_settings()
     except RagError as e:
-        st.error(f"Configuration error: {e}")
+        say("error", "Configuration error: {e}", e=e)
         st.stop()
     _gate(settings)
     try:
-        return get_components(collection_ui.session_settings(settings))
+        components = get_components(collection_ui.session_settings(settings))
     except RagError as e:
-        st.error(str(e))
+        say("error", "{e}", e=e)
         st.stop()
         raise  # unreachable: st.stop raises
+    # The collection's own settings (stored by a tune sweep) are read on every run, so a page applies them as soon
+    # as they are stored; the cached engine (store and models) is shared, only its retrieval settings differ.
+    try:
+        return dataclasses.replace(components, settings=with_collection_settings(components.settings))
+    except RagError as e:
+        say("error", "The collection's stored settings were not applied: {e}", e=e)
+        return components
 
 
-def page(title: str) -> Components:
-    """Setup plus the page's title and the shared sidebar."""
+def page(title: str, bare: bool = False) -> Components:
+    """Setup plus the page's title and the shared sidebar (none when `bare`: the Ask page's demo view)."""
     _leave_pages_folder_mode()
     components = setup()
     st.title(title)
-    sidebar(components)
+    if not bare:
+        sidebar(components)
     return components
 
 
@@ -96,17 +112,22 @@ def sidebar(components: Components) -> None:
     s = components.settings
     with st.sidebar:
         collection_ui.picker(get_settings(), components)
-        where = f"server {s.qdrant_url}" if s.qdrant_url else f"embedded, {s.data_dir}"
-        st.caption(f"Collection **{md_escape(s.collection)}** · {where}")
+        if s.qdrant_url:
+            say("caption", "Collection **{name}** on the Qdrant server {url}", name=s.collection,
+                url=redact_url(s.qdrant_url))  # fmt: skip
+        else:
+            say("caption", "Collection **{name}**, stored by the embedded engine in {dir}", name=s.collection,
+                dir=s.data_dir)  # fmt: skip
         try:
-            st.caption(f"{len(components.store.sources())} documents · {components.store.count()} chunks")
+            docs, chunks = len(components.store.sources()), components.store.count()
+            st.caption(f"{plural(docs, 'document')} · {plural(chunks, 'chunk')}")
         except RagError as e:
-            st.caption(f"Store unavailable: {e}")
+            say("caption", "Store unavailable: {e}", e=e)
         collection_ui.manage(get_settings(), components, get_components)
-        st.caption(f"Dense: {s.dense_model} · Sparse: {s.sparse_model}")
-        st.caption(
-            f"Answers: {'Anthropic ' + s.answer.anthropic_model if s.anthropic_api_key else 'offline (extractive)'}"
-        )
+        say("caption", "Dense: {dense} · Sparse: {sparse}", dense=s.dense_model, sparse=s.sparse_model)
+        say("caption", "Retrieval: {settings}", settings=_settings_in_force(s))
+        answers = "Anthropic " + s.answer.anthropic_model if s.anthropic_api_key else "offline (extractive)"
+        say("caption", "Answers: {answers}", answers=answers)
         # Eval is a tab of the Ask page; this link opens it there (the tabs are bound to ?tab=).
         st.markdown(f"🧪 [Eval: question sets and runs]({page_url('ask', components, tab='Eval')})")
         providers = _oidc_providers()
@@ -117,6 +138,14 @@ def sidebar(components: Components) -> None:
                 st.logout()
         if not s.password and providers is None:
             st.caption("Access: open (no RAGSCOPE_PASSWORD and no [auth] sign-in configured)")
+
+
+def _settings_in_force(settings: Settings) -> str:
+    """Which retrieval settings this page starts from, and where each came from (every page's sidebar says it)."""
+    try:
+        return in_force(settings).describe()
+    except RagError as e:
+        return str(e)
 
 
 def _oidc_providers() -> list[str] | None:

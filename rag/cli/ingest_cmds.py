@@ -14,11 +14,12 @@ from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.components import Components
 from rag.errors import RagError
 from rag.ingest.loaders.archive import ArchiveLimits, expand_zip, is_zip_name
-from rag.catalog.documents import delete_document, list_documents, sentence_vectors_stored
+from rag.catalog.documents import delete_document, flagged_chunks, list_documents, sentence_vectors_stored
 from rag.types import clean_tags
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.plan import name_clashes
 from rag.ingest.results import FileResult, IngestSummary
+from rag.ingest.reading import read_regular
 from rag.ingest.walk import collect_paths
 from rag.ingest.sentences import sentence_vectors_note
 
@@ -50,10 +51,12 @@ def ingest(
     any file failed.
 
     Everything left out (hidden and tool folders, unsupported types, archive entries) is listed on
-    stderr with the reason, and under "skipped" in --json. Inputs that would be stored as one
-    document are all refused, with every path named, before anything is written.
+    stderr with the reason, and under "skipped" in --json. Only regular files are read (a FIFO or
+    device named is refused), never past the size limit. Inputs that would be stored as one document
+    are all refused, with every path named, before anything is written; so is a file whose name cleans
+    to a stored document's that came from a different file.
     """
-    with opened(collection) as components:
+    with opened(collection, creates=True) as components:
         results, skipped = _ingest_paths(components, paths, strategy, size, overlap, tags)
     summary = IngestSummary(tuple(results))
     line = (
@@ -85,7 +88,8 @@ def _ingest_paths(
     """Collect, read and ingest `paths` in batches: each file's result, and what was skipped with why."""
     base = components.settings.chunk
     config = ChunkConfig(
-        strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap, base.heading_weight
+        strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap, base.heading_weight,
+        base.definition_sections,
     )
     collected = collect_paths(paths, own_folders=[components.settings.data_dir])
     skipped = list(collected.skipped)
@@ -96,7 +100,7 @@ def _ingest_paths(
         raise click.ClickException("no supported files found (.md, .txt, .html, .pdf, .docx, .zip)")
     tag_list = clean_tags(tags.split(",")) if tags is not None else None
     limits = ArchiveLimits.for_upload_mb(components.settings.max_upload_mb)
-    clashes = _clashes(files, limits)
+    clashes = _clashes(files, components.settings.max_upload_mb, limits)
     results: list[FileResult] = []
     batch: list[tuple[str, bytes]] = []
     with progress_bar(len(files), "ingest") as bar:
@@ -118,9 +122,9 @@ def _ingest_paths(
                 refuse(name, clashes[str(path)])
                 continue
             try:
-                data = path.read_bytes()
-            except OSError as e:
-                refuse(name, f"{name}: cannot read ({e.strerror})")
+                data = _read(path, name, components.settings.max_upload_mb, limits)
+            except RagError as e:
+                refuse(name, str(e))
                 continue
             if is_zip_name(name):
                 try:
@@ -153,11 +157,19 @@ def _members(name: str, files: list[tuple[str, bytes]]) -> list[tuple[str, bytes
     return [(posixpath.join(folder, inner), body) for inner, body in files]
 
 
+def _read(path: Path, name: str, max_upload_mb: int, limits: ArchiveLimits) -> bytes:
+    """The file's bytes, if it is a regular file within its limit: an archive's is what it may
+    expand to, a document's the upload limit (`rag.ingest.reading`: a FIFO or /dev/zero is refused)."""
+    if is_zip_name(name):
+        return read_regular(path, name, limits.max_total_bytes, "what an archive may expand to")
+    return read_regular(path, name, max_upload_mb * 1024 * 1024)
+
+
 def _member(archive: Path, inner: str) -> str:
     return f"{archive} ({inner})"
 
 
-def _clashes(files: list[tuple[str, Path]], limits: ArchiveLimits) -> dict[str, str]:
+def _clashes(files: list[tuple[str, Path]], max_upload_mb: int, limits: ArchiveLimits) -> dict[str, str]:
     """Inputs (file paths, or `_member` for a file inside a zip) that would be stored under one source
     name, each with its error; found across the whole command before anything is written, although
     files are then read and ingested in batches. Zips are expanded here only for their names."""
@@ -167,8 +179,8 @@ def _clashes(files: list[tuple[str, Path]], limits: ArchiveLimits) -> dict[str, 
             entries.append((name, str(path)))
             continue
         try:
-            archive = expand_zip(name, path.read_bytes(), limits)
-        except (RagError, OSError):
+            archive = expand_zip(name, _read(path, name, max_upload_mb, limits), limits)
+        except RagError:
             continue  # reported when the archive's turn comes
         entries += [(inner, _member(path, inner)) for inner, _ in _members(name, archive.files)]
     return {entries[i][1]: message for i, message in name_clashes(entries).items()}
@@ -185,8 +197,16 @@ def _advance(bar, message: str) -> None:  # noqa: ANN001 - tqdm
 @main.command()
 @collection_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def docs(collection: str | None, as_json: bool) -> None:
+@click.option(
+    "--flagged",
+    is_flag=True,
+    help="List instead the chunks the injection scan flagged or marked unchecked (text it cannot read), with why.",
+)
+def docs(collection: str | None, as_json: bool, flagged: bool) -> None:
     """List ingested documents with chunk counts (and, on stderr, whether sentence vectors are stored)."""
+    if flagged:
+        _flagged(collection, as_json)
+        return
     with opened(collection) as components:
         rows = list_documents(components)
         stored = sentence_vectors_stored(components)
@@ -196,6 +216,32 @@ def docs(collection: str | None, as_json: bool) -> None:
     click.echo(sentence_vectors_note(stored), err=True)
     for r in rows:
         click.echo(f"{r.source}\t{r.chunks} chunks\t{r.size_bytes} B\t{','.join(r.tags)}\t{r.ingested_at}")
+
+
+def _flagged(collection: str | None, as_json: bool) -> None:
+    """`docs --flagged`: each chunk to review, with its id (for quarantine on the Documents page) and reasons."""
+    with opened(collection) as components:
+        records = flagged_chunks(components)
+    rows = [
+        {
+            "id": r.chunk.id,
+            "where": r.chunk.location,
+            "index": r.chunk.index,
+            "status": "quarantined" if r.quarantined else "active",
+            "flags": list(r.flags),
+            "flagged": r.flag_reason or ", ".join(r.flags) or None,  # chunks scanned before reasons were stored
+            "unchecked": r.unchecked or None,
+        }
+        for r in records
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("the injection scan flagged no chunk and read every chunk", err=True)
+    for row in rows:
+        reasons = [f"{k}: {row[k]}" for k in ("flagged", "unchecked") if row[k]]
+        click.echo(f"{row['where']} #{row['index']}\t{row['id']}\t{row['status']}\t" + "\t".join(reasons))
 
 
 @main.command()

@@ -21,7 +21,9 @@ from rag.text.cjk import SPARSE_TOKENIZERS
 from rag.settings.spec import check_fields, from_env, setting
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
-CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed")
+# "semantic" cuts where neighbouring sentences' dense vectors drift apart (rag/ingest/semantic.py); "code" keeps
+# code blocks and Python's functions and classes whole (rag/ingest/loaders/code.py). Neither is the default.
+CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed", "semantic", "code")
 # What the answerer is handed for each final hit: the chunk itself, or the whole section around it.
 ANSWER_CONTEXTS = ("chunk", "section")
 SENTENCE_POOLINGS = ("separate-int8", "separate", "late")
@@ -70,7 +72,12 @@ class Secret:
 class ChunkConfig:
     """How documents are cut into chunks."""
 
-    strategy: str = setting("heading", env="RAGSCOPE_CHUNK_STRATEGY", label="chunk strategy", choices=CHUNK_STRATEGIES)
+    strategy: str = setting(
+        "heading", env="RAGSCOPE_CHUNK_STRATEGY", label="chunk strategy", choices=CHUNK_STRATEGIES,
+        help="heading: sections packed by paragraph; sentence: by sentence; recursive: langchain's splitter; fixed: "
+        "windows across headings; semantic: cut where the dense model sees the topic change; code: code blocks, "
+        "functions and classes kept whole",
+    )  # fmt: skip
     size: int = setting(
         800, env="RAGSCOPE_CHUNK_SIZE", label="chunk size", help="characters per chunk", lo=50, hi=100_000
     )
@@ -87,6 +94,12 @@ class ChunkConfig:
         1, env="RAGSCOPE_HEADING_WEIGHT", label="heading weight", lo=0, hi=10,
         help="How many times a chunk's heading path is written into the text its dense and BM25 vectors are made "
         "from",
+    )  # fmt: skip
+    # Off until measured (the lead runs bench/quality.py on and off): it changes heading paths, so ids and vectors.
+    definition_sections: bool = setting(
+        False, env="RAGSCOPE_DEFINITION_SECTIONS", label="definition sections",
+        help="In a section longer than one chunk, each definition-list item (an option and its description) is a "
+        "sub-section titled by its term, so hits and citations name the option",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -190,10 +203,25 @@ class RetrievalConfig:
         tag="per section",
         help="Keep only the best chunk of each section in the final top k, so one long section cannot fill it",
     )  # fmt: skip
+    # Off until measured on the docs sets (the lead): on only if it lowers none (rag/retrieval/dedupe.py).
+    dedupe: bool = setting(
+        False, env="RAGSCOPE_DEDUPE", cli="--dedupe", link="dedupe", label="Repeated passages once", group="cut",
+        tag="repeats once",
+        help="Keep only the best of chunks whose text is the same in several places (a manual's shared option "
+        "text); the others are listed with it",
+    )  # fmt: skip
     context: str = setting(
         "chunk", env="RAGSCOPE_CONTEXT", cli="--context", link="context", label="Answer context",
         choices=ANSWER_CONTEXTS, group="cut", tag="{} context",
         help="What the answerer gets for each final chunk: the chunk, or its whole section (small-to-big)",
+    )  # fmt: skip
+    # With one hit per section, the chunk that ranked a section is often not the one that answers: the section's
+    # other chunks that match the question best are handed over beside it (rag/answer/section_reads.py). The
+    # default is measured: bench/answer_quality.py, docs/answers.md.
+    section_reads: int = setting(
+        1, env="RAGSCOPE_SECTION_READS", cli="--section-reads", link="reads", label="Chunks read per section", lo=1,
+        hi=10, group="cut", tag="section reads {}",
+        help="With one hit per section: how many of a kept section's best-matching chunks the answerer reads",
     )  # fmt: skip
 
     # How the question is searched (rag.modes.run_mode): plain is one retrieve(); the others add steps

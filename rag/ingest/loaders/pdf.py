@@ -10,12 +10,17 @@ does not read it as one. Page starts are kept exact, so every chunk knows its pa
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rag.errors import LoaderError
+from rag.ingest.loaders.parsed import Parsed
 
 _HEADING_RATIO = 1.15  # a heading is set at least this much larger than the body
 _MAX_HEADING_CHARS = 120
@@ -146,7 +151,22 @@ def _mark(lines: list[str], headings: list[tuple[int, str]]) -> list[str]:
     return missing + out if missing else out
 
 
-def parse_pdf(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
+def parse_pdf(data: bytes, source: str) -> Parsed:
+    """The PDF's text layer; what pypdf logged while reading it ("EOF marker not found") goes into the file's
+    notes, or into the error when it could not be read, instead of onto stderr beside the clear message."""
+    with pypdf_log() as said:
+        try:
+            text, starts, title = _read_pdf(data, source)
+        except LoaderError:
+            raise
+        except Exception as e:  # noqa: BLE001 - pypdf raises many types on corrupt input
+            also = f"; pypdf also said: {'; '.join(said)}" if said else ""
+            raise LoaderError(f"{source}: could not read this PDF file ({type(e).__name__}: {e}{also})") from None
+    notes = tuple(f"pypdf read it with a repair: {message}" for message in said)
+    return Parsed(text, starts, title, notes)
+
+
+def _read_pdf(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
     import io
 
     from pypdf import PdfReader  # here: pypdf costs start-up that only PDFs need
@@ -163,3 +183,37 @@ def parse_pdf(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
     text, starts, first_heading = pdf_markdown(reader)
     title = str(reader.metadata.title) if reader.metadata and reader.metadata.title else first_heading
     return text, starts, title
+
+
+class _PypdfRoute(logging.Handler):
+    """pypdf's log records: kept for the file this thread is reading, else passed to the root logger as before."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.local = threading.local()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        said: list[str] | None = getattr(self.local, "said", None)
+        if said is None:
+            logging.getLogger().handle(record)
+        elif record.levelno >= logging.WARNING and (message := record.getMessage()) not in said:
+            said.append(message)
+
+
+_ROUTE = _PypdfRoute()
+
+
+@contextmanager
+def pypdf_log() -> Iterator[list[str]]:
+    """Collect the warnings pypdf logs on this thread (each once) while the block runs; other threads' records,
+    and any outside such a block, reach the root logger as usual."""
+    logger = logging.getLogger("pypdf")
+    if _ROUTE not in logger.handlers:
+        logger.addHandler(_ROUTE)
+        logger.propagate = False
+    said: list[str] = []
+    _ROUTE.local.said = said
+    try:
+        yield said
+    finally:
+        _ROUTE.local.said = None
