@@ -14,6 +14,7 @@ FIELDS = {
     "chunk_id", "source", "heading", "start", "end", "text",
     "dense_rank", "dense_score", "sparse_rank", "sparse_score",
     "fused_rank", "fused_score", "rerank_rank", "rerank_score", "final_rank", "collapsed_into",
+    "also_in", "repeat_of",
 }  # fmt: skip
 
 

@@ -87,3 +87,18 @@ def test_the_documents_page_list_of_repeats(manual):
 def test_the_setting_is_read_from_the_environment_and_off_by_default():
     assert Settings.from_env({"RAGSCOPE_DEDUPE": "on"}).retrieval.dedupe is True
     assert Settings.from_env({}).retrieval.dedupe is False
+
+
+def test_eval_names_a_gold_folded_into_its_repeat(manual):
+    """Gold naming one of the copies that dedupe folded away gets its own verdict, naming the place that stands."""
+    from rag.eval.gold import SectionGold, SectionRef
+    from rag.eval.qsets import Question, QuestionSet
+    from rag.eval.runner import run_eval
+
+    config = _config(manual, True)
+    standing = next(c for c in retrieve(manual, QUESTION, config).final if c.chunk.chunk.text == SHARED)
+    other = next(name for name in ("copy.md", "move.md", "sync.md") if name != standing.chunk.chunk.source)
+    gold = SectionGold((SectionRef(other, f"{other[:-3]} > Options"),))
+    (row,) = run_eval(manual, QuestionSet("s", (Question("q", QUESTION, gold),)), config, save=False).questions
+    assert row.verdict.code == "repeat" and row.gold_ranks["final"] is None
+    assert standing.chunk.chunk.source in row.verdict.detail and "stands for it" in row.verdict.detail

@@ -386,6 +386,7 @@ def test_a_chunk_gold_collapsed_behind_its_sibling_has_its_own_verdict(garden):
 def test_every_verdict_is_covered_here():
     codes = {c[0] for c in RETRIEVAL_CASES} | {"text_not_found", "not_cited", "unsupported", "wrong_answer", "answered_unanswerable", "abstained_answerable"}
     codes |= {"collapsed", "min_score"}  # test_a_chunk_gold_collapsed_behind_its_sibling..., test_cut_by_threshold
+    codes |= {"repeat"}  # tests/test_dedupe.py::test_eval_names_a_gold_folded_into_its_repeat
     modes = {"grader_discarded", "mode_merge_dropped", "hop_drifted", "agent_never_searched"}  # tests/test_mode_verdicts.py
     assert codes | modes == set(VERDICTS)
 

@@ -95,6 +95,10 @@ def test_inspector_shows_every_stage_and_the_chunk_as_text(app: AppPage):
     assert_clean(app)
     rows = app.dataframe_rows(app.dataframe(index=0))
     assert rows and rows[0]["source > heading"] == "harbour-tokens.md > Harbour ferry tokens"
+    assert {"dense #", "sparse #", "fused #", "rerank #", "movement"} <= set(rows[0])  # the compact default
+    app.page.get_by_text("Show chunk ids and scores").click()  # the details toggle adds each stage's score
+    app.settle()
+    rows = app.dataframe_rows(app.dataframe(index=0))
     assert {"dense", "sparse", "fused", "rerank"} <= set(rows[0])
     # The top chunk is selected by default: its full text, with the markup shown as characters.
     shown = main_text(app)

@@ -92,9 +92,16 @@ def test_generate_review_drop_one_and_save_only_the_kept(browser, gen_server: Se
         app.settle()
         main = app.page.get_by_test_id("stMain")
         main.locator("summary", has_text="Write a question set with Claude").click()
-        app.page.get_by_role("button", name="Generate questions").click()
+        generate = app.page.get_by_role("button", name="Generate questions")
+        generate.wait_for()
         app.settle()
-        app.page.get_by_text("questions checked and kept").wait_for()
+        generate.click()
+        app.settle()
+        try:
+            app.page.get_by_text("questions checked and kept").wait_for(timeout=240_000)  # Claude's calls, on a busy machine
+        except Exception:
+            app.screenshot("gen-set-no-review")  # what the page showed instead, for the log
+            raise
         assert app.problems() == [], app.problems()
         assert _Messages.requests and all(r["messages"][0]["content"].count("<section ") for r in _Messages.requests)
 
