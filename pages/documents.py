@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import documents_view, ingest_panel, kept
+from ui import documents_view, ingest_panel
 from ui.chunks import chunk_browser
 from ui.outline import document_outline
 from ui.collections import switch_collection
@@ -121,10 +121,8 @@ def add_documents() -> None:
     prepared = sum(isinstance(i, Prepared) for i in items)
     ready = prepared if tags is not None else changed  # new tags rewrite unchanged documents too
     if prepared and not ready:
-        st.info(
-            f"{'The file is' if prepared == 1 else f'All {prepared:,} files are'} stored already, unchanged: "
-            "nothing to ingest."
-        )
+        which = "The file is" if prepared == 1 else f"All {prepared:,} files are"
+        st.info(f"{which} stored already, unchanged: nothing to ingest.")
     elif ready and st.button(f"Ingest {plural(ready, 'file')}", type="primary", key="documents_ingest"):
         run_ingest(items, config, tags)  # the refused files too, so the summary accounts for them
 
@@ -172,16 +170,7 @@ def documents_table() -> None:
     tag_key = f"documents_edit_tags_{info.sha256}_{source}"
     cols[0].text_input("Tags", ", ".join(info.tags), key=tag_key)
     cols[1].button("Save tags", key="documents_save_tags", on_click=save_tags, args=(source, tag_key))
-    if cols[2].button("Delete…", key="documents_delete"):
-        # Asked in this collection: after a switch, a document of the same name there is not the one meant.
-        kept.keep("documents_confirm_delete", source, components.settings.collection)
-    if kept.kept("documents_confirm_delete", components.settings.collection) == source:
-        say("warning", "Delete {source} and its {n} chunks? This cannot be undone.", source=source, n=info.chunks)
-        yes, no = st.columns(2)
-        yes.button("Yes, delete", type="primary", key="documents_delete_yes", on_click=delete, args=(source,))
-        no.button(
-            "Cancel", key="documents_delete_no", on_click=st.session_state.pop, args=("documents_confirm_delete", None)
-        )
+    documents_view.delete_button(cols[2], components.settings.collection, info, delete)
 
 
 def flagged_section() -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 import streamlit as st
 
+from ui import kept
 from ui.safe import say
 from rag.components import Components
 from rag.errors import RagError
@@ -87,3 +88,20 @@ def maintenance(components: Components) -> None:
                 st.success("Optimized.")
             except RagError as e:
                 say("error", "{e}", e=e)
+
+
+def delete_button(
+    slot: st.delta_generator.DeltaGenerator, collection: str, info: DocumentInfo, delete: Callable[[str], None]
+) -> None:
+    """Delete…, then a confirmation naming the document and its chunk count; `delete(source)` runs on Yes."""
+    source = info.source
+    if slot.button("Delete…", key="documents_delete"):
+        # Asked in this collection: after a switch, a document of the same name there is not the one meant.
+        kept.keep("documents_confirm_delete", source, collection)
+    if kept.kept("documents_confirm_delete", collection) == source:
+        say("warning", "Delete {source} and its {n} chunks? This cannot be undone.", source=source, n=info.chunks)
+        yes, no = st.columns(2)
+        yes.button("Yes, delete", type="primary", key="documents_delete_yes", on_click=delete, args=(source,))
+        no.button(
+            "Cancel", key="documents_delete_no", on_click=st.session_state.pop, args=("documents_confirm_delete", None)
+        )
