@@ -29,7 +29,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 from cjk import fastapi_set  # noqa: E402
-from quality import CachedDense, gain_interval, interval  # noqa: E402
+from quality import CachedDense, gain_table  # noqa: E402
 
 from rag.components import build_components  # noqa: E402
 from rag.eval.qsets import QuestionSet  # noqa: E402
@@ -81,21 +81,8 @@ def scores(
 
 
 def table(by_strategy: dict[str, dict[str, dict]], resamples: int) -> str:
-    qids = sorted(by_strategy[BASE])
-    head = " | ".join(f"{s} {m}" for s in STAGES for m in METRICS)
-    lines = [f"| strategy | {head} |", "|---|" + "---|" * len(STAGES) * len(METRICS)]
-    for strategy, per_q in by_strategy.items():
-        cells = []
-        for stage in STAGES:
-            for metric in METRICS:
-                values = np.array([per_q[q][stage][metric] for q in qids])
-                cell = f"{values.mean():.3f}"
-                if strategy != BASE:
-                    other = np.array([by_strategy[BASE][q][stage][metric] for q in qids])
-                    cell += " (" + interval(*gain_interval(values, other, resamples)).strip() + ")"
-                cells.append(cell)
-        lines.append(f"| {strategy} | " + " | ".join(cells) + " |")
-    return f"FastAPI docs: {len(qids)} answerable questions, gains vs {BASE}\n" + "\n".join(lines)
+    lines = gain_table("strategy", by_strategy, BASE, STAGES, METRICS, resamples)
+    return f"FastAPI docs: {len(by_strategy[BASE])} answerable questions, gains vs {BASE}\n" + "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,8 +30,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
-from quality import gain_interval, interval  # noqa: E402
+from quality import gain_table  # noqa: E402
 
 from rag.catalog.sample import sample_files  # noqa: E402
 from rag.components import build_components  # noqa: E402
@@ -80,25 +79,8 @@ def scores(
 
 def table(name: str, by_tokenizer: dict[str, dict[str, dict]], resamples: int) -> str:
     base = "whitespace" if "whitespace" in by_tokenizer else next(iter(by_tokenizer))
-    qids = sorted(by_tokenizer[base])
-    head = " | ".join(f"{s} {m}" for s in STAGES for m in METRICS)
-    lines = [
-        f"{name}: {len(qids)} answerable questions",
-        f"| tokenizer | {head} |",
-        "|---|" + "---|" * len(STAGES) * len(METRICS),
-    ]
-    for tokenizer, per_q in by_tokenizer.items():
-        cells = []
-        for stage in STAGES:
-            for metric in METRICS:
-                values = np.array([per_q[q][stage][metric] for q in qids])
-                cell = f"{values.mean():.3f}"
-                if tokenizer != base:
-                    other = np.array([by_tokenizer[base][q][stage][metric] for q in qids])
-                    cell += " (" + interval(*gain_interval(values, other, resamples)).strip() + ")"
-                cells.append(cell)
-        lines.append(f"| {tokenizer} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    lines = gain_table("tokenizer", by_tokenizer, base, STAGES, METRICS, resamples)
+    return "\n".join([f"{name}: {len(by_tokenizer[base])} answerable questions", *lines])
 
 
 def main(argv: list[str] | None = None) -> int:

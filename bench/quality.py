@@ -217,6 +217,28 @@ def interval(mean: float, lo: float, hi: float) -> str:
     return f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]{' *' if lo > 0 or hi < 0 else '  '}"
 
 
+def gain_table(
+    column: str, runs: dict[str, dict[str, dict]], base: str, stages: Sequence[str], metrics: Sequence[str], resamples: int
+) -> list[str]:
+    """A Markdown table: one row per run (label -> {question id: {stage: {metric: value}}}), each cell a
+    stage's metric and, beside every run but `base`, its gain over `base` with the paired interval."""
+    qids = sorted(runs[base])
+    head = " | ".join(f"{s} {m}" for s in stages for m in metrics)
+    lines = [f"| {column} | {head} |", "|---|" + "---|" * len(stages) * len(metrics)]
+    for label, per_q in runs.items():
+        cells = []
+        for stage in stages:
+            for metric in metrics:
+                values = np.array([per_q[q][stage][metric] for q in qids])
+                cell = f"{values.mean():.3f}"
+                if label != base:
+                    other = np.array([runs[base][q][stage][metric] for q in qids])
+                    cell += " (" + interval(*gain_interval(values, other, resamples)).strip() + ")"
+                cells.append(cell)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def open_docs(data_dir: Path, files: list[tuple[str, bytes]], sentence_vectors: bool = False) -> tuple[Components, float]:
     """A collection holding `files` (cached in data_dir: unchanged documents are skipped) and the ingest seconds.
 
