@@ -96,11 +96,9 @@ def gate(components: Components, result: RetrievalResult, config: AnswerConfig) 
     final = result.final
     passing = [c for c in final if relevance.get(c.id, float("-inf")) >= config.min_rerank_score]
     reads = section_reads(passing, result)
-    # A chunk read for a kept one's section passes with it, at its relevance.
+    # A chunk read for a kept one's section passes with it, at the kept chunk's relevance (the gate scores finals).
     sources = tuple(
-        Source(source_label(i), r.candidate, relevance.get(r.candidate.id) or relevance[r.for_id], r.for_id)
-        if r.for_id
-        else Source(source_label(i), r.candidate, relevance[r.candidate.id])
+        Source(source_label(i), r.candidate, relevance[r.for_id or r.candidate.id], r.for_id)
         for i, r in enumerate(reads, 1)
     )
     if len(passing) >= config.min_sources:
