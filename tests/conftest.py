@@ -7,6 +7,7 @@ process by the encoders' own cache, so only the first test pays for it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 from pathlib import Path
@@ -27,6 +28,21 @@ from rag.catalog.sample import sample_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
+
+# What makes a test slow: a page run through AppTest, a child process, a browser. A module that does
+# any of these is marked `slow`, so `pytest -m "not slow"` is the fast loop (README, Contributing).
+_SLOW_SIGNS = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of a slow module (see _SLOW_SIGNS) and every browser test `slow`."""
+    slow_modules: dict[Path, bool] = {}
+    for item in items:
+        path = Path(str(item.path))
+        if path not in slow_modules:
+            slow_modules[path] = "e2e" in path.parts or bool(_SLOW_SIGNS.search(path.read_text(encoding="utf-8")))
+        if slow_modules[path]:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
