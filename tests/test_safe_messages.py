@@ -16,7 +16,7 @@ from apptest_pages import APP, open_page
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from ui.render import WORD_JOINER
+from rag.text.markdown import WORD_JOINER
 
 IMAGE = "![px](http://evil.example/c.png)"
 PHISH = "[Session expired: sign in again](http://evil.example/phish)"

@@ -39,17 +39,10 @@ _CODE_STYLE = (
 ANCHOR = "ask-source"  # the ids of the cited-source panels: ask-source-S1, ...
 
 
-# Streamlit's Markdown (remark-gfm) finds bare URLs and e-mail addresses in the text left once escapes are
-# read, so "http://", "www." and "name@host" become links through any backslash. A word joiner (U+2060:
-# invisible, zero-width) before the scheme or "www." and after "@" leaves no autolink a place to start.
-_AUTOLINK = re.compile(r"(?i)(?=https?:|www\.)|(?<=@)")
-WORD_JOINER = "\u2060"
-
-
 def md_escape(text: str) -> str:
     """Backslash-escape Markdown (and Streamlit's `:color[...]` directives) so text shows as typed, as text:
-    no bare URL or address in it becomes a link."""
-    return escape_markdown(_AUTOLINK.sub(WORD_JOINER, " ".join(text.split())))
+    no bare URL or address in it becomes a link; on one line."""
+    return escape_markdown(" ".join(text.split()))
 
 
 def inline_html(text: str) -> str:

@@ -16,7 +16,7 @@ from harness import AppPage, start_server
 
 from rag.settings.config import RetrievalConfig
 from rag.settings.spec import knobs
-from ui.render import WORD_JOINER
+from rag.text.markdown import WORD_JOINER
 
 HOST = "evil.example"
 PAYLOAD = (
