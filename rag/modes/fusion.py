@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
+from rag.retrieval.fusion import rrf_scores
 from rag.retrieval.result import Candidate, RetrievalResult, StageScore
 
 HOP_FUSIONS = ("rrf", "interleave")
@@ -37,10 +38,7 @@ def merge(parts: Sequence[tuple[str, RetrievalResult]], method: str = "rrf") -> 
     base = parts[0][1]
     config = base.config
     if method == "rrf":
-        scores: dict[str, float] = {}
-        for _, part in parts:
-            for rank, c in enumerate(_pool(part), 1):
-                scores[c.id] = scores.get(c.id, 0.0) + 1.0 / (config.rrf_k + rank)
+        scores = rrf_scores(([c.id for c in _pool(part)] for _, part in parts), config.rrf_k, first_rank=1)
         order = sorted(scores, key=lambda cid: -scores[cid])
     else:
         lists = [[c.id for c in part.final] for _, part in parts]

@@ -7,7 +7,7 @@ verdicts both ask it, so both name the same rank.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from rag.retrieval.result import RetrievalResult
 from rag.settings.config import RetrievalConfig
@@ -73,15 +73,26 @@ def uncut_fused_rank(store: Store, result: RetrievalResult, chunk_id: str) -> tu
     return i + 1, longer[i].score
 
 
+def rrf_scores(lists: Iterable[Sequence[str]], k: int, first_rank: int = 0) -> dict[str, float]:
+    """Reciprocal rank fusion, the one implementation: each id's sum of 1 / (k + rank) over the lists.
+
+    `first_rank` 0 is Qdrant's convention (its RRF counts ranks from 0, so union and the Qdrant fusions
+    agree); the modes count from 1, the textbook form (rag/modes/fusion.py).
+    """
+    scores: dict[str, float] = {}
+    for ids in lists:
+        for rank, cid in enumerate(ids, first_rank):
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
 def _union(dense: Sequence[Hit], sparse: Sequence[Hit], k: int) -> list[Hit]:
     """Every chunk either list found, ordered by RRF as Qdrant computes it (1 / (k + 0-based rank)).
 
     The reranker then sees all of them: nothing is cut before it.
     """
-    scores: dict[str, float] = {}
     hits: dict[str, Hit] = {}
-    for lst in (dense, sparse):
-        for rank, h in enumerate(lst):
-            scores[h.id] = scores.get(h.id, 0.0) + 1.0 / (k + rank)
-            hits.setdefault(h.id, h)
+    for h in (*dense, *sparse):
+        hits.setdefault(h.id, h)
+    scores = rrf_scores(([h.id for h in lst] for lst in (dense, sparse)), k)
     return [replace(hits[i], score=s) for i, s in sorted(scores.items(), key=lambda kv: -kv[1])]
