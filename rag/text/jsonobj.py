@@ -18,7 +18,7 @@ def json_object(raw: str, example: str) -> dict[str, Any]:
         ValueError: not JSON, not an object, or a key given twice (each message says which and where).
     """
     try:
-        obj = json.loads(raw, object_pairs_hook=_refuse_repeats)
+        obj = json.loads(raw, object_pairs_hook=refuse_repeats)
     except json.JSONDecodeError as e:
         raise ValueError(f"not valid JSON ({e.msg} at column {e.colno}); write an object like {example}") from None
     if not isinstance(obj, dict):
@@ -26,7 +26,8 @@ def json_object(raw: str, example: str) -> dict[str, Any]:
     return obj
 
 
-def _refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook` for json.loads: a key given twice is a ValueError, not the last one winning."""
     obj: dict[str, Any] = {}
     for key, value in pairs:
         if key in obj:
