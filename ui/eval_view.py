@@ -63,6 +63,7 @@ CHART_METRICS = ("ndcg@10", "mrr@10", "recall@5", "recall@10", "recall@20")
 def render(components: Components) -> None:
     """Draw the whole Eval tab."""
     data_dir = components.settings.data_dir
+    force = tune_view.settings_in_force(components)  # a damaged stored file: its message and Reset, first
     st.subheader("Question sets")
     gen_set_view.render(components)  # before the set picker: saving a reviewed set selects it
     name = _question_sets(data_dir)
@@ -72,7 +73,8 @@ def render(components: Components) -> None:
     _last_run_note(runs[0] if runs else None, components.settings.collection)
     st.subheader(f"Run {md_escape(name)}")
     _run_form(components, name)
-    tune_view.render(components, name)
+    if force is not None:
+        tune_view.render(components, name, force)
     if not runs:
         return
     st.subheader("Results")

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.components import Components
-from rag.errors import RagError
+from rag.errors import ConfigError, RagError
 from rag.eval.qsets import load_question_set
 from rag.eval.tune import (
     ANSWER_ONLY,
@@ -26,7 +26,7 @@ from rag.eval.tune import (
     start_sweep,
     tunable,
 )
-from rag.settings.collection_settings import in_force, reset_collection_settings
+from rag.settings.collection_settings import InForce, in_force, reset_collection_settings
 from rag.settings.config import RetrievalConfig
 from rag.settings.spec import knobs
 from ui import forms
@@ -35,10 +35,21 @@ from ui.safe import safe_text, say
 FORMS = ("ask", "eval", "inspector")  # the session-state prefixes of the retrieval forms (ui/forms.py)
 
 
-def render(components: Components, set_name: str) -> None:
-    """Sweep settings on `set_name`, show the latest sweep of it, and the collection's stored settings."""
+def settings_in_force(components: Components) -> InForce | None:
+    """The collection's settings in force; None, with the problem and the Reset button that repairs it, when its
+    stored settings file is damaged (the tab goes on with the configured settings, as ui/setup does)."""
+    try:
+        return in_force(components.settings)
+    except ConfigError as e:
+        say("error", "{e}", e=e)
+        _reset_button(components)
+        return None
+
+
+def render(components: Components, set_name: str, force: InForce) -> None:
+    """Sweep settings on `set_name`, show the latest sweep of it, and the collection's stored settings (`force`:
+    `settings_in_force`)."""
     st.subheader(safe_text("Tune the settings on {name}", name=set_name))
-    force = in_force(components.settings)
     say("caption", "Settings in force: {settings}", settings=force.describe())
     knobs = {k.name: k for k in tunable().values() if k.name not in ANSWER_ONLY}
     vary = st.multiselect("Settings to vary", list(knobs), default=["fusion", "reranker"], key="tune_vary",
@@ -72,10 +83,14 @@ def render(components: Components, set_name: str) -> None:
         _results(components, latest)
     if force.stored is not None:
         say("caption", "This collection's stored settings: {stored}", stored=force.stored.words())
-        if st.button("Reset this collection's settings (back to the configured ones)", key="tune_reset"):
-            reset_collection_settings(data_dir, components.settings.collection)
-            restart_forms()
-            st.rerun()
+        _reset_button(components)
+
+
+def _reset_button(components: Components) -> None:
+    if st.button("Reset this collection's settings (back to the configured ones)", key="tune_reset"):
+        reset_collection_settings(components.settings.data_dir, components.settings.collection)
+        restart_forms()
+        st.rerun()
 
 
 def _run(components: Components, sweep: Sweep) -> Sweep:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag.components import Components, build_components
+from rag.settings.collection_settings import reset_collection_settings
 from rag.settings.config import Settings, validate_collection_name
 from rag.errors import ConfigError, RagError
 from rag.store import list_collections
@@ -133,7 +134,9 @@ def create_collection(components: Components) -> CollectionInfo:
 def delete_collection(components: Components, typed_name: str) -> None:
     """Delete the components' collection with every chunk in it, once its name was typed to confirm.
 
-    Question sets, eval runs and the ask log stay: they name the collection they ran on.
+    Whatever is keyed by its name goes with it (its journal, kept originals and stored settings), so a new
+    collection of the same name starts clean. Question sets, eval runs and the ask log stay: they name the
+    collection they ran on.
 
     Raises:
         RagError: `typed_name` is not the collection's name.
@@ -144,3 +147,4 @@ def delete_collection(components: Components, typed_name: str) -> None:
     components.store.drop_collection()
     components.journal.discard_all()
     shutil.rmtree(components.settings.originals_dir, ignore_errors=True)
+    reset_collection_settings(components.settings.data_dir, name)

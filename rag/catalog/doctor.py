@@ -11,8 +11,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.encoders.export import ONNX_DIR, export_problem, remake
+from rag.files.atomic import set_aside
+from rag.settings.collection_settings import load_collection_settings, settings_dir
 from rag.settings.config import Settings, validate_collection_name
-from rag.errors import ConfigError, StoreError, StoreLockedError
+from rag.errors import ConfigError, EncoderError, StoreError, StoreLockedError
 from rag.store.journal import dead_owner, entry_problem
 from rag.store.base import CollectionModels
 from rag.store.client import ClientStore
@@ -29,18 +32,69 @@ class Finding:
 
 
 def check(settings: Settings, fix: bool = False) -> list[Finding]:
-    """Check models records, journal entries, locks and collections under `settings.data_dir`.
+    """Check models records, journal entries, locks, collections, their stored settings and the ONNX graphs
+    under `settings.data_dir` (the Eval files: rag.eval.checkup).
 
     With `fix`, repair what is safe to repair and say what was done. The configured Qdrant server,
     when there is one, is checked for reachability only (its collections are not files here).
     """
     findings: list[Finding] = []
-    if settings.qdrant_url:
-        ClientStore.connect(settings.qdrant_url, settings.qdrant_api_key.value, settings.collection).close()
-        findings.append(Finding("ok", f"Qdrant server at {redact_url(settings.qdrant_url)} is reachable"))
+    if url := settings.qdrant_url:
+        ClientStore.connect(url, settings.qdrant_api_key.value, settings.collection).close()
+        findings.append(Finding("ok", f"Qdrant server at {redact_url(url, raw=url)} is reachable"))
     findings += _journals(settings.data_dir / "journal", fix)
     findings += _collections(settings, fix)
+    findings += _collection_settings(settings.data_dir, fix)
+    findings += _exports(settings, fix)
     return findings
+
+
+def _collection_settings(data_dir: Path, fix: bool) -> list[Finding]:
+    """Each collection's stored settings, read by their one reader; --fix sets a damaged file aside (the
+    collection then runs with the configured settings, as Reset leaves it)."""
+    folder = settings_dir(data_dir)
+    out = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            load_collection_settings(data_dir, path.stem)
+        except ConfigError as e:
+            if not fix:
+                out.append(Finding("problem", f"{e}; or `ragscope doctor --fix` sets it aside"))
+                continue
+            kept = set_aside(path)
+            out.append(
+                Finding("fixed", f"collection {path.stem!r}: its damaged stored settings are set aside as {kept} "
+                        "and it runs with the configured settings")
+            )  # fmt: skip
+    return out
+
+
+def _exports(settings: Settings, fix: bool) -> list[Finding]:
+    """Every ONNX graph under the data dir, loaded as the encoder loads it; --fix deletes a damaged one and, for
+    the configured dense model, makes it again now."""
+    models = settings.data_dir / "models"
+    out = []
+    for path in sorted((models / ONNX_DIR).glob("*/*.onnx")):
+        problem = export_problem(path)
+        if not problem:
+            out.append(Finding("ok", f"ONNX graph {path} loads"))
+        elif not fix:
+            out.append(Finding("problem", f"ONNX graph {path} is damaged: {problem}; `ragscope doctor --fix` "
+                               "exports it again"))  # fmt: skip
+        else:
+            out.append(_remade(path, models, settings.dense_model, problem))
+    return out
+
+
+def _remade(path: Path, models: Path, name: str, problem: str) -> Finding:
+    try:
+        again = remake(path, models, name)
+    except EncoderError as e:
+        return Finding("problem", f"removed damaged ONNX graph {path} ({problem}) but could not export it again: {e}")
+    if again:
+        return Finding("fixed", f"ONNX graph {path} was damaged ({problem}); exported it again")
+    return Finding("fixed", f"removed damaged ONNX graph {path} ({problem}); it is exported again the next time "
+                   "its model is used")  # fmt: skip
 
 
 def _journals(root: Path, fix: bool) -> list[Finding]:

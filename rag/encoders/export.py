@@ -13,27 +13,28 @@ sentence-transformers folders of plain encoders hold is read: tokenizer.json, th
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
 import shutil
 import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from rag.encoders.base import TORCH_EXTRA, offline, resolve_dense_path
 from rag.encoders.bert_graph import build_bert_graph, unsupported
 from rag.errors import EncoderError
+from rag.files.atomic import replacing
 
 log = logging.getLogger("rag.encoders")  # the model-load lines the CLI shows on stderr
 ONNX_DIR = "onnx"  # under the models folder (Settings.data_dir / "models")
+EXPORT_FILE = "model.onnx"  # the export itself (`ensure_export`)
 FUSED_FILE = "model-fused.onnx"  # beside the export: what the float runtime runs (`ensure_fused`)
+INT8_FILE = "model-int8.onnx"  # beside the export: quantised from it (`ensure_int8`)
 # The only sentence-transformers modules whose computation this encoder reproduces.
 _MODULES = {
     "sentence_transformers.models.Transformer",
@@ -131,17 +132,23 @@ def _json(path: Path, name: str) -> Any:  # noqa: ANN401 - a JSON document
 def ensure_export(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     """The model's ONNX file under `models_dir`, written first if it is not there (`write_graph`);
     every later process finds the file, whichever way it was made (torch wrote those of earlier versions)."""
-    target = models_dir / ONNX_DIR / f"{Path(name).name}-{folder.digest()}" / "model.onnx"
+    target = export_folder(folder, models_dir, name) / EXPORT_FILE
     if not target.is_file():
         write_graph(folder, target)
     return target
 
 
+def export_folder(folder: ModelFolder, models_dir: Path, name: str) -> Path:
+    """Where model `name`'s graphs are kept: named after the model and a hash of its weights."""
+    return models_dir / ONNX_DIR / f"{Path(name).name}-{folder.digest()}"
+
+
 def write_graph(folder: ModelFolder, target: Path, attention: str | None = None) -> None:
     """Write the folder's transformer as an ONNX graph (token states out) to `target`, atomically
-    (`_written_atomically`): built from the weights without torch where rag.encoders.bert_graph can,
-    else exported by torch (`export_onnx`). `attention` is the attention path either writes ("eager" for
-    `ensure_fused`; None for torch's default, which the export and so its int8 graph keep).
+    (`rag.files.atomic.replacing`: a crash or a second writer never leaves half a file under the final
+    name): built from the weights without torch where rag.encoders.bert_graph can, else exported by torch
+    (`export_onnx`). `attention` is the attention path either writes ("eager" for `ensure_fused`; None for
+    torch's default, which the export and so its int8 graph keep).
 
     Raises:
         EncoderError: the graph could not be written, or torch is needed and missing.
@@ -154,26 +161,13 @@ def write_graph(folder: ModelFolder, target: Path, attention: str | None = None)
     log.info("exporting dense model to ONNX from its weights (once): %s -> %s", folder.path, target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with _written_atomically(target) as tmp:
+        with replacing(target) as tmp:
             build_bert_graph(config, folder.weights, tmp, attention)
     except (OSError, ValueError, KeyError) as e:  # a read-only data dir, a full disk, damaged weights
         raise EncoderError(
             f"could not export dense model {folder.path} to ONNX in {target.parent} ({type(e).__name__}: {e}); "
             f"check that the data dir is writable, or {TORCH_HINT}"
         ) from None
-
-
-@contextlib.contextmanager
-def _written_atomically(target: Path) -> Iterator[Path]:
-    """A temporary name beside `target` to write to, renamed to `target` when the block succeeds and
-    removed in any case: a crash or a second process writing at the same time never leaves a
-    half-written file under the final name."""
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
@@ -199,7 +193,7 @@ def ensure_fused(folder: ModelFolder, models_dir: Path, name: str) -> Path:
         return export
     log.info("fusing the dense model's attention for ONNX Runtime (once): %s", target)
     try:
-        with tempfile.TemporaryDirectory(dir=target.parent) as tmp, _written_atomically(target) as out:
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp, replacing(target) as out:
             eager = Path(tmp) / "eager.onnx"
             try:
                 write_graph(folder, eager, attention="eager")
@@ -317,7 +311,7 @@ def export_onnx(folder: ModelFolder, target: Path, attention: str | None, why: s
             for n in names
         )
         axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
-        with torch.no_grad(), warnings.catch_warnings(), _written_atomically(target) as tmp:
+        with torch.no_grad(), warnings.catch_warnings(), replacing(target) as tmp:
             warnings.simplefilter(
                 "ignore"
             )  # the tracer's notes on shapes it treats as constants: about its internals, not ours
@@ -342,7 +336,7 @@ def export_onnx(folder: ModelFolder, target: Path, attention: str | None, why: s
 
 def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
     """The export with its weights quantised to int8 (ONNX Runtime's dynamic quantisation), made once
-    beside the float export from it, atomically as the export is (`_written_atomically`).
+    beside the float export from it, atomically as the export is.
 
     By default only sentence vectors use it (RAGSCOPE_SENTENCE_POOLING=separate-int8): they are close
     to the float ones, and retrieval did not measurably move while the chunk vectors and every query stay
@@ -353,7 +347,7 @@ def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
         EncoderError: the quantiser failed (a read-only data dir, or onnx missing).
     """
     source = ensure_export(folder, models_dir, name)
-    target = source.with_name("model-int8.onnx")
+    target = source.with_name(INT8_FILE)
     if target.is_file():
         return target
     log.info("quantising the dense model's ONNX export to int8 (once): %s", target)
@@ -364,7 +358,7 @@ def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
         was = root.disabled
         root.disabled = True  # the quantiser advises its own users to pre-process, on the root logger
         try:
-            with _written_atomically(target) as tmp:
+            with replacing(target) as tmp:
                 quantize_dynamic(source, tmp, weight_type=QuantType.QInt8)
         finally:
             root.disabled = was
@@ -374,3 +368,31 @@ def ensure_int8(folder: ModelFolder, models_dir: Path, name: str) -> Path:
             "check that the data dir is writable and onnx is installed, or use RAGSCOPE_SENTENCE_POOLING=separate"
         ) from None
     return target
+
+
+def export_problem(path: Path) -> str:
+    """Why ONNX Runtime cannot load the graph at `path` (cut short by a full disk or a copy, say), or "" when it
+    loads: the same load the encoder does (rag.encoders.dense_onnx), so `ragscope doctor` finds what it would."""
+    import onnxruntime
+
+    try:
+        onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - ONNX Runtime's load failures have no common type
+        return f"ONNX Runtime cannot load it ({type(e).__name__}: {str(e)[:200]})"
+    return ""
+
+
+def remake(path: Path, models_dir: Path, name: str) -> bool:
+    """Delete the damaged graph at `path` and, when it is one of model `name`'s, make it again now (True);
+    another model's graph is made again the next time that model is used.
+
+    Raises:
+        EncoderError: the model cannot be read or exported (see `write_graph`).
+    """
+    path.unlink(missing_ok=True)
+    folder = ModelFolder.read(name)
+    make = {EXPORT_FILE: ensure_export, FUSED_FILE: ensure_fused, INT8_FILE: ensure_int8}.get(path.name)
+    if make is None or path.parent != export_folder(folder, models_dir, name):
+        return False
+    make(folder, models_dir, name)
+    return True

@@ -19,7 +19,6 @@ an answer answers: answer correctness and context recall (rag.eval.correctness).
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -28,6 +27,7 @@ from typing import Any
 
 from rag.errors import EvalSetError
 from rag.eval.gold import Gold, gold_to_json, parse_gold
+from rag.files.atomic import locked, write_atomically
 from rag.text.jsonobj import json_object
 
 SAMPLE_SET = "sample"
@@ -160,12 +160,14 @@ def _path(data_dir: Path, name: str) -> Path:
 
 def save_question_set(data_dir: Path, name: str, text: str) -> QuestionSet:
     """Validate, then store (replacing a set of the same name only once the new one parsed)."""
-    qset = parse_question_set(text, name)
     path = _path(data_dir, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with locked(path):
+        return _write_set(path, name, text)
+
+
+def _write_set(path: Path, name: str, text: str) -> QuestionSet:
+    qset = parse_question_set(text, name)
+    write_atomically(path, text if text.endswith("\n") else text + "\n")
     return qset
 
 
@@ -202,19 +204,20 @@ def append_question(
     The whole set is re-validated before it is written, so a duplicate or malformed entry is refused.
     """
     path = _path(data_dir, name)
-    existing = path.read_text(encoding="utf-8") if path.is_file() else ""
-    taken = {q.id for q in parse_question_set(existing, name).questions} if existing.strip() else set()
-    n = len(taken) + 1
-    while f"q{n}" in taken:
-        n += 1
-    line = Question(f"q{n}", question, gold, answerable).as_json()
-    text = (
-        existing
-        + ("" if not existing or existing.endswith("\n") else "\n")
-        + json.dumps(line, ensure_ascii=False)
-        + "\n"
-    )
-    return save_question_set(data_dir, name, text)
+    with locked(path):  # read, add, write: two adds at once both land
+        existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+        taken = {q.id for q in parse_question_set(existing, name).questions} if existing.strip() else set()
+        n = len(taken) + 1
+        while f"q{n}" in taken:
+            n += 1
+        line = Question(f"q{n}", question, gold, answerable).as_json()
+        text = (
+            existing
+            + ("" if not existing or existing.endswith("\n") else "\n")
+            + json.dumps(line, ensure_ascii=False)
+            + "\n"
+        )
+        return _write_set(path, name, text)
 
 
 def sample_question_set_text() -> str:

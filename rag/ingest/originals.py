@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import re
 import shutil
 import zipfile
@@ -22,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.files.atomic import write_atomically
 from rag.ingest.loaders.names import kind_of
 from rag.ingest.loaders.text import decode_text
 
@@ -39,11 +39,7 @@ class Originals:
 
     def save(self, source: str, data: bytes) -> None:
         """Keep `data` as the original of `source`, replacing an older one whole (written, then renamed)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        target = self.path(source)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        write_atomically(self.path(source), data)
 
     def has(self, source: str) -> bool:
         return self.path(source).is_file()

@@ -12,14 +12,14 @@ Ask, Eval and the CLI start from them: the order of precedence, first wins, is
 
 `InForce` says for each retrieval setting which of these it came from, so every page and command can show
 it. Resetting deletes the file and the collection returns to the configured settings. A damaged or
-hand-edited file is refused whole (ConfigError naming the file and the setting), never half applied.
+hand-edited file is refused whole (ConfigError naming the file, the problem and `reset_command`), never half
+applied. Writes go through rag/files (whole, under the file's lock); deleting the collection resets them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import ConfigError
+from rag.files.atomic import locked, write_atomically
+from rag.files.strict import Damage, expect, read_object
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
 from rag.settings.spec import knobs
@@ -63,56 +65,65 @@ class CollectionSettings:
         }
 
 
+def settings_dir(data_dir: Path) -> Path:
+    return data_dir / "collection_settings"
+
+
 def settings_path(data_dir: Path, collection: str) -> Path:
-    return data_dir / "collection_settings" / f"{collection}.json"
+    return settings_dir(data_dir) / f"{collection}.json"
+
+
+def reset_command(collection: str) -> str:
+    """The command that deletes `collection`'s stored settings (a damaged file's message names it)."""
+    return f"`ragscope settings --reset --collection {collection}` (or Reset in the Eval tab)"
 
 
 def load_collection_settings(data_dir: Path, collection: str) -> CollectionSettings | None:
-    """The collection's stored settings, or None when it has none.
+    """The collection's stored settings, or None when it has none: the one reader of the file.
 
     Raises:
-        ConfigError: the file is not JSON of the stored shape, or a value is one RetrievalConfig refuses.
+        ConfigError: the file is damaged (cut short, a key given twice, a field of the wrong type, a value
+            RetrievalConfig refuses); the message names the file, the problem and `reset_command`.
     """
     path = settings_path(data_dir, collection)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ConfigError(f"{path} cannot be read ({e}); reset the collection's settings to start again") from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("values"), dict):
-        raise ConfigError(f'{path} is not a stored settings file ({{"values": {{...}}}}); reset the settings')
-    try:
+        raw = read_object(path)
+        if raw is None:
+            return None
+        expect(raw, "values", dict)
+        for key in ("collection", "saved_at", "note"):
+            expect(raw, key, str, required=False)
         values = _checked(raw["values"])
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e}; reset the collection's settings or fix the file") from None
-    return CollectionSettings(collection, values, str(raw.get("saved_at", "")), str(raw.get("note", "")))
+    except (Damage, ConfigError) as e:
+        raise ConfigError(f"{path} is damaged: {e}; {reset_command(collection)} starts it again") from None
+    return CollectionSettings(collection, values, raw.get("saved_at", ""), raw.get("note", ""))
 
 
 def save_collection_settings(
     data_dir: Path, collection: str, values: Mapping[str, Any], note: str = "", merge: bool = True
 ) -> CollectionSettings:
-    """Store retrieval settings for the collection (with `merge`, on top of those it has), written atomically.
+    """Store retrieval settings for the collection (with `merge`, on top of those it has): read, merged and
+    written whole under the file's lock, so two writers (`tune --apply` and the page's button) both land.
 
     Raises:
-        ConfigError: an unknown setting or a value RetrievalConfig refuses (nothing is written).
+        ConfigError: an unknown setting or a value RetrievalConfig refuses, or (with `merge`) the stored file
+            is damaged; nothing is written.
     """
-    old = load_collection_settings(data_dir, collection) if merge else None
-    merged = _checked({**(old.values if old else {}), **values})
-    stored = CollectionSettings(collection, merged, datetime.now(UTC).isoformat(timespec="seconds"), note)
     path = settings_path(data_dir, collection)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(stored.as_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with locked(path):
+        old = load_collection_settings(data_dir, collection) if merge else None
+        merged = _checked({**(old.values if old else {}), **values})
+        stored = CollectionSettings(collection, merged, datetime.now(UTC).isoformat(timespec="seconds"), note)
+        write_atomically(path, json.dumps(stored.as_json(), indent=2, ensure_ascii=False) + "\n")
     return stored
 
 
 def reset_collection_settings(data_dir: Path, collection: str) -> bool:
-    """Delete the collection's stored settings; True when it had some."""
+    """Delete the collection's stored settings (damaged or not); True when it had some."""
     path = settings_path(data_dir, collection)
-    existed = path.is_file()
-    path.unlink(missing_ok=True)
+    with locked(path):
+        existed = path.is_file()
+        path.unlink(missing_ok=True)
     return existed
 
 

@@ -9,7 +9,6 @@ on the same data dir take turns, each waiting for the other's current operation.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -17,6 +16,8 @@ from typing import Any, Callable, Sequence
 import qdrant_edge as qe
 
 from rag.errors import StoreError
+from rag.files.atomic import write_atomically
+from rag.files.strict import read_object
 from rag.store.base import DENSE, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData
 from rag.store.base import FilterTerms, Store, store_call, unlocked_store_call
 from rag.store.lease import LINGER_S, WAIT_S, ShardLease
@@ -150,16 +151,8 @@ class EdgeStore(Store):
 
     @store_call
     def write_models(self, models: CollectionModels) -> None:
-        """Durably (re)write the record of which models built the collection: temp file, fsync, rename."""
-        tmp = self.meta_path.with_suffix(".tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(models.as_dict(), f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.meta_path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        """Durably (re)write the record of which models built the collection, whole (rag.files.atomic)."""
+        write_atomically(self.meta_path, json.dumps(models.as_dict()))
         self._models = None
 
     @store_call
@@ -186,10 +179,11 @@ class EdgeStore(Store):
         if cached is not None and cached[0] == key:
             return cached[1]
         try:
-            models = CollectionModels.from_dict(json.loads(self.meta_path.read_text(encoding="utf-8")))
-        except FileNotFoundError:  # dropped meanwhile
-            return None
-        except (UnicodeDecodeError, ValueError) as e:
+            raw = read_object(self.meta_path)
+            if raw is None:  # dropped meanwhile
+                return None
+            models = CollectionModels.from_dict(raw)
+        except ValueError as e:  # a Damage (cut short, a key given twice) or a field of the wrong type
             raise StoreError(
                 f"{self.meta_path} (which models built collection {self.collection!r}) is damaged ({e}); "
                 "run `ragscope doctor --fix` to rebuild it"

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from rag.errors import StoreError
+from rag.files.atomic import write_atomically
+from rag.files.strict import Damage, parse_object, read_object
 from rag.settings.config import validate_collection_name
 from rag.store.base import Store
 
@@ -54,15 +56,16 @@ def read_entry(path: Path) -> JournalEntry:
             f"journal entry {path} is damaged: {problem}. Run `ragscope doctor --fix` to set it aside, "
             "then re-ingest the document it was for"
         )
-    return JournalEntry(**json.loads(path.read_text(encoding="utf-8")))
+    return JournalEntry(**parse_object(path.read_text(encoding="utf-8")))
 
 
 def entry_problem(path: Path) -> str:
     """What is wrong with the entry file at `path`, or "" when it is sound."""
     try:
-        return _entry_problem(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        return f"not readable ({e})"
+        raw = read_object(path)
+    except Damage as e:
+        return str(e)
+    return "gone" if raw is None else _entry_problem(raw)
 
 
 def _entry_problem(raw: Any) -> str:  # noqa: ANN401 - a parsed JSON value, checked here
@@ -80,14 +83,6 @@ def _entry_problem(raw: Any) -> str:  # noqa: ANN401 - a parsed JSON value, chec
     if not isinstance(restore, dict) or not all(isinstance(v, dict) for v in restore.values()):
         return "restore must map chunk ids to payload objects"
     return ""
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Journal:
@@ -126,19 +121,12 @@ class Journal:
         return self.folder / (hashlib.sha256(source.encode()).hexdigest()[:32] + ".json")
 
     def write(self, entry: JournalEntry) -> Path:
-        """Durably write (or advance) an entry: temp file, fsync, atomic rename, fsync the folder."""
+        """Durably write (or advance) an entry, whole (rag.files.atomic: unique temp, fsync, atomic rename)."""
         self.folder.mkdir(exist_ok=True)
         target = self._path(entry.source)
-        tmp = target.with_suffix(".tmp")
         try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(asdict(entry), f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-            _fsync_dir(self.folder)
+            write_atomically(target, json.dumps(asdict(entry)))
         except OSError as e:
-            tmp.unlink(missing_ok=True)
             raise StoreError(
                 f"could not write the crash journal in {self.folder} ({e.strerror or e}); nothing was changed. "
                 "Free disk space or check permissions"
