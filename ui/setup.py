@@ -114,7 +114,7 @@ def sidebar(components: Components) -> None:
         collection_ui.picker(get_settings(), components)
         if s.qdrant_url:
             say("caption", "Collection **{name}** on the Qdrant server {url}", name=s.collection,
-                url=redact_url(s.qdrant_url))  # fmt: skip
+                url=redact_url(s.qdrant_url, raw=s.qdrant_url))  # fmt: skip
         else:
             say("caption", "Collection **{name}**, stored by the embedded engine in {dir}", name=s.collection,
                 dir=s.data_dir)  # fmt: skip

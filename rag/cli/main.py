@@ -21,11 +21,17 @@ from rag.text.words import plural
 
 
 def settings_from_env(collection: str | None = None) -> Settings:
-    """Settings from the environment, on --collection when given; errors become exit 1."""
+    """Settings from the environment, on --collection when given, which must exist (a typo is refused with
+    did-you-mean, as `opened` refuses it: `settings --reset --collection docz` once reset nothing and exit 0);
+    errors become exit 1."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        settings = Settings.from_env()
-        return for_collection(settings, collection) if collection is not None else settings
+        base = Settings.from_env()
+        if collection is None:
+            return base
+        settings = for_collection(base, collection)
+        require_collection(settings, base.collection)
+        return settings
     except RagError as e:
         raise click.ClickException(str(e)) from None
 

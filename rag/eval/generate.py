@@ -28,7 +28,7 @@ from rag.eval.gold import CollectionIndex, SectionGold, SectionRef, TextGold
 from rag.eval.qsets import Question, QuestionSet
 from rag.text.fold import reader_form
 from rag.text.jsonobj import json_object
-from rag.types import Chunk
+from rag.types import Chunk, stored_name
 
 SECTION_CHARS = 4000  # of each section's text sent: enough to hold the answers, a bounded prompt
 MAX_TOKENS = 2048  # a reply for a few sections of questions; RAGSCOPE_MAX_TOKENS raises it
@@ -86,7 +86,7 @@ def pick_sections(
     Raises:
         RagError: a named document is not in the collection, or nothing is left to write from.
     """
-    wanted = list(dict.fromkeys(sources))
+    wanted = list(dict.fromkeys(stored_name(s) for s in sources))  # as ingest stored them: "café" typed NFD too
     known = {s.source for s in sections}
     missing = [s for s in wanted if s not in known]
     if missing:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.components import Components
-from rag.errors import ConfigError, RagError
+from rag.errors import ConfigError, EvalSetError, RagError
 from rag.eval.bootstrap import Interval, paired_interval
 from rag.eval.gold import CollectionIndex
 from rag.eval.history import opened
@@ -46,6 +46,7 @@ from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 from rag.settings.rerankers import RERANKERS, parse_reranker
 from rag.settings.spec import Knob, knobs
+from rag.text.words import plural
 
 METRIC = f"ndcg@{NDCG_K}"
 # What a sweep can rank by: every per-question metric the eval scores.
@@ -280,14 +281,17 @@ def start_sweep(
 
     Raises:
         ConfigError: see `dimensions`; or an unknown metric.
+        EvalSetError: no question's gold names anything the collection holds (`_check_gold`).
     """
     base = base or components.settings.retrieval
     dims = dimensions(vary, base, claude=bool(components.settings.anthropic_api_key))
     _check_metric(metric)
+    index = CollectionIndex.from_components(components)
+    _check_gold(qset, index, components.settings.collection)
     now = datetime.now(UTC)
     sweep = Sweep(
         f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}", now.isoformat(timespec="seconds"), qset.name,
-        components.settings.collection, CollectionIndex.from_components(components).fingerprint,
+        components.settings.collection, index.fingerprint,
         tuple(d.name for d in dims), metric, tuple(plan_configs(base, dims, budget)), (), qset.to_jsonl(),
     )  # fmt: skip
     with _connect(components.settings.data_dir) as con:
@@ -361,6 +365,20 @@ def apply_best(data_dir: Path, sweep: Sweep) -> CollectionSettings | None:
     note = f"tune sweep {sweep.id} on set {sweep.set_name}: {sweep.metric} {best.interval.words()}"
     return save_collection_settings(
         data_dir, sweep.collection, {k: getattr(best.result.config, k) for k in sweep.vary}, note
+    )
+
+
+def _check_gold(qset: QuestionSet, index: CollectionIndex, collection: str) -> None:
+    """Refuse a set none of whose questions can be scored here: every configuration would rank zeros and the
+    sweep would "find" nothing. The message lists the invalid gold as `ragscope eval` does."""
+    invalid = [(q.id, index.resolve(q.gold).invalid) for q in qset.questions if q.answerable]
+    if any(why is None for _, why in invalid):
+        return
+    shown = "; ".join(f"{qid}: {why}" for qid, why in invalid[:5]) + ("; ..." if len(invalid) > 5 else "")
+    raise EvalSetError(
+        f"no question of set {qset.name!r} can be scored on collection {collection!r} "
+        f"({plural(len(invalid), 'answerable question')}, every gold invalid: {shown or 'none'}); "
+        "fix the gold or choose the collection it was written for, then tune"
     )
 
 

@@ -57,7 +57,8 @@ class ClientStore(Store):
             raise StoreError(
                 redact_url(
                     f"could not connect to Qdrant at {url} ({e}); "
-                    "check QDRANT_URL, QDRANT_API_KEY and that the server is running"
+                    "check QDRANT_URL, QDRANT_API_KEY and that the server is running",
+                    raw=url,
                 )
             ) from None
         return cls(client, collection)
