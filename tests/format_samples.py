@@ -110,7 +110,7 @@ def big_class() -> bytes:
     """A class over LARGE_CLASS_CHARS: its methods are sections of their own."""
     doc = "words " * 40
     methods = "".join(
-        f'    def zone_{i}(self) -> int:\n        """Price of zone {i}: {doc}"""\n        return {i}\n\n'
+        f'    def zone_{i}(self) -> int:\n        """Price of zone {i}: {doc}"""\n        return len(os.sep) + {i}\n\n'
         for i in range(8)
     )
     return PY + b'\n\nclass Timetable:\n    """When boats leave."""\n\n    ports = 3\n\n' + methods.encode()

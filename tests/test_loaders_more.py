@@ -99,15 +99,16 @@ def test_epub_chapters_in_spine_order_as_top_headings():
     assert_spans(doc, chunks)
 
 
-def test_python_units_carry_the_imports():
+def test_python_units_carry_the_imports_they_use():
     doc = load_document("ferry/fares.py", PY)
     assert doc.kind == "python" and doc.title == "ferry.fares"
     for strategy in ("heading", "code"):
         chunks = chunk_document(doc, ChunkConfig(strategy=strategy))
         assert paths(chunks) == [("ferry.fares",), ("ferry.fares", "total"), ("ferry.fares", "Small")]
         assert_spans(doc, chunks)
-        for chunk in chunks[1:]:
-            assert chunk.text.startswith("```python\nimport os\nfrom dataclasses import dataclass\n\n")
+        total, small = chunks[1:]
+        assert total.text.startswith("```python\ndef total(")  # it uses no import
+        assert small.text.startswith("```python\nimport os\n\nclass Small:")  # os, not dataclass
     total = next(c for c in chunk_document(doc, ChunkConfig(strategy="code")) if c.heading_path[-1] == "total")
     assert total.text.endswith('def total(fares: list[int]) -> int:\n    """The fare of a trip."""\n'
                                "    return sum(fares) * RATE\n```")  # fmt: skip
@@ -123,8 +124,8 @@ def test_a_large_class_is_split_by_method_and_the_code_strategy_keeps_units_whol
     assert ("ferry.fares", "Timetable") in paths(code)
     methods = [c for c in code if c.heading_path[:2] == ("ferry.fares", "Timetable") and len(c.heading_path) == 3]
     assert [c.heading_path[2] for c in methods] == [f"zone_{i}" for i in range(8)]
-    for chunk in methods:  # one chunk per method, over the size limit, imports and class line first
-        assert chunk.text.startswith("```python\nimport os\nfrom dataclasses import dataclass\n\nclass Timetable:\n")
+    for chunk in methods:  # one chunk per method, over the size limit, the import it uses and class line first
+        assert chunk.text.startswith("```python\nimport os\n\nclass Timetable:\n")
         assert len(chunk.text) > 300 and chunk.text.endswith("```")
     header = next(c for c in code if c.heading_path == ("ferry.fares", "Timetable"))
     assert "ports = 3" in header.text and "def zone_" not in header.text
@@ -228,3 +229,49 @@ def test_code_strategy_keeps_markdown_code_blocks_whole():
     assert block in [c.text for c in code]
     assert block not in [c.text for c in heading] and len(heading) > len(code)
     assert_spans(doc, code)
+
+
+def test_adoc_attribute_references_read_as_the_rendered_page():
+    adoc = rb"""= {product} Guide
+Jane Doe <jane@example.com>
+:price: 4 euros
+:product: Ferry
+
+Tickets cost {price}{nbsp}each; write \{price} to show the reference, {unknown} stays as written.
+
+== Changes
+
+:price: 5 euros
+:total: {price} plus tax
+From May tickets cost {price} ({total}), says {author}.
+
+----
+echo {price}
+----
+
+:price!:
+Unset: {price}.
+"""
+    doc = load_document("guide.adoc", adoc)
+    assert doc.title == "Ferry Guide"
+    assert "Tickets cost 4 euros\u00a0each; write {price} to show the reference, {unknown} stays as written." in doc.text
+    assert "From May tickets cost 5 euros (5 euros plus tax), says Jane Doe." in doc.text
+    assert "```\necho {price}\n```" in doc.text  # a listing is verbatim
+    assert "Unset: {price}." in doc.text and ":price" not in doc.text
+
+
+@pytest.mark.parametrize(
+    ("first_line", "text", "encoding"),
+    [
+        ("# -*- coding: latin-1 -*-", "prix = 'café crème'", "latin-1"),
+        ("# vim: set fileencoding=iso-8859-15 :", "price = '5 €'", "iso-8859-15"),  # € is 0xA4 there, ¤ in cp1252
+        ("# coding=euc-jp", "name = '東京'", "euc-jp"),
+        ("#!/usr/bin/env python", "prix = 'café'", "utf-8-sig"),  # a BOM names UTF-8
+    ],
+    ids=["latin-1", "vim-latin-9", "euc-jp", "bom"],
+)
+def test_python_is_decoded_in_the_encoding_its_coding_line_names(first_line, text, encoding):
+    data = f"{first_line}\n{text}\n\n\ndef fare():\n    return 4\n".encode(encoding)
+    doc = load_document("fares.py", data)
+    assert f"{text}\n" in doc.text and "\ufeff" not in doc.text
+    assert ("fares", "fare") in paths(chunk_document(doc))  # it parsed as Python

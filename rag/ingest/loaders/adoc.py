@@ -7,6 +7,12 @@ become fences (their `[source,lang]` kept as the fence's language), tables (`|==
 `- ` items, and paragraphs stay paragraphs. Comments, attribute entries, block attributes, the document
 header's author/revision lines and block macros are left out; `include::` is never followed, so a file
 can only ever yield its own text.
+
+Attribute references (`{price}`) read as the rendered page shows them: an entry (`:price: 4 euros`, in the
+header or anywhere before the reference, `:price!:` unsets it) gives its value from there on, the author
+line gives `{author}` and `{email}`, and the character built-ins (`{nbsp}`, `{plus}`, `{startsb}` ...) their
+character. A reference to nothing stays as written (Asciidoctor's default), so does `\{price}` (without
+its backslash), and listing and literal blocks are verbatim, as Asciidoctor leaves them.
 """
 
 from __future__ import annotations
@@ -33,6 +39,17 @@ _BLOCK_TITLE = re.compile(r"^\.([^.\s].*)$")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:\*{1,5}|-|\.{1,5}|\d+\.)[ \t]+(.*)$")
 _DESCRIPTION = re.compile(r"^(\S.*?)(?::{2,4}|;;)(?:[ \t]+(.*))?$")
 _INDENTED = re.compile(r"^[ \t]+\S")
+_ATTRIBUTE_ENTRY = re.compile(r"^:(!?)(\w[\w-]*)(!?):(?:[ \t]+(.*?))?[ \t]*$")
+_REFERENCE = re.compile(r"(\\?)\{(\w[\w-]*)\}")
+_AUTHOR = re.compile(r"^([^:<>\[\]{}]+?)(?:[ \t]+<([^<>\s]+)>)?[ \t]*$")
+# Asciidoctor's character replacement attributes (its "built-in" ones a document uses in prose).
+_BUILT_IN = {
+    "empty": "", "blank": "", "sp": " ", "nbsp": "\u00a0", "zwsp": "\u200b", "wj": "\u2060", "apos": "'",
+    "quot": '"', "lsquo": "\u2018", "rsquo": "\u2019", "ldquo": "\u201c", "rdquo": "\u201d", "deg": "\u00b0",
+    "plus": "+", "brvbar": "\u00a6", "vbar": "|", "amp": "&", "lt": "<", "gt": ">", "startsb": "[", "endsb": "]",
+    "caret": "^", "asterisk": "*", "tilde": "~", "backslash": "\\", "backtick": "`", "two-colons": "::",
+    "two-semicolons": ";;", "cpp": "C++", "pp": "++",
+}  # fmt: skip
 
 
 @dataclass
@@ -40,12 +57,40 @@ class _State:
     blocks: list[str] = field(default_factory=list)
     para: list[str] = field(default_factory=list)
     language: str = ""  # from the last `[source,lang]` line, for the next listing block
+    attributes: dict[str, str] = field(default_factory=lambda: dict(_BUILT_IN))
 
     def flush(self) -> None:
         text = " ".join(" ".join(self.para).split())
         if text:
-            self.blocks.append(text)
+            self.blocks.append(self.resolve(text))
         self.para.clear()
+
+    def resolve(self, text: str) -> str:
+        """`text` with its attribute references replaced, in one pass (values were resolved when set)."""
+        return _REFERENCE.sub(self._reference, text) if "{" in text else text
+
+    def _reference(self, match: re.Match[str]) -> str:
+        if match.group(1):
+            return match.group(0)[1:]  # \{name}: the reference as written, without its escape
+        value = self.attributes.get(match.group(2).lower())
+        return match.group(0) if value is None else value
+
+    def entry(self, lines: list[str], i: int) -> int:
+        """Read the attribute entry at `lines[i]` (its value may go on over lines ending in ` \\`) when it is
+        one; the index of the line after it, or `i` when it is not an entry."""
+        match = _ATTRIBUTE_ENTRY.match(lines[i].rstrip())
+        if not match:
+            return i
+        value = match.group(4) or ""
+        while value.endswith(" \\") and i + 1 < len(lines):
+            i += 1
+            value = value[:-2].rstrip() + " " + lines[i].strip()
+        name = match.group(2).lower()
+        if match.group(1) or match.group(3):
+            self.attributes.pop(name, None)
+        else:
+            self.attributes[name] = self.resolve(value)
+        return i + 1
 
 
 def adoc_to_markdown(text: str) -> tuple[str, str]:
@@ -61,7 +106,7 @@ def adoc_to_markdown(text: str) -> tuple[str, str]:
             end = _closing(lines, i)
             body = lines[i + 1 : end]
             if _TABLE.match(line):
-                state.blocks.append(_table(body))
+                state.blocks.append(state.resolve(_table(body)))
             elif not _COMMENT_BLOCK.match(line):
                 state.blocks.append(fenced("\n".join(body), state.language))
             state.language = ""
@@ -70,15 +115,19 @@ def adoc_to_markdown(text: str) -> tuple[str, str]:
         heading = _TITLE.match(line)
         if heading and not state.para:
             level = len(heading.group(1))
-            state.blocks.append("#" * level + " " + heading.group(2))
             if level == 1 and heading.group(1) == "=" and not title:
-                title = heading.group(2)
-                i = _skip_header(lines, i + 1)  # author and revision lines, header attributes
+                i = _header(lines, i + 1, state)  # author and revision lines, header attributes
+                title = state.attributes["doctitle"] = state.resolve(heading.group(2))  # the header's attributes too
+                state.blocks.append("# " + title)
                 continue
+            state.blocks.append("#" * level + " " + state.resolve(heading.group(2)))
         elif not line.strip() or _WRAPPER.match(line):
             state.flush()
         elif _SKIP_LINE.match(line):
             state.flush()
+            if (after := state.entry(lines, i)) > i:
+                i = after
+                continue
             source = _SOURCE_ATTR.match(line)
             state.language = source.group(1) if source else state.language
         elif _INDENTED.match(line) and not state.para:
@@ -89,7 +138,7 @@ def adoc_to_markdown(text: str) -> tuple[str, str]:
             i = end
             continue
         elif _BLOCK_TITLE.match(line) and not state.para:
-            state.blocks.append(_BLOCK_TITLE.match(line).group(1).strip())  # type: ignore[union-attr]
+            state.blocks.append(state.resolve(_BLOCK_TITLE.match(line).group(1).strip()))  # type: ignore[union-attr]
         elif item := _LIST_ITEM.match(line):
             state.flush()
             state.para.append("- " + item.group(1))
@@ -112,9 +161,19 @@ def _closing(lines: list[str], start: int) -> int:
     return len(lines)
 
 
-def _skip_header(lines: list[str], start: int) -> int:
-    """Past the document header's lines after `= Title`: they run to the first blank line."""
+def _header(lines: list[str], start: int, state: _State) -> int:
+    """Past the document header's lines after `= Title` (they run to the first blank line), its attribute
+    entries read and its author line giving `{author}` and `{email}`."""
+    first = start
     while start < len(lines) and lines[start].strip() and not _TITLE.match(lines[start]):
+        if (after := state.entry(lines, start)) > start:
+            start = after
+            continue
+        author = _AUTHOR.match(lines[start].strip()) if start == first else None
+        if author and not lines[start].startswith("//"):
+            state.attributes["author"] = author.group(1)
+            if author.group(2):
+                state.attributes["email"] = author.group(2)
         start += 1
     return start
 

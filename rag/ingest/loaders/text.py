@@ -8,13 +8,27 @@ import unicodedata
 from rag.errors import LoaderError
 
 
-def decode_text(data: bytes, source: str) -> str:
-    """Decode text files: BOMs first, then UTF-8, then UTF-16 without BOM, then Latin-1; refuse binary."""
-    text = _decode(data, source)
+def decode_text(data: bytes, source: str, declared: str | None = None) -> str:
+    """Decode text files: BOMs first, then UTF-8, then UTF-16 without BOM, then Latin-1; refuse binary.
+
+    `declared` is the encoding the file names for itself (a Python coding line, an HTML `<meta charset>`):
+    the author's word beats a guess, so it is used whenever the bytes decode in it; an unknown name or
+    bytes it cannot decode fall back to the detection above.
+    """
+    text = _declared(data, declared) if declared else None
+    if text is None:
+        text = _decode(data, source)
     controls = sum(1 for ch in text[:20000] if unicodedata.category(ch) == "Cc" and ch not in "\n\r\t\f")
     if controls > 0.05 * min(len(text), 20000):
         raise LoaderError(f"{source}: looks like a binary file, not text")
     return text
+
+
+def _declared(data: bytes, encoding: str) -> str | None:
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return None
 
 
 def _decode(data: bytes, source: str) -> str:
