@@ -13,7 +13,7 @@ from rag.cli import main
 FIELDS = {
     "chunk_id", "source", "heading", "start", "end", "text",
     "dense_rank", "dense_score", "sparse_rank", "sparse_score",
-    "fused_rank", "fused_score", "rerank_rank", "rerank_score", "final_rank", "collapsed_into",
+    "fused_rank", "fused_score", "rerank_rank", "rerank_score", "final_rank", "collapsed_into", "carried_at",
     "also_in", "repeat_of",
 }  # fmt: skip
 

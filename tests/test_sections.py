@@ -65,7 +65,15 @@ def test_collapse_keeps_the_best_chunk_per_section_and_names_the_ones_it_replace
     assert final[0].id == plain.final[0].id  # the section's best chunk represents it
     folded = [c for c in result.candidates if c.collapsed_into]
     assert folded and all(c.collapsed_into == final[0].id and c.final_rank is None for c in folded)
-    assert "collapsed: its section ranks as" in folded[0].movement
+    # Those that outrank the next section or rank within 2 x k are carried, shown under the section's chunk; one ranked
+    # below "Tickets" and deeper stays folded (rag/retrieval/collapse.py).
+    carried = sorted((c for c in folded if c.carried), key=lambda c: c.rerank.rank)
+    assert carried and all(c.carried_at == 1 and "carried with its section's chunk" in c.movement for c in carried)
+    assert all(c.rerank.rank <= 4 or c.rerank.rank < final[1].rerank.rank for c in carried)
+    deep = [c for c in folded if not c.carried]
+    assert all(c.rerank.rank > 4 and c.rerank.rank > final[1].rerank.rank for c in deep)
+    assert all("collapsed: its section ranks as" in c.movement for c in deep)
+    assert [c.id for c in result.shown] == [final[0].id, *(c.id for c in carried), final[1].id]
     assert all(not c.collapsed_into for c in result.ranked("rerank"))  # metrics see each section once
     assert folded[0].as_row()["collapsed_into"] == final[0].id
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
+from carry_corpus import QUESTION, ingest_guide
 from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, corpus  # noqa: F401 (fixture)
 
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.retrieval.retrieve import retrieve
 from rag.inspect.track import find_target, is_small, track
+from rag.ingest.pipeline import ingest_files
 from rag.types import ChunkFilter
 
 
@@ -116,8 +119,10 @@ def test_find_target_by_text_heading_and_id(corpus):
     sourdough = chunk_at(corpus, "kitchen.md", "Kitchen > Sourdough")
     exact = find_target(corpus, text="the batch   marker is ZORBLAXITE")
     assert exact.id == sourdough.chunk.id and "contains" in exact.note
-    fuzzy = find_target(corpus, text="knead the dough, then bake in a hot oven until the crust is golden")
-    assert fuzzy.id == sourdough.chunk.id and "closest" in fuzzy.note
+    # Text no chunk holds is an error naming the nearest chunk, never a report on a chunk nobody asked about.
+    with pytest.raises(RagError, match="no chunk holds the text") as e:
+        find_target(corpus, text="knead the dough, then bake in a hot oven until the crust is golden")
+    assert sourdough.chunk.id in str(e.value)
     assert find_target(corpus, source="kitchen.md", heading="Kitchen > Sourdough").id == sourdough.chunk.id
     assert find_target(corpus, source="kitchen.md", heading="sourdough").id == sourdough.chunk.id
     assert find_target(corpus, source="kitchen.md", heading=" kitchen  >  SOURDOUGH ").id == sourdough.chunk.id
@@ -231,37 +236,22 @@ def test_every_heading_that_counts_as_gold_can_be_tracked(corpus):
                 assert find_target(corpus, source=source, heading=written).id in gold.chunk_ids, (source, written)
 
 
-LONG_SECTION = """# Guide
-
-## Refunds
-
-Refunds are paid back to the card that was charged. A refund for an annual plan is prorated by the days left.
-
-A refund reaches the card within five to ten business days after it is approved by the billing team.
-
-Refunds for gift cards are not possible; the balance stays on the account until it is spent on a plan.
-
-## Invoices
-
-Invoices are emailed on the first day of each month and can be downloaded from the billing page at any time.
-"""
-
-
-def test_a_chunk_collapsed_behind_its_section_is_reported_as_collapsed_not_lost(components):
-    from rag.ingest.pipeline import ingest_files
-    from rag.settings.config import ChunkConfig
-
-    assert not ingest_files(components, [("guide.md", LONG_SECTION.encode())], ChunkConfig("heading", 120, 0)).errors
-    config = RetrievalConfig(reranker="none", collapse=True)
-    question = "How are refunds paid back and how long do they take?"
-    result = retrieve(components, question, config)
-    collapsed = [c for c in result.candidates if c.collapsed_into]
-    assert collapsed, "the long section's other chunks are collapsed behind its best one"
-    target = find_target(components, chunk_id=collapsed[0].id)
-    report = track(components, question, target, config)
-    assert report.dropped_at == "collapsed" and report.section_found and not report.found
-    assert f"which ranks {result.get(collapsed[0].collapsed_into).final_rank}: the section is found" in report.reason
-    assert report.suggestions == () and "min score" not in report.reason
+def test_a_chunk_carried_with_its_section_is_found_at_its_rank_and_a_deeper_one_is_cut_with_the_list(components):
+    """A sibling that outranks the next section is carried with its section's chunk (rag/retrieval/collapse.py):
+    found at the section's rank, never "collapsed"; at final k 1 the section carries one sibling, and the next
+    one, though it outranks the next section too, is cut by the list's size, not by collapsing."""
+    answer = ingest_guide(components)
+    result = retrieve(components, QUESTION, RetrievalConfig(collapse=True))
+    assert result.get(answer).carried
+    report = track(components, QUESTION, find_target(components, chunk_id=answer), RetrievalConfig(collapse=True))
+    assert report.found and report.stage("final").rank == 1 and "carried with" in report.reason
+    one = RetrievalConfig(collapse=True, final_k=1)
+    result = retrieve(components, QUESTION, one)
+    behind = [c for c in result.candidates if c.collapsed_into and not c.carried]
+    assert behind, "the section's third chunk is left behind at final k 1"
+    report = track(components, QUESTION, find_target(components, chunk_id=behind[0].id), one)
+    assert report.dropped_at == "final_k" and "one hit per section" in report.reason
+    assert "min score" not in report.reason
 
 
 def test_a_cut_below_final_k_never_names_a_minimum_score_that_is_not_set(corpus):
@@ -270,3 +260,51 @@ def test_a_cut_below_final_k_never_names_a_minimum_score_that_is_not_set(corpus)
     report = track(corpus, "How do I cancel my subscription?", target, config)
     assert report.dropped_at == "final_k", report.reason
     assert "min score" not in report.reason and "below final k = 1" in report.reason
+
+
+TWO_OPTIONS = """# Tool
+
+## Install
+
+### Options
+
+Pass --prefix to install the tool under another directory than the default one.
+
+## Run
+
+### Options
+
+Pass --verbose to print every step the tool takes while it runs.
+"""
+
+
+@pytest.fixture
+def two_options(components):
+    """A document with two sections titled "Options", store closed so the CLI can open it."""
+    assert not ingest_files(components, [("tool.md", TWO_OPTIONS.encode())]).errors
+    components.close()
+
+
+def test_track_cli_refuses_text_no_chunk_holds(two_options):
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    out = CliRunner().invoke(main, ["track", "How do I install elsewhere?", "--text", "install the tool under the moon"])
+    assert out.exit_code != 0 and "no chunk holds the text" in out.output, out.output
+    assert "tool.md > Tool > Install > Options" in out.output  # the nearest chunk, named, not tracked
+    assert "rank" not in out.output
+
+
+def test_track_cli_asks_for_the_path_when_a_heading_names_two_sections(two_options):
+    from click.testing import CliRunner
+
+    from rag.cli import main
+
+    question = "How do I install elsewhere?"
+    out = CliRunner().invoke(main, ["track", question, "--source", "tool.md", "--heading", "Options"])
+    assert out.exit_code != 0, out.output
+    assert "names 2 sections" in out.output and "Tool > Install > Options" in out.output and "Tool > Run > Options" in out.output
+    path = CliRunner().invoke(main, ["track", question, "--source", "tool.md", "--heading", "Install > Options", "--json"])
+    assert path.exit_code == 0, path.output
+    assert json.loads(path.stdout)["target"]["heading"] == "Install > Options"

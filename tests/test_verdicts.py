@@ -369,23 +369,34 @@ def test_a_text_gold_quoting_a_heading_finds_that_section_not_a_parse_loss(garde
     assert result.gold_ranks["final"] == 1
 
 
-def test_a_chunk_gold_collapsed_behind_its_sibling_has_its_own_verdict(garden):
-    """Gold naming one chunk of a two-chunk section, folded behind its sibling by "one hit per section":
-    the verdict says collapsed and where the section stands, never a score or k that did not cut it."""
+def test_a_chunk_gold_carried_with_its_section_is_found_and_one_below_another_section_is_collapsed(garden):
+    """Gold naming one chunk of a two-chunk section. Ranked right behind its sibling, above every other section, it
+    is carried with it (rag/retrieval/collapse.py): found at the section's rank, no verdict. Ranked below other
+    sections and deeper than the rule carries, it has its own verdict: collapsed, with where its section stands and
+    which section outranks it, never a score or k that did not cut it."""
     question = "How do I make compost and when is it finished?"
     config = RetrievalConfig(candidates=10, final_k=3, collapse=True)
     run = retrieve(garden, question, config)
     [folded] = [c for c in run.candidates if c.collapsed_into]
+    assert folded.carried and folded.rerank.rank == 2
+    result = one(garden, ChunkIdGold((folded.id,)), config, question=question)
+    assert result.verdict is None and result.gold_ranks["final"] == run.get(folded.collapsed_into).final_rank == 1
+    question = "Which green and brown waste goes on a compost heap with air and moisture, and how do I water tomatoes and prune roses?"
+    config = RetrievalConfig(candidates=10, final_k=1, collapse=True)
+    run = retrieve(garden, question, config)
+    [folded] = [c for c in run.candidates if c.collapsed_into]
+    assert not folded.carried and folded.rerank.rank > 2  # below other sections, deeper than 2 x k
     result = one(garden, ChunkIdGold((folded.id,)), config, question=question)
     assert result.verdict.code == "collapsed" and result.gold_ranks["final"] is None
     holder = run.get(folded.collapsed_into)
     assert f"which ranks {holder.final_rank}" in result.verdict.detail and "garden.md › Garden guide > Composting" in result.verdict.detail
+    assert "outranks it, so its section does not carry it" in result.verdict.detail
     assert "min" not in result.verdict.detail and result.verdict.evidence["collapsed_into"] == holder.id
 
 
 def test_every_verdict_is_covered_here():
     codes = {c[0] for c in RETRIEVAL_CASES} | {"text_not_found", "not_cited", "unsupported", "wrong_answer", "answered_unanswerable", "abstained_answerable"}
-    codes |= {"collapsed", "min_score"}  # test_a_chunk_gold_collapsed_behind_its_sibling..., test_cut_by_threshold
+    codes |= {"collapsed", "min_score"}  # test_a_chunk_gold_carried_with_its_section..., test_cut_by_threshold
     codes |= {"repeat"}  # tests/test_dedupe.py::test_eval_names_a_gold_folded_into_its_repeat
     modes = {"grader_discarded", "mode_merge_dropped", "hop_drifted", "agent_never_searched"}  # tests/test_mode_verdicts.py
     assert codes | modes == set(VERDICTS)

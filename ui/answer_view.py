@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.answer.result import Answer
+from rag.retrieval.result import Candidate
 from rag.retrieval.context import span_context
 from ui.render import SourcePanel, answer_html, md_escape, sources_html
 from ui.safe import say
@@ -76,16 +77,23 @@ def show_citations(components: Components, answer: Answer) -> None:
 
 def show_sources(answer: Answer, min_score: float) -> None:
     """The final chunks with their scores: which were sent, and the relevance the gate compared; after each, the
-    chunks of its section read with it (RAGSCOPE_SECTION_READS)."""
+    chunks of its section shown and read with it (those it carries, rag/retrieval/collapse.py, and those
+    RAGSCOPE_SECTION_READS adds)."""
     cited = {c.id for c in answer.citations}
-    final = answer.retrieval.final
+    result = answer.retrieval
+    final = result.final
     kept = {c.id for c in final}
-    read = [answer.retrieval.get(cid) for cid in answer.sources if cid not in kept]
-    chunks = [x for c in final for x in (c, *(r for r in read if r is not None and r.collapsed_into == c.id))]
+    read = {c.id for c in result.shown} | set(answer.sources)
+    with_section = [c for c in result.candidates if c.id in read and c.id not in kept]
+    chunks = [
+        x
+        for c in final
+        for x in (c, *sorted((r for r in with_section if r.collapsed_into == c.id), key=lambda r: r.rerank.rank))
+    ]
     rows = [
         {
             "sent as": answer.label_of(c.id) or "not sent",
-            "read for": f"the section of {answer.label_of(c.collapsed_into)}" if c.id not in kept else "",
+            "read for": _read_for(answer, c) if c.id not in kept else "",
             "cited": c.id in cited,
             "source": c.chunk.chunk.source,
             "heading": c.chunk.chunk.heading,
@@ -99,7 +107,7 @@ def show_sources(answer: Answer, min_score: float) -> None:
         }
         for c in chunks
     ]
-    unused = {"read for"} if not read else set()  # no section read beyond its kept chunk: no column to explain
+    unused = {"read for"} if not with_section else set()  # no section read beyond its kept chunk: no column
     unused |= set() if any(c.also_in for c in chunks) else {"also in"}
     rows = [{k: v for k, v in row.items() if k not in unused} for row in rows]
     st.subheader("Sources")
@@ -115,6 +123,12 @@ def show_sources(answer: Answer, min_score: float) -> None:
     st.dataframe(
         pd.DataFrame(rows).astype(ranks), hide_index=True, width="stretch", placeholder="–"
     )  # a stage that did not rank it
+
+
+def _read_for(answer: Answer, c: Candidate) -> str:
+    """Why a chunk that is not a hit of its own is listed: its section's chunk carries it, or reads it."""
+    holder = answer.label_of(c.collapsed_into) or "its section's chunk"
+    return f"carried with {holder} (outranks the next section)" if c.carried else f"the section of {holder}"
 
 
 def show_recent(

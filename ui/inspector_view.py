@@ -80,6 +80,8 @@ GLOSSARY = """
 - **sparse #**: its rank by BM25 keyword score (sparse vectors; Qdrant applies the IDF).
 - **fused #**: its rank after fusing the dense and sparse lists.
 - **rerank #**: its rank after the reranker re-scored the fused candidates; **final** is the rank in the top-k shown.
+  With one hit per section, a section's other chunks that outrank the next section are carried with it: listed
+  under it, at its final rank, and read by the answerer.
 - **movement** `D4 S4 → F3 → R1 ▲2`: dense rank 4, sparse rank 4, fused rank 3, reranked rank 1, so reranking lifted
   it 2 places (▼ = lost places, – = not in that stage's list).
 - **RRF** (reciprocal rank fusion): each list adds 1 / (rrf_k + rank); ranks count, scores do not.
@@ -102,7 +104,10 @@ def glossary() -> None:
 def stage_columns() -> dict:
     """Every stage-table column with a tooltip that says what it holds."""
     return {
-        "final": st.column_config.NumberColumn("final", format="%d", width="small", help="Rank in the final top-k"),
+        "final": st.column_config.NumberColumn(
+            "final", format="%d", width="small",
+            help="Rank in the final top-k; a chunk carried with its section (listed under it) shows the section's rank",
+        ),  # fmt: skip
         "chunk id": st.column_config.TextColumn("chunk id", width="small", help="The chunk's id (Track it below)"),
         "source > heading": st.column_config.TextColumn(
             "source > heading", width="medium", help="The document and the heading path the chunk sits under"
@@ -128,7 +133,8 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
     rows = []
     for c, label in zip(result.candidates, where_labels([c.chunk for c in result.candidates]), strict=True):
         r = c.as_row()  # the same record as the CLI's --json
-        row = {"final": r["final_rank"], "chunk id": r["chunk_id"], "source > heading": label}
+        # A chunk carried with its section shows under it, at its rank (rag/retrieval/collapse.py).
+        row = {"final": c.shown_rank, "chunk id": r["chunk_id"], "source > heading": label}
         for stage in STAGES:
             row[f"{stage} #"], row[stage] = r[f"{stage}_rank"], r[f"{stage}_score"]
         row["movement"] = c.movement

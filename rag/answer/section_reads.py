@@ -1,12 +1,14 @@
-"""What the answerer reads of a kept section when "one hit per section" folded the rest of it away.
+"""What the answerer reads of a kept section: the chunks it carries, topped up by its best-matching siblings.
 
 Collapsing keeps a section's best-ranked chunk in the final top k and folds its siblings behind it, so
-one long section cannot fill the list. But in a long section (a manual's OPTIONS, a page of examples)
-the chunk that ranked the section is often a sibling of the one that answers. `section_reads` hands the
-answerer, beside each kept chunk, up to `section_reads - 1` of the chunks collapsed behind it, those the
-reranker scored best for the question, while the section's reads stay within SECTION_CONTEXT_CHARS.
-Each is a source of its own (its own [S#] and offsets), so a citation still opens its exact span.
-Retrieval metrics do not change: the final list is the same; only what the answerer reads grows.
+one long section cannot fill the list. The siblings that outrank the next section are carried with it
+(rag/retrieval/collapse.py): they are part of the final list as shown, so the answerer always reads them.
+In a long section (a manual's OPTIONS, a page of examples) the chunk that answers may rank lower still,
+so `section_reads` tops the section up: it reads at least `section_reads - 1` siblings, those the
+reranker scored best, while the section's reads stay within SECTION_CONTEXT_CHARS. One rule serves
+both, since the carried chunks are the section's best-ranked siblings: read the best
+max(carried, section_reads - 1) of them. Each is a source of its own (its own [S#] and offsets), so a
+citation still opens its exact span.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ class Read:
 
 
 def section_reads(kept: Sequence[Candidate], result: RetrievalResult) -> list[Read]:
-    """The kept chunks, each followed by the best-matching chunks collapsed behind it (see the module docstring)."""
+    """The kept chunks, each followed by the siblings read with it (see the module docstring)."""
     config = result.config
-    if config.section_reads <= 1 or not config.collapse or config.context == "section":
-        return [Read(c) for c in kept]  # small-to-big already hands over the whole section
+    if not config.collapse or config.context == "section":
+        return [Read(c) for c in kept]  # nothing folded, or small-to-big already hands over the whole section
     behind: dict[str, list[Candidate]] = {}
     for c in result.candidates:
         if c.collapsed_into and c.rerank.rank is not None:
@@ -39,9 +41,9 @@ def section_reads(kept: Sequence[Candidate], result: RetrievalResult) -> list[Re
     for c in kept:
         out.append(Read(c))
         size = len(c.answer_chunk.text)
-        for sibling in sorted(behind.get(c.id, ()), key=lambda x: x.rerank.rank)[: config.section_reads - 1]:
+        for n, sibling in enumerate(sorted(behind.get(c.id, ()), key=lambda x: x.rerank.rank)):
             size += len(sibling.answer_chunk.text)
-            if size > SECTION_CONTEXT_CHARS:
+            if not sibling.carried and (n >= config.section_reads - 1 or size > SECTION_CONTEXT_CHARS):
                 break
             out.append(Read(sibling, c.id))
     return out

@@ -323,9 +323,11 @@ class Resolution:
         """{unit key: grade} for the metric functions."""
         return {u.key: u.grade for u in self.units}
 
-    def collapse(self, ranked_ids: Sequence[str]) -> dict[str, float]:
+    def collapse(self, ranked: Sequence[str | Sequence[str]]) -> dict[str, float]:
         """A stage's chunk ranking as a run over gold units: a unit ranks where its first chunk ranks.
 
+        An entry is a chunk id, or a group of ids that share one rank (a section's chunk with the chunks
+        it carries: `RetrievalResult.ranked_groups`), so a carried chunk counts at its section's rank.
         Chunks outside the gold keep their own place, so a miss still costs rank positions.
         """
         owners: dict[str, list[str]] = {}
@@ -334,11 +336,13 @@ class Resolution:
                 owners.setdefault(cid, []).append(u.key)
         run: dict[str, float] = {}
         position = 0
-        for cid in ranked_ids:
-            keys = [k for k in owners.get(cid, [cid]) if k not in run]
-            if keys:
+        for entry in ranked:
+            group = (entry,) if isinstance(entry, str) else tuple(entry)
+            gold = list(dict.fromkeys(k for cid in group for k in owners.get(cid, ()) if k not in run))
+            other = [cid for cid in group if cid not in owners]
+            if gold or other:
                 position += 1
-                run.update({k: 1.0 / position for k in keys})
+                run.update({k: 1.0 / position for k in gold or other[:1]})
         return run
 
     def track(self) -> str | None:

@@ -112,7 +112,8 @@ def run_eval(
             chunk_qrels[q.id] = dict.fromkeys(gold.chunk_ids or ("(gold in no chunk)",), 1)
             for stage in STAGES:
                 ranked = [c.id for c in result.ranked(stage)]
-                runs[stage][q.id] = gold.collapse(ranked)
+                # A chunk carried with its section counts at the section's rank (rag/retrieval/collapse.py).
+                runs[stage][q.id] = gold.collapse([tuple(c.id for c in g) for g in result.ranked_groups(stage)])
                 contexts[stage][q.id] = {cid: -float(i) for i, cid in enumerate(ranked[: config.final_k])}
         verdict = (
             None
@@ -213,13 +214,13 @@ def _tracked_section(q: Question, gold: Resolution, track: str | None) -> Sectio
 
 
 def _gold_ranks(result: RetrievalResult, gold: frozenset[str]) -> dict[str, int | None]:
-    """Best rank of any gold chunk in each stage, and in the final k."""
+    """Best rank of any gold chunk in each stage, and in the final list (a carried chunk at its section's rank)."""
     ranks: dict[str, int | None] = {}
     for stage in STAGES:
         ranks[stage] = min(
             (c.stage(stage).rank for c in result.candidates if c.id in gold and c.stage(stage).rank), default=None
         )
-    ranks["final"] = min((c.final_rank for c in result.final if c.id in gold), default=None)
+    ranks["final"] = min((c.shown_rank for c in result.shown if c.id in gold), default=None)
     return ranks
 
 

@@ -27,7 +27,7 @@ from rag.eval.answers import AnswerRecord
 from rag.eval.gold import GoldUnit, Resolution, SectionRef
 from rag.settings.links import inspector_params
 from rag.retrieval.fusion import QDRANT_FUSIONS
-from rag.retrieval.loss import LOSS_TITLES, where_lost
+from rag.retrieval.loss import LOSS_TITLES, outranked_by, where_lost
 from rag.retrieval.result import Candidate, RetrievalResult
 
 if TYPE_CHECKING:
@@ -129,7 +129,8 @@ def judge_question(
                 {"cited": list(answer.cited)},
             )
         return None
-    final = [c for c in result.final if c.id in gold.chunk_ids]
+    # The final list as shown: a chunk carried with its section is found at its section's rank.
+    final = sorted((c for c in result.shown if c.id in gold.chunk_ids), key=lambda c: c.shown_rank)
     if not final:
         return _mode_verdict(gold, mode, result.config.final_k) or _retrieval_verdict(gold, result, fused_rank)
     kept = {c.id for c in final}
@@ -137,18 +138,18 @@ def judge_question(
     if lost:
         return _partial_verdict(gold, lost, result, fused_rank, mode)
     best = final[0]
-    where = {"final_rank": best.final_rank, **_ranks(best)}
+    where = {"final_rank": best.shown_rank, **_ranks(best)}
     if answer is None:
         return None
     if answer.abstained:
         return Verdict(
             "abstained_answerable",
-            f"gold was retrieved at final rank {best.final_rank} but the answer abstained: {answer.reason}",
+            f"gold was retrieved at final rank {best.shown_rank} but the answer abstained: {answer.reason}",
             where,
             best.id,
         )
     if not gold.chunk_ids & set(answer.cited):
-        why = f"gold was retrieved at final rank {best.final_rank} but the answer cites only "
+        why = f"gold was retrieved at final rank {best.shown_rank} but the answer cites only "
         why += _named(answer.cited, result) or "nothing"
         facts = {"cited": list(answer.cited)}
     elif answer.unsupported:
@@ -219,10 +220,12 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
             holder = result.get(best.collapsed_into)
             where = f"{_named([best.collapsed_into], result)}, which "
             where += f"ranks {holder.final_rank}" if holder and holder.final_rank else "is itself below the final k"
+            above = outranked_by(result, best)
+            outranked = f"; {_named([above.id], result)} outranks it, so its section does not carry it" if above else ""
             return Verdict(
                 loss.code,
-                f"the gold chunk was collapsed behind another chunk of its section ({where}); the gold names "
-                "the chunk, not its section",
+                f"the gold chunk was collapsed behind another chunk of its section ({where}){outranked}; the gold "
+                "names the chunk, not its section",
                 {"collapsed_into": best.collapsed_into, **_ranks(best)},
                 best.id,
             )

@@ -30,7 +30,7 @@ from rag.inspect.explain import get_chunk
 from rag.inspect.mode_trail import ModeTrail, mode_trail
 from rag.modes.result import ModeResult
 from rag.retrieval.fusion import uncut_fused_rank
-from rag.retrieval.loss import where_lost
+from rag.retrieval.loss import outranked_by, where_lost
 from rag.retrieval.rerank import RerankContext, get_reranker
 from rag.settings.rerankers import RERANKERS
 from rag.retrieval.result import Candidate, RetrievalResult
@@ -139,11 +139,12 @@ def find_target(
         chunk_id: an exact chunk id.
         source, heading: a document and a heading path ("Billing > Refunds") or its last title;
             when several chunks sit under it, the one closest to `question` is taken.
-        text: pasted text; the stored chunk containing it (or sharing most of its words) is taken.
+        text: pasted text; the stored chunk containing it is taken.
         question: used to choose among several chunks under one heading.
 
     Raises:
-        RagError: nothing matches, or no way of picking was given.
+        RagError: nothing matches (no chunk holds the text), the heading names several sections, or no way
+            of picking was given.
     """
     if chunk_id:
         return TrackTarget(get_chunk(components, chunk_id), "id")
@@ -214,7 +215,7 @@ def standing_for(components: Components, target: TrackTarget, result: RetrievalR
         if c is None:
             return (big,) * 4
         return (
-            c.final_rank or big,
+            c.shown_rank or big,
             c.rerank.rank or big,
             c.fused.rank or big,
             min(c.dense.rank or big, c.sparse.rank or big),
@@ -228,16 +229,18 @@ def standing_for(components: Components, target: TrackTarget, result: RetrievalR
 
 
 def section_fates(report: TrackReport) -> list[dict[str, object]]:
-    """Where each chunk of a section target went: its id, final rank, rerank rank, and whom it was collapsed behind."""
+    """Where each chunk of a section target went: its id, final rank (a carried chunk's is its section's),
+    rerank rank, whom it was collapsed behind, and whether it is carried with that chunk."""
     out = []
     for cid in report.target.section or (report.target.id,):
         c = report.result.get(cid)
         out.append(
             {
                 "chunk_id": cid,
-                "final_rank": c.final_rank if c else None,
+                "final_rank": c.shown_rank if c else None,  # a carried chunk at its section's rank
                 "rerank_rank": c.rerank.rank if c else None,
                 "collapsed_into": c.collapsed_into if c else None,
+                "carried": bool(c and c.carried),
                 "standing": cid == report.target.id,
             }
         )
@@ -346,11 +349,11 @@ class _Probe:
             ),
             StageStanding(
                 FINAL,
-                mine.final_rank if mine else None,
+                mine.shown_rank if mine else None,  # a carried chunk stands at its section's rank
                 rerank_rank,
                 rerank_score,
                 final_size,
-                f"final k = {cfg.final_k}",
+                f"final k = {cfg.final_k}" + (", carried with its section's chunk" if mine and mine.carried else ""),
             ),
         )
 
@@ -420,6 +423,12 @@ def _dropped(
     rerank = s["rerank"]
     match loss.code:
         case None:
+            if loss.best is not None and loss.best.final_rank is None:
+                holder = result.get(loss.best.collapsed_into)
+                return None, (
+                    f"found: final rank {s[FINAL].rank}, carried with {_where(holder)}, the chunk of its section "
+                    "that ranks there (it outranks the next section)"
+                )
             return None, f"found: final rank {s[FINAL].rank}"
         case "filter":
             if target.chunk.quarantined and not flt.include_quarantined:
@@ -436,7 +445,7 @@ def _dropped(
                 f"found by a prefetch list but cut by {cfg.fusion} fusion (fused rank {_fmt(s['fused'].would_be_rank)})"
             )
         case "collapsed":
-            return loss.code, _collapsed_reason(result, loss.best.collapsed_into)
+            return loss.code, _collapsed_reason(result, loss.best)
         case "repeat":
             standing = result.get(loss.best.repeat_of)
             where = standing.chunk.chunk.location if standing else loss.best.repeat_of[:8]
@@ -454,16 +463,23 @@ def _dropped(
     raise AssertionError(f"unknown loss {loss.code!r}")
 
 
-def _collapsed_reason(result: RetrievalResult, standing_id: str) -> str:
-    """Where the chunk that stands for a collapsed chunk's section ranks: the section, not the chunk, is the hit."""
-    standing = result.get(standing_id)
-    where = f"{standing.chunk.chunk.source} › {standing.chunk.chunk.heading}" if standing else standing_id[:8]
+def _collapsed_reason(result: RetrievalResult, folded: Candidate) -> str:
+    """Where the chunk that stands for a collapsed chunk's section ranks (the section, not the chunk, is the hit),
+    and which section outranks the chunk, so that its section does not carry it."""
+    standing = result.get(folded.collapsed_into)
+    where = _where(standing) if standing else folded.collapsed_into[:8]
+    above = outranked_by(result, folded)
+    outranked = f"; {_where(above)} outranks it (rerank {above.rerank.rank})" if above else ""
     if standing is not None and standing.final_rank is not None:
         return (
-            f"collapsed behind another chunk of the same section ({where}), which ranks "
+            f"collapsed behind another chunk of the same section ({where}){outranked}; the section ranks "
             f"{standing.final_rank}: {SECTION_FOUND}"
         )
     return f"collapsed behind another chunk of the same section ({where}), which is itself below the final k"
+
+
+def _where(c: Candidate | None) -> str:
+    return f"{c.chunk.chunk.source} › {c.chunk.chunk.heading}" if c is not None else "(not retrieved)"
 
 
 def _fmt(rank: int | None) -> str:
@@ -487,8 +503,8 @@ def _suggest(
 
     def offer(text: str, config: RetrievalConfig, cost: float, f: ChunkFilter = flt) -> bool:
         found = run(config, f)
-        if found is not None and found.final_rank is not None:
-            out.append(Suggestion(text, config, f, found.final_rank, cost))
+        if found is not None and found.shown_rank is not None:
+            out.append(Suggestion(text, config, f, found.shown_rank, cost))
             return True
         return False
 
@@ -594,6 +610,12 @@ def _by_heading(components: Components, source: str, heading: str, question: str
     if not under:
         headings = sorted({r.chunk.heading for r in records})
         raise RagError(f"{source} has no heading {heading!r}; it has: {'; '.join(headings[:12])}")
+    sections = sorted({_named_section(r.chunk.heading_path, heading) for r in under})
+    if len(sections) > 1:  # two "Options" sections: tracking both as one would report on neither
+        listed = "; ".join(" > ".join(p) for p in sections[:12])
+        raise RagError(
+            f"{heading!r} names {len(sections)} sections of {source}: {listed}. Give the full heading path of one"
+        )
     section = tuple(r.chunk.id for r in sorted(under, key=lambda r: r.chunk.index))
     if len(under) == 1 or not question:
         best = min(under, key=lambda r: r.chunk.index)
@@ -609,8 +631,15 @@ def _by_heading(components: Components, source: str, heading: str, question: str
     return TrackTarget(best, "heading", note, section, source, heading)
 
 
+def _named_section(path: tuple[str, ...], heading: str) -> tuple[str, ...]:
+    """The section `heading` names for a chunk under `path`: the shortest start of the path it names (a
+    subsection's chunk belongs to the section named, as gold counts it)."""
+    return next(path[:j] for j in range(len(path) + 1) if heading_names(path[:j], heading))
+
+
 def _by_text(components: Components, text: str) -> TrackTarget:
-    """The stored chunk that contains `text`, or else the one sharing the largest share of its words."""
+    """The stored chunk that contains `text`. Text no chunk holds is an error that names the chunk sharing most
+    of its words: following some other chunk would report on a chunk nobody asked about."""
     store = components.store
     everything = ChunkFilter(include_quarantined=True)
     hits = store.search_sparse(components.sparse.encode_query(text), 20, everything) + store.search_dense(
@@ -630,8 +659,8 @@ def _by_text(components: Components, text: str) -> TrackTarget:
         return len(words & set(_WORDS.findall(reader_form(chunks[cid].chunk.text)))) / max(1, len(words))
 
     best = max((cid for cid in ids if cid in chunks), key=overlap)
-    return TrackTarget(
-        chunks[best],
-        "text",
-        f"no chunk contains the pasted text exactly; closest chunk shares {overlap(best):.0%} of its words",
+    near = chunks[best].chunk
+    raise RagError(
+        f"no chunk holds the text {text.strip()[:80]!r}; the chunk sharing most of its words ({overlap(best):.0%}) "
+        f"is {near.location} ({best}): track it by its id, or paste text it holds"
     )

@@ -4,8 +4,10 @@ A target is a chunk or a whole section (all its chunks); a section stands, in ea
 chunk. The stages are tested in the order the data flows, and each cause is reached only by its own
 test: nothing falls through to a cause that is not there. Collapsing ("one hit per section") is a
 stage of its own: a chunk folded behind a sibling of its section is not "cut", and when the sibling is
-in the final top k the section was found; a repeat (repeated passages once) stands behind the same
-text elsewhere. Each cause has one title, used by every page and the CLI.
+in the final top k the section was found; a sibling that outranks the next section is carried with it
+(rag/retrieval/collapse.py), so it is found at its section's rank, and only a sibling ranked below
+another section (and deeper than the collapse rule carries) is "collapsed"; a repeat (repeated passages
+once) stands behind the same text elsewhere. Each cause has one title, used by every page and the CLI.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from rag.retrieval.collapse import CARRY_DEPTH
 from rag.retrieval.result import Candidate, RetrievalResult
 
 # Code -> title, in pipeline order; the codes are the `lost_at` vocabulary of `ragscope track --json`
@@ -54,9 +57,9 @@ def where_lost(result: RetrievalResult, chunk_ids: Collection[str], hidden: bool
         hidden: the target is excluded by the retrieval's filter (or quarantined), so no stage could return it.
     """
     ids = set(chunk_ids)
-    final = [c for c in result.final if c.id in ids]
+    final = [c for c in result.shown if c.id in ids]  # a carried chunk is found at its section's rank
     if final:
-        return Loss(None, final[0])
+        return Loss(None, min(final, key=lambda c: (c.shown_rank, c.final_rank is None)))
     if hidden:
         return Loss("filter", None)
     recalled = [c for c in result.candidates if c.id in ids and (c.dense.rank or c.sparse.rank)]
@@ -66,7 +69,9 @@ def where_lost(result: RetrievalResult, chunk_ids: Collection[str], hidden: bool
     if not fused:
         return Loss("fused_out", min(recalled, key=lambda c: min(c.dense.rank or _BIG, c.sparse.rank or _BIG)))
     best = min(fused, key=lambda c: c.rerank.rank or _BIG)
-    if best.collapsed_into:
+    if best.carried:  # carried by a section below the final k: cut with it
+        return Loss("final_k", best)
+    if best.collapsed_into and not _section_full(result, best):
         return Loss("collapsed", best)
     if best.repeat_of:
         return Loss("repeat", best)
@@ -77,6 +82,27 @@ def where_lost(result: RetrievalResult, chunk_ids: Collection[str], hidden: bool
     below_min = config.min_score is not None and best.rerank.score is not None and best.rerank.score < config.min_score
     if below_min and (best.rerank.rank or _BIG) < reached:
         return Loss("min_score", best)
-    if best.fused.rank <= config.final_k:
+    if best.fused.rank <= config.final_k and not best.collapsed_into:
         return Loss("reranker_dropped", best)
     return Loss("final_k", best)
+
+
+def outranked_by(result: RetrievalResult, folded: Candidate) -> Candidate | None:
+    """The other section's chunk ranked right above a collapsed chunk: why its section does not carry it."""
+    above = [
+        c for c in result.ranked("rerank")
+        if c.id != folded.collapsed_into and (c.rerank.rank or _BIG) < (folded.rerank.rank or _BIG)
+    ]  # fmt: skip
+    return above[-1] if above else None
+
+
+def _section_full(result: RetrievalResult, folded: Candidate) -> bool:
+    """A folded chunk the collapse rule would carry, left out only because its section already carries as many
+    chunks as it may: the list's size cut it, not collapsing (rag/retrieval/collapse.py)."""
+    depth = CARRY_DEPTH * result.config.final_k
+    holder = result.get(folded.collapsed_into)
+    if holder is None or len(result.carried_by(holder.id)) < depth - 1:
+        return False
+    rank = folded.rerank.rank or _BIG
+    after = [c for c in result.ranked("rerank") if (c.rerank.rank or _BIG) > (holder.rerank.rank or _BIG)]
+    return rank <= depth or not after or rank < (after[0].rerank.rank or _BIG)

@@ -34,6 +34,11 @@ class Candidate:
     final_rank: int | None = None
     # With config.collapse: the id of the better-ranked chunk of the same section, which stands for both.
     collapsed_into: str | None = None
+    # With config.collapse: folded, but ranked above the next section, so carried with the chunk it is folded
+    # into: shown under it, read with it, counted at its rank (rag/retrieval/collapse.py).
+    carried: bool = False
+    # A carried chunk whose section is in the final top k: that section's final rank.
+    carried_at: int | None = None
     # With config.dedupe: the id of the better-ranked chunk with the same text (rag/retrieval/dedupe.py).
     repeat_of: str | None = None
     # With config.dedupe, on the chunk that stands for its repeats: where they are ("source > heading").
@@ -54,6 +59,11 @@ class Candidate:
         return self.context or self.chunk.chunk
 
     @property
+    def shown_rank(self) -> int | None:
+        """Where the final list shows it: its own final rank, or that of the section's chunk carrying it."""
+        return self.final_rank or self.carried_at
+
+    @property
     def final_score(self) -> float | None:
         """The last stage's score, for a chunk that reached the final top-k."""
         return self.rerank.score if self.final_rank is not None else None
@@ -67,7 +77,9 @@ class Candidate:
             return "–" if rank is None else str(rank)
 
         path = f"D{r('dense')} S{r('sparse')} → F{r('fused')} → R{r('rerank')}"
-        if self.collapsed_into:
+        if self.carried:
+            path += f" (carried with its section's chunk {self.collapsed_into[:8]})"
+        elif self.collapsed_into:
             path += f" (collapsed: its section ranks as {self.collapsed_into[:8]})"
         if self.repeat_of:
             path += f" (repeat: its text ranks as {self.repeat_of[:8]})"
@@ -93,6 +105,7 @@ class Candidate:
             row[f"{stage}_score"] = s.score
         row["final_rank"] = self.final_rank
         row["collapsed_into"] = self.collapsed_into
+        row["carried_at"] = self.carried_at  # shown under the section's chunk of that final rank
         row["repeat_of"] = self.repeat_of
         row["also_in"] = list(self.also_in)
         return row
@@ -131,12 +144,37 @@ class RetrievalResult:
 
     @property
     def final(self) -> list[Candidate]:
+        """The final top k, one chunk per section with collapsing on: what the answerer's sources start from."""
         return sorted((c for c in self.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
+
+    @property
+    def shown(self) -> list[Candidate]:
+        """The final list as every view shows it: each final chunk followed by the siblings it carries."""
+        return [x for c in self.final for x in (c, *self.carried_by(c.id))]
+
+    def carried_by(self, chunk_id: str) -> list[Candidate]:
+        """The chunks carried with `chunk_id` (its section's siblings that outrank the next section), best first."""
+        mine = (c for c in self.candidates if c.carried and c.collapsed_into == chunk_id)
+        return sorted(mine, key=lambda c: c.rerank.rank or 0)
+
+    def ranked_groups(self, stage: str) -> list[tuple[Candidate, ...]]:
+        """`ranked(stage)`, each chunk with the chunks it carries (the last stage only): one rank per group.
+
+        Metrics count a group at its rank, so a carried chunk counts where its section ranks, and a
+        section still counts once.
+        """
+        ranked = self.ranked(stage)
+        if stage != "rerank":
+            return [(c,) for c in ranked]
+        behind: dict[str, list[Candidate]] = {}
+        for c in sorted((c for c in self.candidates if c.carried), key=lambda c: c.rerank.rank or 0):
+            behind.setdefault(c.collapsed_into, []).append(c)
+        return [(c, *behind.get(c.id, ())) for c in ranked]
 
     def ranked(self, stage: str) -> list[Candidate]:
         """Candidates in one stage's order (only those the stage returned); with collapsing on, the last
-        stage lists each section once (its best chunk), as the final top k does, so metrics count that; with
-        repeats once, each repeated text once too."""
+        stage lists each section once (its best chunk), as the final top k does; with repeats once, each
+        repeated text once too. Metrics read `ranked_groups`, which adds the chunks a section carries."""
         kept = (
             c
             for c in self.candidates

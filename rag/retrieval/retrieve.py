@@ -11,10 +11,11 @@ Fusion (`RetrievalConfig.fusion`), each list holding `candidates` chunks:
 - dense, sparse: that list alone (the baselines the inspector compares against).
 
 Section-level results: `collapse` keeps each section's best chunk (the others are marked with the
-chunk that stands for them), `dedupe` keeps one of the chunks whose text is the same in several places
-(rag/retrieval/dedupe.py: the others are marked, and listed on it as "also in"), and `context="section"`
-hands the answerer the section around each final chunk (small-to-big, rag/retrieval/context.py); ranking
-and metrics still see the chunk itself.
+chunk that stands for them, and those that outrank the next section are carried with it: shown, read
+and counted at its rank; rag/retrieval/collapse.py), `dedupe` keeps one of the chunks whose text is the
+same in several places (rag/retrieval/dedupe.py: the others are marked, and listed on it as "also
+in"), and `context="section"` hands the answerer the section around each final chunk (small-to-big,
+rag/retrieval/context.py); ranking and metrics still see the chunk itself.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Sequence
 from rag.components import Components
 from rag.settings.config import RetrievalConfig
 from rag.errors import QuestionError
+from rag.retrieval.collapse import carried_siblings, fold_sections
 from rag.retrieval.context import section_contexts
 from rag.retrieval.dedupe import Repeats, find_repeats
 from rag.retrieval.prf import expand_query, rocchio
@@ -138,17 +140,22 @@ def retrieve(
     stages["rerank"] = {pool[i].chunk.id: StageScore(r, scores[i]) for r, i in enumerate(order, 1)}
     timings["rerank"] = _ms(t0)
 
-    collapsed = _collapse([pool[i].chunk for i in order]) if config.collapse else {}
+    ranked = [pool[i].chunk for i in order]
+    collapsed = fold_sections(ranked) if config.collapse else {}
     # Among the chunks collapsing left standing: a chunk folded behind its section never stands for a repeat.
-    standing = [pool[i].chunk for i in order if pool[i].chunk.id not in collapsed]
+    standing = [c for c in ranked if c.id not in collapsed]
     repeats = find_repeats(standing) if config.dedupe else Repeats()
+    score = {pool[i].chunk.id: scores[i] for i in order}
+
+    def shown(cid: str) -> bool:
+        return cid not in repeats.repeat_of and (config.min_score is None or score[cid] >= config.min_score)
+
+    carried = carried_siblings(ranked, collapsed, config.final_k, shown) if collapsed else frozenset()
     final_ids: list[str] = []
-    for i in order:
-        cid = pool[i].chunk.id
-        folded = cid in collapsed or cid in repeats.repeat_of
-        if folded or (config.min_score is not None and scores[i] < config.min_score):
+    for chunk in ranked:
+        if chunk.id in collapsed or not shown(chunk.id):
             continue
-        final_ids.append(cid)
+        final_ids.append(chunk.id)
         if len(final_ids) == config.final_k:
             break
     final_rank = {cid: r for r, cid in enumerate(final_ids, 1)}
@@ -165,6 +172,8 @@ def retrieve(
             rerank=stages["rerank"].get(cid, StageScore()),
             final_rank=final_rank.get(cid),
             collapsed_into=collapsed.get(cid),
+            carried_at=final_rank.get(collapsed.get(cid, "")) if cid in carried else None,
+            carried=cid in carried,
             repeat_of=repeats.repeat_of.get(cid),
             also_in=repeats.also_in.get(cid, ()),
             context=contexts.get(cid),
@@ -176,25 +185,11 @@ def retrieve(
     return RetrievalResult(question, config, reranker.name, candidates, flt, timings, expansion, dense_feedback, query)
 
 
-def _collapse(ranked: Sequence[Chunk]) -> dict[str, str]:
-    """{chunk id: the id of the better-ranked chunk of the same section} for every chunk but each section's best.
-
-    A section is a document's heading path: in documentation several chunks of one long section often
-    outrank every other section, and an answer needs the other sections more than a second look at one.
-    """
-    best: dict[tuple[str, tuple[str, ...]], str] = {}
-    folded: dict[str, str] = {}
-    for chunk in ranked:
-        first = best.setdefault((chunk.source, chunk.heading_path), chunk.id)
-        if first != chunk.id:
-            folded[chunk.id] = first
-    return folded
-
-
 def _display_order(c: Candidate) -> tuple:
     big = 10**9
     return (
-        c.final_rank or big,
+        c.shown_rank or big,
+        c.final_rank is None,  # a section's chunk first, then the siblings it carries
         c.rerank.rank or big,
         c.fused.rank or big,
         min(c.dense.rank or big, c.sparse.rank or big),
