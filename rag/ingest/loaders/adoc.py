@@ -11,7 +11,7 @@ can only ever yield its own text.
 Attribute references (`{price}`) read as the rendered page shows them: an entry (`:price: 4 euros`, in the
 header or anywhere before the reference, `:price!:` unsets it) gives its value from there on, the author
 line gives `{author}` and `{email}`, and the character built-ins (`{nbsp}`, `{plus}`, `{startsb}` ...) their
-character. A reference to nothing stays as written (Asciidoctor's default), so does `\{price}` (without
+character. A reference to nothing stays as written (Asciidoctor's default), so does `\\{price}` (without
 its backslash), and listing and literal blocks are verbatim, as Asciidoctor leaves them.
 """
 

@@ -134,7 +134,10 @@ def _names(nodes: Iterable[ast.AST]) -> set[str]:
     return names
 
 
-def _unit_blocks(lines: list[str], unit: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, imports: _Imports) -> list[str]:
+_Unit = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _unit_blocks(lines: list[str], unit: _Unit, imports: _Imports) -> list[str]:
     name = unit.name
     whole = _lines(lines, unit)
     methods = [n for n in unit.body if isinstance(n, _FUNCTIONS)] if isinstance(unit, ast.ClassDef) else []
