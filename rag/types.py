@@ -33,6 +33,16 @@ class Document:
     # What the loader left out that a reader should know ("dropped 1,234 characters of hidden text"),
     # shown with the file on the Documents page (rag.ingest.loaders.parsed.Parsed.notes).
     notes: tuple[str, ...] = ()
+    # Runs of invisible format characters kept out of `text` that may say something (tag characters),
+    # as (offset in `text`, the characters), for the injection scan (rag.text.invisible.drop_invisible).
+    hidden: tuple[tuple[int, str], ...] = field(default=(), repr=False)
+
+    def hidden_in(self, start: int, end: int) -> tuple[str, ...]:
+        """The `hidden` runs removed from `text[start:end]`, or next to it with only whitespace between."""
+        text = self.text
+        return tuple(
+            run for at, run in self.hidden if not (text[min(at, start) : start] + text[end : max(at, end)]).strip()
+        )
 
     @property
     def identity(self) -> str:

@@ -55,8 +55,9 @@ def embed_plans(
     sparse = components.sparse.encode_documents(texts) if texts else []
     points: dict[int, list[PointData]] = {id(p): [] for p in plans}
     for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):
-        # Scanned as Claude is shown it: the file name and heading path come with the text.
-        scan = scan_text(chunk.text, chunk.heading_path, chunk.source)
+        # Scanned as Claude is shown it: the file name and heading path come with the text; and what invisible
+        # characters removed from it at load said.
+        scan = scan_text(chunk.text, chunk.heading_path, chunk.source, plan.doc.hidden_in(chunk.start, chunk.end))
         payload = {**chunk_payload(chunk, plan.doc_meta), **scan.payload(), "status": "active"}
         points[id(plan)].append(PointData(chunk.id, d, s, payload, rows))
     return [points[id(p)] for p in plans]

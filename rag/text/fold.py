@@ -8,15 +8,20 @@ that hide a word from a regex (the injection scan and citation markers):
 A document can hide "ignore" or "[S2]" from a pattern while looking the same on screen: zero-width
 characters or a soft hyphen inside the word (Unicode format characters, category Cf), full-width or
 other compatibility forms (`ｉｇｎｏｒｅ`, `［Ｓ２］`), or letters of another script that look Latin
-(Cyrillic `і`, `о`, `е`; Greek `ο`, `α`). `fold` undoes all three. It is for matching only: stored
-and shown text is never changed by it.
+(Cyrillic `і`, `о`, `е`; Armenian `օ`, Cherokee `Ꭺ`, small capitals `ɪɴ`). `fold` undoes all three;
+`skeleton`, what the injection scan matches, also drops accents and other combining marks and the case.
+They are for matching only: stored and shown text is never changed by them.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import re
+import sys
 import unicodedata
+
+from rag.text.confusables import lookalike_table
 
 # Inline Markdown/HTML a rendered page does not show: link and image targets, tags, code ticks, emphasis.
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -26,79 +31,7 @@ _MARKS = re.compile(r"[`*_~]")
 # bullets and numbers, quote markers, a table's pipes and its header separator row.
 _BLOCK_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?", re.MULTILINE)
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$", re.MULTILINE)
-
-# Cyrillic and Greek letters that render like a Latin letter in common fonts (Unicode's confusables
-# for these scripts, narrowed to the ones that are near-identical; `в` or `п` are not).
-_LOOKALIKES = {
-    "а": "a",
-    "е": "e",
-    "о": "o",
-    "р": "p",
-    "с": "c",
-    "у": "y",
-    "х": "x",
-    "ѕ": "s",
-    "і": "i",
-    "ј": "j",
-    "ԁ": "d",
-    "ԛ": "q",
-    "ԝ": "w",
-    "һ": "h",
-    "ӏ": "l",
-    "ү": "y",
-    "к": "k",
-    "м": "m",
-    "т": "t",
-    "н": "h",
-    "А": "A",
-    "В": "B",
-    "Е": "E",
-    "К": "K",
-    "М": "M",
-    "Н": "H",
-    "О": "O",
-    "Р": "P",
-    "С": "C",
-    "Т": "T",
-    "Х": "X",
-    "Ѕ": "S",
-    "І": "I",
-    "Ј": "J",
-    "У": "Y",
-    "Ү": "Y",
-    "Ԁ": "D",
-    "Ԛ": "Q",
-    "Ԝ": "W",
-    "Ӏ": "I",
-    "α": "a",
-    "ο": "o",
-    "ν": "v",
-    "ι": "i",
-    "κ": "k",
-    "ρ": "p",
-    "τ": "t",
-    "υ": "u",
-    "χ": "x",
-    "ε": "e",
-    "Α": "A",
-    "Β": "B",
-    "Ε": "E",
-    "Ζ": "Z",
-    "Η": "H",
-    "Ι": "I",
-    "Κ": "K",
-    "Μ": "M",
-    "Ν": "N",
-    "Ο": "O",
-    "Ρ": "P",
-    "Τ": "T",
-    "Υ": "Y",
-    "Χ": "X",
-    "ı": "i",
-    "ȷ": "j",
-}
-_LATIN = str.maketrans(_LOOKALIKES)
-
+_MARKS_CF = ("Mn", "Me", "Cf")
 
 def strip_format(text: str) -> str:
     """NFKC-normalised `text` without format characters (zero-width spaces and joiners, soft hyphens, bidi marks)."""
@@ -107,12 +40,50 @@ def strip_format(text: str) -> str:
 
 
 def fold(text: str) -> str:
-    """`strip_format`, then every Latin look-alike letter replaced by the Latin letter it imitates.
+    """`strip_format`, then every look-alike letter Unicode's confusables list replaced by the letter it
+    imitates (`rag.text.confusables`; case kept). Real Cyrillic or Greek words turn into nonsense this way."""
+    return strip_format(text).translate(lookalike_table())
 
-    Real Cyrillic or Greek words turn into nonsense this way, so callers that match those languages
-    match the `strip_format` form as well.
-    """
-    return strip_format(text).translate(_LATIN)
+
+def skeleton(text: str) -> str:
+    """`text` as the injection scan matches it, patterns included: lower case, without format characters or
+    combining marks (NFKD splits accents, strokes and stacked marks off the letter), every look-alike read as
+    the letter it imitates. A pattern passed through it too meets "précédentes" written "precedentes",
+    "p̶r̶é̶c̶é̶d̶e̶n̶t̶e̶s̶" or with Armenian letters alike; real Cyrillic words read as in the patterns."""
+    if text.isascii():
+        return text.lower()
+    table = _skeleton_table()
+    return unicodedata.normalize("NFKD", text).translate(table).lower().translate(table)
+
+
+@functools.cache
+def _skeleton_table() -> dict[int, str | None]:
+    """The look-alike table with marks left out of its targets, plus every format character and combining mark
+    (Mn, Me) removed (read from the Unicode database once, on first use)."""
+    lookalikes = lookalike_table()
+    table: dict[int, str | None] = {}
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if unicodedata.category(char) in _MARKS_CF:
+            table[code] = None
+            continue
+        # A capital that Unicode files with no letter reads as its small letter does: "З" is filed with the
+        # digit 3, "з" with "ɜ" (while "Ν" is an N and "ν" a v: a capital's own letter comes first).
+        target = lookalikes.get(code)
+        small = char.lower()
+        if not (target and target.isalpha()) and len(small) == 1 and small != char:
+            target = lookalikes.get(ord(small), target)
+        if target is not None:
+            table[code] = strip_marks(target)
+    return table
+
+
+def strip_marks(text: str) -> str:
+    """`text` without format characters or combining marks (accents, strokes, stacked marks: NFD splits
+    them off the letter), letters and spacing otherwise as written."""
+    if text.isascii():
+        return text
+    return "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) not in _MARKS_CF)
 
 
 def match_key(text: str) -> str:

@@ -16,6 +16,7 @@ from rag.ingest.loaders.archive import ArchiveLimits, check_zip_container
 from rag.ingest.loaders.names import ZIP_KINDS, kind_of, original_name, safe_source
 from rag.ingest.loaders.parsed import Parsed
 from rag.types import Document
+from rag.text.invisible import drop_invisible
 from rag.text.sizes import mib
 
 
@@ -53,7 +54,7 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
         raise
     except Exception as e:  # noqa: BLE001 - third-party parsers raise anything on corrupt input
         raise LoaderError(f"{source}: could not read this {kind.upper()} file ({type(e).__name__}: {e})") from None
-    text, pages = _clean(text, pages)
+    text, pages, hidden = _clean(text, pages)
     if not text.strip():
         hint = " (a scanned PDF has no text layer; run OCR first)" if kind == "pdf" else ""
         raise LoaderError(f"{source}: no text found{hint}")
@@ -67,30 +68,36 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
         original=data,
         original_name=original_name(name),
         notes=notes,
+        hidden=hidden,
     )
 
 
-def _clean(text: str, pages: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
-    """Normalise whitespace; pages are cleaned one by one so their start offsets stay exact."""
+def _clean(text: str, pages: tuple[int, ...]) -> tuple[str, tuple[int, ...], tuple[tuple[int, str], ...]]:
+    """Normalise whitespace and drop invisible characters; pages are cleaned one by one so their start offsets
+    stay exact. Also returns the invisible runs worth scanning, at their offsets in the cleaned text."""
     if not pages:
-        return _clean_part(text), ()
+        cleaned, hidden = _clean_part(text)
+        return cleaned, (), hidden
     bounds = list(pages) + [len(text)]
     parts = [_clean_part(text[bounds[i] : bounds[i + 1]]) for i in range(len(pages))]
-    out, starts = "", []
-    for part in parts:
+    out, starts, hidden = "", [], []
+    for part, runs in parts:
         if out and part:
             out += "\n\n"
         starts.append(len(out))
+        hidden += [(len(out) + at, run) for at, run in runs]
         out += part
-    return out, tuple(starts)
+    return out, tuple(starts), tuple(hidden)
 
 
-def _clean_part(text: str) -> str:
+def _clean_part(text: str) -> tuple[str, tuple[tuple[int, str], ...]]:
     text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     text = re.sub(r"\n{3,}", "\n\n", text)
-    return text.strip("\n")
+    # Last, so the offsets of what it removes index the text as stored: no format character is stored,
+    # shown or sent to a model (docs/security.md).
+    return drop_invisible(text.strip("\n"))
 
 
 # kind -> (module, parser): each format's module, and the library it wraps (BeautifulSoup, pypdf,

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag.ingest.scan.encoded import decoded_runs
-from rag.ingest.scan.patterns import PATTERNS
-from rag.ingest.scan.readings import reader_forms, shown
-from rag.ingest.scan.unread import survey
+from rag.ingest.scan.patterns import PATTERNS, RUN_TOGETHER, Matcher
+from rag.ingest.scan.readings import reader_forms, run_together, shown
+from rag.ingest.scan.unread import fits_a_language, survey
 from rag.text.fold import strip_format
+from rag.text.invisible import decode_tags, drop_invisible
 
 _MAX_DEPTH = 2  # an encoded run inside an encoded run is decoded once more, no further
 _NAME_SEPARATORS = re.compile(r"[/\\_.\-+]+")
@@ -55,23 +56,33 @@ class ScanResult:
         }
 
 
-def scan_text(text: str, heading_path: Sequence[str] = (), source: str = "") -> ScanResult:
-    """Scan a chunk's `text`, its heading path and its source name, each as the model is shown it."""
+def scan_text(
+    text: str, heading_path: Sequence[str] = (), source: str = "", hidden: Sequence[str] = ()
+) -> ScanResult:
+    """Scan a chunk's `text`, its heading path and its source name, each as the model is shown it, and what
+    invisible characters ingest removed from the text said (`hidden`: the runs, `rag.text.invisible`)."""
     found: dict[str, str] = {}
     unchecked: list[str] = []
     parts = (("file name", _NAME_SEPARATORS.sub(" ", source)), ("heading", " > ".join(heading_path)), ("text", text))
     for where, part in parts:
         if part.strip():
             _scan_part(part, where, 0, found, unchecked)
+    _scan_hidden(hidden, "text", found, unchecked)
     flags = tuple(name for name in PATTERNS if name in found)
     return ScanResult(flags, "; ".join(found[n] for n in flags) or None, "; ".join(dict.fromkeys(unchecked)) or None)
 
 
 def _scan_part(text: str, where: str, depth: int, found: dict[str, str], unchecked: list[str]) -> None:
     """Add to `found` (pattern name -> reason) and `unchecked` (reasons) what `text` holds."""
+    text, hidden = drop_invisible(text)
+    _scan_hidden([run for _, run in hidden], where, found, unchecked)
     forms = reader_forms(text)
     seen = survey(strip_format(html.unescape(text)))
     _match(forms, PATTERNS, where, found)
+    for word in run_together(text):
+        if not _match((word,), {"ignore-instructions": RUN_TOGETHER}, f"{where}, letters spaced out", found):
+            if fits_a_language(word):
+                unchecked.append(f"{where}: letters spaced out with no gap between words: “{shown(word, 60)}”")
     for shift, sentence in seen.shifted:
         cipher = "ROT13" if shift == 13 else f"a Caesar shift of {shift}"
         _match((sentence,), PATTERNS, f"{where}, read as {cipher}", found)
@@ -82,10 +93,26 @@ def _scan_part(text: str, where: str, depth: int, found: dict[str, str], uncheck
             _scan_part(decoded, f"{where}, {encoding}-decoded", depth + 1, found, unchecked)
 
 
-def _match(forms: Sequence[str], names: Sequence[str], where: str, found: dict[str, str]) -> None:
-    for name in names:
+def _scan_hidden(runs: Sequence[str], where: str, found: dict[str, str], unchecked: list[str]) -> None:
+    """Tag characters are read as the text they spell; another long run of invisible characters may encode
+    something the scan cannot read."""
+    for run in runs:
+        if spelled := decode_tags(run).strip():
+            _scan_part(spelled, f"{where}, in invisible tag characters", _MAX_DEPTH, found, unchecked)
+        else:
+            unchecked.append(f"{where}: a run of {len(run)} invisible characters, which may encode text")
+
+
+def _match(
+    forms: Sequence[str], patterns: dict[str, tuple[Matcher, ...]], where: str, found: dict[str, str]
+) -> bool:
+    """Add each pattern that matches one of `forms` and is not found yet; whether any matched."""
+    matched = False
+    for name, matchers in patterns.items():
         if name in found:
             continue
-        match = next((m for form in forms for matcher in PATTERNS[name] if (m := matcher.search(form))), None)
+        match = next((m for form in forms for matcher in matchers if (m := matcher.search(form))), None)
         if match:
             found[name] = f"{name} in the {where}: “{shown(match.group(0), _SHOWN_MATCH)}”"
+            matched = True
+    return matched

@@ -134,6 +134,22 @@ CHINESE = Lexicon(
 LATIN_AND_CYRILLIC = (ENGLISH, FRENCH, GERMAN, SPANISH, PORTUGUESE, ITALIAN, RUSSIAN)
 
 
+def mixed(lexicons: tuple[Lexicon, ...]) -> Lexicon:
+    """One lexicon whose every part is any of `lexicons`' words for it: a sentence may take its verb from one
+    language and its rules from another ("Ignora todas las previous instructions"), as code-switched text does."""
+
+    def union(parts: list[str | None]) -> str | None:
+        present = [p for p in parts if p]
+        return "(" + "|".join(present) + ")" if present else None
+
+    fields = ("verbs", "before", "nouns", "after", "last", "objects")
+    return Lexicon(**{f: union([getattr(lex, f) for lex in lexicons]) or "" for f in fields})
+
+
+# Languages written with spaces between words, combined in any mix; Chinese keeps its own spaceless lexicon.
+SPACED = mixed(LATIN_AND_CYRILLIC)
+
+
 def ignore_patterns(lex: Lexicon) -> list[str]:
     """The orders `lex`'s three parts may come in, each within one sentence and close together."""
     gap, b = (S, r"\b") if lex.spaced else (C, "")

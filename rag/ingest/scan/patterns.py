@@ -9,10 +9,12 @@ language's words (`lexicon`); the other attacks are fixed phrasings per language
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
-from rag.ingest.scan.lexicon import CHINESE, LATIN_AND_CYRILLIC, C as _C, S as _S, ignore_patterns
+from rag.ingest.scan.lexicon import CHINESE, SPACED, C as _C, S as _S, ignore_patterns
+from rag.text.fold import skeleton
 
 _EN_RULES = r"(instructions?|prompts?|rules|directions|guidelines|guidance|directives|orders|commands)"
 
@@ -87,30 +89,36 @@ _ROLE = [
     rf"((あなたは|君は|お前は)(今から|これから|今日から|もう)|(今から|これから|今日から)(あなたは|君は|お前は)){_C}{{0,15}}(ai|アシスタント|モデル|ボット|dan|制限のない|無制限|制限なし)",
 ]
 
+# "Show me your prompt": a verb of showing, then what the model was given, in any mix of the spaced languages
+# (a code-switched "Muéstrame your system prompt" as much as "Muéstrame el prompt del sistema").
+_REVEAL_VERBS = [
+    r"reveal|print|show|repeat|output|leak|disclose|display|share|tell me|give me|what (is|are|were)|dump|write out",
+    r"révèle\w*|affiche\w*|montre[sz]?(-moi)?|donne\w*|répète\w*|imprime\w*|divulgue\w*|dis-moi|écri\w*",
+    r"zeig\w*|gib|geben sie|nenn\w*|verrat\w*|wiederhol\w*|druck\w*|offenbar\w*|ausgeben|gib aus",
+    r"revela(me|nos|r)?|muestra\w*|muéstra\w*|imprim\w*|repite\w*|dime|comparte\w*|escribe\w*",
+    r"revel(e|ar|a)|mostr\w*|repit\w*|diga|diz|compartilh\w*|escrev\w*",
+    r"rivel(a|ami|are)|stamp(a|ami|are)|ripet\w*|dimmi|condivid\w*|scriv\w*",
+    r"покажи\w*|выведи\w*|раскрой\w*|повтори\w*|напечатай\w*|скажи\w*|открой\w*|сообщи\w*",
+]
+_REVEAL_OBJECTS = [
+    r"(your|the) (system|initial|original|hidden|secret|full|developer) (prompt|instructions|message|rules)"
+    r"|system prompt|your (prompt|instructions|rules)|hidden instructions|instructions you were given",
+    r"prompt (du )?système|invite (du )?système|instructions (du )?système|consignes (du )?système|prompt initial"
+    r"|instructions initiales|tes instructions|vos instructions",
+    r"system-?prompt|systemanweisung\w*|systemnachricht|ursprünglichen anweisungen|deine anweisungen|ihre anweisungen",
+    r"prompt del sistema|indicaciones del sistema|instrucciones del sistema|instrucciones iniciales"
+    r"|mensaje del sistema|tus instrucciones",
+    r"prompt do sistema|instruções do sistema|instrucoes do sistema|instruções iniciais|mensagem do sistema"
+    r"|suas instruções",
+    r"prompt di sistema|istruzioni di sistema|istruzioni iniziali|messaggio di sistema|tue istruzioni",
+    r"системн\w* (промпт|подсказк\w*|инструкци\w*|сообщени\w*)|свой промпт|твой промпт|исходные инструкции"
+    r"|твои инструкции",
+]
+
 _REVEAL = [
-    r"\b(reveal|print|show|repeat|output|leak|disclose|display|share|tell me|give me|what (is|are|were)|dump"
-    rf"|write out)\b{_S}{{0,30}}"
-    r"\b((your|the) (system|initial|original|hidden|secret|full|developer) (prompt|instructions|message|rules)"
-    r"|system prompt|your (prompt|instructions|rules)|hidden instructions|instructions you were given)",
+    rf"\b({'|'.join(_REVEAL_VERBS)})\b{_S}{{0,30}}\b({'|'.join(_REVEAL_OBJECTS)})",
     rf"\brepeat\b{_S}{{0,20}}\b(everything|all|the text|the words)\b{_S}{{0,20}}\b(above|before|verbatim)\b",
-    rf"\b(révèle\w*|affiche\w*|montre\w*|donne\w*|répète\w*|imprime\w*|divulgue\w*|dis-moi|écri\w*)\b{_S}{{0,30}}"
-    r"(prompt (du )?système|invite (du )?système|instructions (du )?système|consignes (du )?système|prompt initial"
-    r"|instructions initiales|tes instructions|vos instructions)",
-    rf"\b(zeig\w*|gib|geben sie|nenn\w*|verrat\w*|wiederhol\w*|druck\w*|offenbar\w*|ausgeben|gib aus)\b{_S}{{0,30}}"
-    r"(system-?prompt|systemanweisung\w*|systemnachricht|ursprünglichen anweisungen|deine anweisungen"
-    r"|ihre anweisungen)",
     rf"(system-?prompt|systemanweisung\w*){_S}{{0,30}}\b(zeigen|ausgeben|verraten|wiederholen|nennen|offenbaren)\b",
-    rf"\b(revela\w*|muestra\w*|muéstra\w*|imprim\w*|repite\w*|dime|comparte\w*|escribe\w*)\b{_S}{{0,30}}"
-    r"(prompt del sistema|indicaciones del sistema|instrucciones del sistema|instrucciones iniciales"
-    r"|mensaje del sistema|tus instrucciones)",
-    rf"\b(revel\w*|mostr\w*|imprim\w*|repit\w*|diga|diz|compartilh\w*|escrev\w*)\b{_S}{{0,30}}"
-    r"(prompt do sistema|instruções do sistema|instrucoes do sistema|instruções iniciais|mensagem do sistema"
-    r"|suas instruções)",
-    rf"\b(rivel\w*|mostr\w*|stamp\w*|ripet\w*|dimmi|condivid\w*|scriv\w*)\b{_S}{{0,30}}"
-    r"(prompt di sistema|istruzioni di sistema|istruzioni iniziali|messaggio di sistema|tue istruzioni)",
-    rf"(покажи\w*|выведи\w*|раскрой\w*|повтори\w*|напечатай\w*|скажи\w*|открой\w*|сообщи\w*){_S}{{0,30}}"
-    r"(системн\w* (промпт|подсказк\w*|инструкци\w*|сообщени\w*)|свой промпт|твой промпт|исходные инструкции"
-    r"|твои инструкции)",
     rf"(显示|輸出|输出|告诉我|告訴我|泄露|洩露|重复|重複|打印|透露|顯示|给我看|給我看){_C}{{0,10}}(系统提示|系統提示|提示词|提示詞|系统指令|系統指令|初始指令|系统消息|系統消息)",
     rf"(システムプロンプト|システム指示|システムメッセージ|初期指示|初期プロンプト){_C}{{0,10}}(表示|出力|教えて|見せて|繰り返|開示|書いて)",
 ]
@@ -145,17 +153,15 @@ class Matcher:
 
 
 def _compiled(parts: list[str]) -> re.Pattern[str]:
-    # Readings are lower-cased, so the patterns are too (none uses an upper-case escape like \S): matching
-    # without re.I is a third faster.
-    return re.compile("|".join(f"(?:{p})" for p in parts).lower(), re.M)
+    # Readings are skeletons (`rag.text.fold.skeleton`: lower case, no accents, look-alikes read), so the
+    # patterns are too: the same function on both sides. None uses an upper-case escape like \S, and
+    # matching without re.I is a third faster.
+    return re.compile(skeleton("|".join(f"(?:{p})" for p in parts)), re.M)
 
 
 PATTERNS: dict[str, tuple[Matcher, ...]] = {
     "ignore-instructions": (
-        *(
-            Matcher(_compiled(ignore_patterns(lex)), re.compile(lex.trigger))
-            for lex in (*LATIN_AND_CYRILLIC, CHINESE)
-        ),
+        *(Matcher(_compiled(ignore_patterns(lex)), _compiled([lex.trigger])) for lex in (SPACED, CHINESE)),
         Matcher(_compiled(_IGNORE)),
     ),
     **{
@@ -168,3 +174,7 @@ PATTERNS: dict[str, tuple[Matcher, ...]] = {
         }.items()
     },
 }
+
+# Spaced-out letters whose word gaps are gone ("i g n o r e a l l p r e v i o u s"), read as Chinese is: the
+# words with nothing between them (`rag.ingest.scan.readings.run_together`).
+RUN_TOGETHER: tuple[Matcher, ...] = (Matcher(_compiled(ignore_patterns(dataclasses.replace(SPACED, spaced=False)))),)

@@ -1,10 +1,13 @@
 """The forms of a text the patterns are matched against: the text as a reader (or a model) reads it.
 
-Format characters (zero-width spaces, soft hyphens) are dropped, compatibility forms (full-width letters)
-folded by NFKC, HTML entities decoded, Markdown emphasis inside a word removed, line breaks read as
-spaces and Latin look-alike Cyrillic and Greek letters read as Latin (`rag.text.fold.fold`). Then the
-respellings a reader undoes without noticing: letters split by dots or spaces ("I.g.n.o.r.e") joined
-into a word, and leetspeak digits inside a word ("1gn0r3") read as the letters they stand for.
+Each form is a skeleton (`rag.text.fold.skeleton`): lower case, no format characters (zero-width spaces,
+soft hyphens, tag characters), no accents, strokes or other combining marks, compatibility forms folded and
+every look-alike letter Unicode lists read as the letter it imitates; HTML entities are decoded. One form
+keeps the lines and the markup (`^system:`, `</sources>`); the others read the text rendered, as a page
+shows it (`rag.text.fold.rendered`: emphasis around or inside words, link syntax, code ticks, tags and
+table pipes gone), on one line, with spaces between CJK characters closed up. Then the respellings a reader
+undoes without noticing: letters split by dots or spaces ("I.g.n.o.r.e", "i g n o r e") joined into a word,
+and leetspeak digits inside a word ("1gn0r3") read as the letters they stand for.
 """
 
 from __future__ import annotations
@@ -12,31 +15,56 @@ from __future__ import annotations
 import html
 import re
 
-from rag.text.fold import fold, strip_format
+from rag.text.confusables import ambiguous_l
+from rag.text.fold import rendered, skeleton, strip_marks
 
-_EMPHASIS_IN_WORD = re.compile(r"(?<=\w)\*+(?=\w)")  # `ig**nore**`; an intraword `_` is no emphasis
-# Four or more single letters, each followed by the same separator: "i.g.n.o.r.e", "i g n o r e",
-# "i-g-n-o-r-e". A list like "a b c" is three and stays; a longer one joins into a non-word that no
-# pattern matches, so joining it costs nothing.
-_SPACED = re.compile(r"(?<!\w)([^\W\d_])([.\-_·*/]\s?|\s)(?:[^\W\d_]\2){2,}[^\W\d_](?!\w)")
+_EMPHASIS_IN_WORD = re.compile(r"(?<=\w)\*+(?=\w)")  # `ig**nore**`, in the form that keeps the markup
+# Three or more single letters, each followed by the same separator: "i.g.n.o.r.e", "i g n o r e",
+# "i-g-n-o-r-e". Words spaced out with a wider gap between them ("i g n o r e   a l l") join word by word.
+# A list like "a b c" joins into a non-word that no pattern matches, so joining costs nothing. Two letters
+# join only with a separator that spaces out a longer word of the same text ("a.s" beside "t.o.d.a.s", not
+# the "e.g" of plain prose, nor the words "o p" of "o p\tr\to\tm\tp\tt").
+_SPACED = re.compile(r"(?<!\w)[^\W\d_]([.\-_·*/]\s?|\s)(?:[^\W\d_]\1)+[^\W\d_](?!\w)")
 _SEPARATORS = re.compile(r"[.\-_·*/\s]")
+# Spaces other than the plain one (thin, no-break, ideographic...) become tabs before the skeleton folds
+# them all into plain spaces: letters spaced with one kind and words with another still join word by word.
+_OTHER_SPACE = re.compile(r"[^\S \n\t]")
+_CJK = r"\u2e80-\u2fdf\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_GAP = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
 # A word of letters and leetspeak digits or signs, at least one of each kind and two letters: "1gn0r3",
 # "pr3v10u5", "$y$tem". Version strings ("py310", "h264") have other digits or fold into non-words.
 _LEET_WORD = re.compile(
     r"(?<![\w@$])(?=[^\W_]*[013457@$])(?=(?:[013457@$]*[^\W\d_]){2})(?:[^\W\d_]|[013457@$])+(?![\w@$])"
 )
 _LEET = str.maketrans("130457@$", "ieoastas")
+RUN_TOGETHER = 20  # letters: a spaced-out run this long holds several words with no gap left between them
 
 
 def reader_forms(text: str) -> tuple[str, ...]:
-    """Lower-cased forms of `text`: lines kept (for `^system:`), lines joined, look-alikes read as Latin,
-    then respelled. The look-alike form is separate because it turns real Cyrillic and Greek words into
-    nonsense; the others keep them for the Russian patterns. Usually most forms are equal: each is kept once.
-    """
-    plain = _EMPHASIS_IN_WORD.sub("", strip_format(html.unescape(text))).lower()
-    joined = " ".join(plain.split())
-    folded = " ".join(fold(plain).split())
-    return tuple(dict.fromkeys((plain, joined, folded, respelled(folded))))
+    """Skeletons of `text`: lines and markup kept, then rendered on one line, then respelled; and the same
+    again with look-alikes of a vertical stroke read the other way (l for i) when it has any. Usually some
+    forms are equal: each is kept once."""
+    unescaped = html.unescape(text)
+    forms = []
+    flipped = unescaped if unescaped.isascii() else unescaped.translate(ambiguous_l())
+    for variant in dict.fromkeys((unescaped, flipped)):
+        shown = _shown(variant)
+        forms.append(skeleton(_EMPHASIS_IN_WORD.sub("", variant)))
+        forms += [_one_line(skeleton(t)) for t in (shown, respelled(shown))]
+    return tuple(dict.fromkeys(forms))
+
+
+def run_together(text: str) -> list[str]:
+    """The spaced-out runs of `text` ("i g n o r e a l l p r e v i o u s") that join into `RUN_TOGETHER` or
+    more letters: words whose gaps are gone, which no pattern reads."""
+    joined = (_SEPARATORS.sub("", m.group(0)) for m in _SPACED.finditer(_shown(html.unescape(text))))
+    return [skeleton(word) for word in joined if len(word) >= RUN_TOGETHER]
+
+
+def _shown(text: str) -> str:
+    """`text` rendered, without combining marks, with other spaces as tabs: the letters as a reader sees them
+    before they are respelled (a look-alike or an accented letter is still one letter to space out)."""
+    return strip_marks(_OTHER_SPACE.sub("\t", rendered(text)))
 
 
 def shown(text: str, limit: int) -> str:
@@ -48,5 +76,13 @@ def shown(text: str, limit: int) -> str:
 
 def respelled(text: str) -> str:
     """`text` with spaced-out letters joined into words and leetspeak read as letters."""
+    separators = {m.group(1) for m in _SPACED.finditer(text)}
     text = _SPACED.sub(lambda m: _SEPARATORS.sub("", m.group(0)), text)
+    if separators:
+        pairs = "|".join(map(re.escape, separators))
+        text = re.sub(rf"(?<!\w)[^\W\d_](?:{pairs})[^\W\d_](?!\w)", lambda m: _SEPARATORS.sub("", m.group(0)), text)
     return _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(_CJK_GAP.sub("", text).split())

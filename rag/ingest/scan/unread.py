@@ -128,6 +128,15 @@ def survey(text: str) -> Survey:
     return Survey(tuple(shifted), next((r for r in reasons if r), None))
 
 
+def fits_a_language(word: str) -> bool:
+    """Whether the letters of `word` (lower case) are frequent in Latin-script languages as written, as
+    words run together are, and a spelled-out alphabet or a key is not; letters outside a-z count as fitting."""
+    letters = [ord(ch) - 97 for ch in word if "a" <= ch <= "z"]
+    if len(letters) < len(word) / 2:
+        return True
+    return sum(_LETTER_LOG[n] for n in letters) / len(letters) >= _FITS_NO_LANGUAGE
+
+
 def _unread_script(text: str) -> str | None:
     runs = _UNREAD_LETTERS.findall(text)
     if sum(map(len, runs)) < _MIN_UNREAD_LETTERS:
