@@ -61,20 +61,18 @@ def _skeleton_table() -> dict[int, str | None]:
     """The look-alike table with marks left out of its targets, plus every format character and combining mark
     (Mn, Me) removed (read from the Unicode database once, on first use)."""
     lookalikes = lookalike_table()
-    table: dict[int, str | None] = {}
+    table: dict[int, str | None] = dict(lookalikes)
+    # A capital that Unicode files with no letter reads as its small letter does: "З" is filed with the
+    # digit 3, "з" with "ɜ" (while "Ν" is an N and "ν" a v: a capital's own letter comes first).
+    for code, target in lookalikes.items():
+        capital = chr(code).upper()
+        if len(capital) == 1 and not capital.isascii() and capital != chr(code):
+            if not lookalikes.get(ord(capital), "").isalpha():
+                table[ord(capital)] = target
+    table = {code: strip_marks(target) for code, target in table.items() if target is not None}
     for code in range(sys.maxunicode + 1):
-        char = chr(code)
-        if unicodedata.category(char) in _MARKS_CF:
+        if unicodedata.category(chr(code)) in _MARKS_CF:
             table[code] = None
-            continue
-        # A capital that Unicode files with no letter reads as its small letter does: "З" is filed with the
-        # digit 3, "з" with "ɜ" (while "Ν" is an N and "ν" a v: a capital's own letter comes first).
-        target = lookalikes.get(code)
-        small = char.lower()
-        if not (target and target.isalpha()) and len(small) == 1 and small != char:
-            target = lookalikes.get(ord(small), target)
-        if target is not None:
-            table[code] = strip_marks(target)
     return table
 
 
