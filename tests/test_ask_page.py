@@ -168,3 +168,21 @@ def test_an_answer_stays_with_its_collection(sample_store):
     at.sidebar.selectbox(key="ui_collection_picker").select("docs")
     at.run()
     assert "5 to 10 business days" in at.get("html")[0].proto.body
+
+
+def test_the_answer_in_the_second_chunk_of_the_first_section_is_a_source_under_its_sections_chunk(settings):
+    """Ranked 2nd, behind a chunk of its own section, the answering chunk is carried with it (one hit per section,
+    rag/retrieval/collapse.py): listed right under it in Sources and sent to the answerer."""
+    from carry_corpus import ANSWER, QUESTION, ingest_guide
+
+    from rag.components import build_components
+
+    components = build_components(settings)
+    ingest_guide(components)
+    components.close()
+    at = _ask(_ask_page(), QUESTION)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    sources = at.dataframe[0].value
+    assert list(sources["read for"])[:2] == ["", "carried with S1 (outranks the next section)"]
+    assert sources.iloc[1]["sent as"] == "S2" and sources.iloc[0]["heading"] == sources.iloc[1]["heading"]
+    assert ANSWER in [h.proto.body for h in at.get("html")][1]  # the sources' panels hold its text

@@ -6,6 +6,7 @@ import re
 
 import pytest
 from apptest_pages import open_page
+from carry_corpus import QUESTION as CARRY_QUESTION, ingest_guide
 from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, ingest_corpus
 from streamlit.testing.v1 import AppTest
 
@@ -325,22 +326,22 @@ def test_a_section_link_tracks_the_section_found_at_rank_1_as_found(store):
     assert not [w.value for w in at.warning if w.value.startswith("**")]
 
 
-def test_a_chunk_collapsed_behind_its_section_is_reported_as_collapsed(settings):
-    """Two chunks of one section; tracking the one folded behind its sibling says collapsed, with no fix."""
-    long = "# Guide\n\n## Refund rules\n\n" + "Refunds for yearly plans are issued within 14 days of purchase. " * 3
-    long += "\n\n" + "Monthly plans are never refunded, but you may cancel at any time. " * 3 + "\n"
+def test_the_answer_in_the_second_chunk_of_the_first_section_is_listed_under_it_and_found_there(settings):
+    """One hit per section used to hide the answering chunk, ranked 2nd behind a chunk of its own section. It is
+    carried with that chunk (rag/retrieval/collapse.py): listed right under it at its final rank, and tracking it
+    says found at that rank, with nothing to fix."""
     components = build_components(settings)
-    from rag.settings.config import ChunkConfig
-
-    assert not ingest_files(components, [("guide.md", long.encode())], ChunkConfig("heading", 200, 0)).errors
-    ids = [r.chunk.id for r in components.store.records()]
+    answer = ingest_guide(components)
     components.close()
-    assert len(ids) >= 2
-    at = _open(q="Are refunds issued for yearly plans?", collapse="1")
-    table = _table(at).set_index("chunk id")
-    folded = next(cid for cid in ids if pd_na(table.loc[cid, "final"]))
-    at = _open(q="Are refunds issued for yearly plans?", collapse="1", track=folded)
+    at = _open(q=CARRY_QUESTION, collapse="1")
     assert not at.exception, at.exception
-    [info] = [i.value.replace("\\", "") for i in at.info if i.value.startswith("**Collapsed")]
-    assert "the section is found" in info and "guide.md" in info
+    rows = _table(at).reset_index(drop=True)
+    assert list(rows["chunk id"]).index(answer) == 1, rows[["final", "movement"]]  # right under its section's chunk
+    assert rows.loc[1, "final"] == rows.loc[0, "final"] == 1
+    assert all(rows.loc[i, "source > heading"].startswith("guide.md > Guide > Refunds") for i in (0, 1))
+    assert "carried with its section's chunk" in rows.loc[1, "movement"]
+    at = _open(q=CARRY_QUESTION, collapse="1", track=answer)
+    assert not at.exception, at.exception
+    [found] = [s.value.replace("\\", "") for s in at.success]
+    assert found.startswith("found: final rank 1, carried with") and "guide.md" in found
     assert not [b for b in at.button if b.key and b.key.startswith("inspector_apply_")]  # nothing to fix
