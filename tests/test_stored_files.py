@@ -77,6 +77,23 @@ def test_two_processes_adding_to_one_question_set_both_land(tmp_path):
     assert sum(q.question.startswith("first") for q in questions) == 60
 
 
+RUN_LOOP = """
+from rag.eval.runs import EvalRun, save_run
+from rag.settings.config import RetrievalConfig
+for i in range({rounds}):
+    save_run(data, EvalRun(f"{who}-{{i}}", "2026-12-02T00:00:00+00:00", "set", "docs", RetrievalConfig(), {{}}, "f",
+                           {{"final": {{"ndcg@10": i / 100}}}}, {{}}, ()))
+"""
+
+
+def test_two_processes_storing_eval_runs_both_land(tmp_path):
+    from rag.eval.runs import list_runs
+
+    data = tmp_path / "data"
+    _finish([_spawn(RUN_LOOP.format(rounds=50, who=who), data) for who in ("first", "second")])
+    assert len({r.id for r in list_runs(data)}) == 100  # SQLite's own lock and transaction serialise them
+
+
 REWRITE_LOOP = """
 import itertools
 from rag.eval.qsets import save_question_set

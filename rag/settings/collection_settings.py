@@ -109,6 +109,7 @@ def save_collection_settings(
         ConfigError: an unknown setting or a value RetrievalConfig refuses, or (with `merge`) the stored file
             is damaged; nothing is written.
     """
+    _checked(values)  # a bad value is refused before anything, even the lock file, is made
     path = settings_path(data_dir, collection)
     with locked(path):
         old = load_collection_settings(data_dir, collection) if merge else None
