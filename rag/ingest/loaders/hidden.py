@@ -1,199 +1,219 @@
-"""Which elements of an HTML page a browser does not show, so their text never becomes document text.
+"""Which text of an HTML page a reader cannot see, decided from the styles a browser would apply.
 
 Hidden text is the classic carrier for instructions aimed at a model ("ignore the question and ...")
 or for prices and claims a reader never sees: whatever is document text can be quoted in an answer.
-A page hides text three ways, and all three are read here without a CSS engine:
+The rule (docs/security.md): text is dropped when a browser would not show it to a reader, and only then;
+never because of an element's name, id or class, nor because of `aria-hidden` (it hides from screen
+readers, not from eyes), nor for `<details>` content a reader opens with a click.
 
-- attributes: `hidden`, `aria-hidden="true"`;
-- its inline `style`: `display:none`, `visibility:hidden|collapse`, `font-size:0`, `opacity:0`,
-  off-screen positions (`position:absolute;left:-9999px`, `text-indent:-9999px`), clipping to nothing
-  (`clip:rect(0 0 0 0)`, `clip-path:inset(50%)`, a 1px box with `overflow:hidden`), and text coloured
-  like the background declared beside it;
-- its `<style>` sheets: class, id, element and descendant selectors (whatever soupsieve matches)
-  setting `display:none` or `visibility:hidden|collapse`, at the top level or in an `@media` block
-  for every screen. A later or `!important` rule, an interactive one (`.menu:hover .sub`), one for
-  some screens only (`@media (min-width: 768px)`) or the element's own style that shows the element
-  again keeps it: text a reader can bring up is content.
-  Selector specificity is not weighed, so when rules disagree the text is kept. A hidden element goes
-  whole: a child that `visibility:visible` would show again goes with it. Sheets reveal only
-  display and visibility: opacity and off-screen tricks in a sheet are also how pages animate content
-  in, and dropping those would lose visible text.
+Every element's styles come from a small cascade: the page's sheets (`<style>`, and the linked sheets
+the caller can read, e.g. an EPUB's own `.css` files) read by rag.ingest.loaders.css, the element's
+`style` attribute, `!important`, specificity and source order, the `hidden` attribute as the browser's
+own lowest rule, custom properties (`var(--x)`), and inheritance of what CSS inherits (visibility,
+colour, font size, text indent). Text is unseen when
+
+- its box or an ancestor's is not drawn or drawn as nothing: `display:none`, `content-visibility:hidden`,
+  opacity (multiplied down the tree, `filter: opacity()` too) under 5%, a transform or `scale` to zero,
+  `clip-path` that leaves nothing (`inset(50%)`, `circle(0)`), `clip: rect()` of no area on a positioned
+  box, a box of at most 1px (or `max-height:0`) that clips its overflow and has no padding to show it in,
+  or a box moved 500px or more past the page's top or left edge (offsets, negative margins, translate);
+- the text itself cannot be seen: `visibility:hidden|collapse` (a child may set `visible` again), a font
+  under 2px (`font-size:0`, `font: 0/0 a`), a text indent past the edge, or a colour with no contrast
+  (under 1.1:1) against the background behind it: the nearest background colour declared on the element
+  or an ancestor (the body's included), unknown, so never compared, under a background image.
+
+A page's rules for some screens or behind an interaction (rag.ingest.loaders.css) can only show text:
+text is dropped when it is hidden on a plain screen and stays hidden with every such rule that reveals
+applied (`.d-none` with `.d-md-block` is content; `.menu:hover .sub {display:block}` too).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from bs4 import BeautifulSoup, Tag
 import soupsieve
+from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4.element import PreformattedString
 from soupsieve import SelectorSyntaxError
 
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-# Pseudo-classes a reader's action turns on: a rule that shows through one shows the element to that reader.
-_INTERACTIVE = re.compile(
-    r":(?:hover|focus-within|focus-visible|focus|active|target|checked|visited|link|open|popover-open)\b", re.I
+from rag.ingest.loaders.css import (
+    RGBA,
+    Rule,
+    box_sides,
+    bucket,
+    color,
+    contrast,
+    declarations,
+    length_px,
+    number,
+    sheet_rules,
+    specificity,
 )
-_SCREEN_MEDIA = re.compile(r"(?:only\s+)?(?:all|screen)?", re.I)
-_PRINT_MEDIA = re.compile(r"(?:only\s+)?print\b", re.I)
-_LENGTH = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(px|em|rem|pt|pc|cm|mm|in|ex|ch|%)?")
-_PX_PER = {
-    "px": 1.0, "em": 16.0, "rem": 16.0, "pt": 4 / 3, "pc": 16.0, "cm": 96 / 2.54, "mm": 96 / 25.4, "in": 96.0,
-    "ex": 8.0, "ch": 8.0,
-}  # fmt: skip
-# Further than this off the page's edge is out of sight on any screen (the idiom is -9999px).
+
+# Further than this past the page's top or left edge is out of sight on any screen (the idiom is -9999px).
 _OFF_SCREEN_PX = -500.0
-_COLOR_WORDS = {
-    "white": "#ffffff", "black": "#000000", "red": "#ff0000", "lime": "#00ff00", "green": "#008000",
-    "blue": "#0000ff", "yellow": "#ffff00", "gray": "#808080", "grey": "#808080", "silver": "#c0c0c0",
-    "transparent": "transparent",
+_MIN_FONT_PX = 2.0  # smaller text is a line of dots, not something a reader reads
+_MIN_OPACITY = 0.05
+_MIN_CONTRAST = 1.1
+_ROOT_FONT_PX = 16.0
+_PROPERTIES = frozenset(
+    {
+        "display", "visibility", "opacity", "filter", "content-visibility", "font-size", "font", "color",
+        "-webkit-text-fill-color", "background", "background-color", "background-image", "position", "top",
+        "right", "bottom", "left", "margin-top", "margin-left", "text-indent", "clip", "clip-path", "transform",
+        "scale", "translate", "width", "height", "max-width", "max-height", "overflow", "overflow-x",
+        "overflow-y", "padding-top", "padding-right", "padding-bottom", "padding-left",
+    }
+)  # fmt: skip
+_FONT_KEYWORDS = {
+    "xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0, "x-large": 24.0,
+    "xx-large": 32.0, "xxx-large": 48.0,
 }  # fmt: skip
-_COLOR_TOKEN = re.compile(r"(?:rgba?|hsla?)\([^)]*\)|#[0-9a-f]+|[a-z]+", re.I)
-
-
-def declarations(style: str) -> dict[str, tuple[str, bool]]:
-    """A declaration block as property -> (value, important), as the cascade leaves it within one block:
-    a later declaration wins unless an earlier one is `!important` and it is not."""
-    out: dict[str, tuple[str, bool]] = {}
-    for part in style.split(";"):
-        prop, sep, value = part.partition(":")
-        if not sep:
-            continue
-        value = value.strip().lower()
-        important = bool(re.search(r"!\s*important$", value))
-        value = re.sub(r"\s*!\s*important$", "", value)
-        prop = prop.strip().lower()
-        if prop in out and out[prop][1] and not important:
-            continue
-        out[prop] = (value, important)
-    return out
-
-
-def style_hides(style: str) -> bool:
-    """Whether an element's own `style` attribute keeps its text out of sight."""
-    d = {prop: value for prop, (value, _) in declarations(style).items()}
-    font, opacity = _px(d.get("font-size", "")), _number(d.get("opacity", ""))
-    return (
-        _display_hides(d)
-        or (font is not None and font < 1)
-        or (opacity is not None and opacity < 0.05)
-        or _off_screen(d)
-        or _clipped(d)
-        or _unseen_color(d)
-    )
+_VAR = re.compile(r"var\(\s*(--[\w-]+)\s*(?:,\s*((?:[^()]|\([^()]*\))*))?\)")
+_SCALE_FUNCTION = re.compile(r"(scale(?:x|y|z|3d)?|matrix)\(([^)]*)\)")
+_TRANSLATE_FUNCTION = re.compile(r"(translate(?:x|y|3d)?)\(([^)]*)\)")
+_CLIPPING = ("hidden", "clip", "auto", "scroll")
 
 
 @dataclass(frozen=True)
-class _Rule:
-    selector: str
-    prop: str  # "display" or "visibility"
-    hides: bool
-    important: bool
+class _Seen:
+    """What an element passes to its children and what decides its own text."""
+
+    gone: bool = False  # this box (and so everything in it) is not drawn, or drawn as nothing
+    opacity: float = 1.0
+    visibility: str = "visible"
+    font_px: float = _ROOT_FONT_PX
+    color: RGBA | None = (0.0, 0.0, 0.0, 1.0)  # None: a colour this does not read (so never judged unseen)
+    fill: RGBA | None = None  # -webkit-text-fill-color, painted instead of `color`
+    backdrop: tuple[float, float, float] | None = None  # the known colour behind the text
+    indent_px: float = 0.0
+    variables: dict[str, str] = field(default_factory=dict)
+
+    def text_hidden(self) -> bool:
+        if self.gone or self.visibility in ("hidden", "collapse") or self.font_px < _MIN_FONT_PX:
+            return True
+        if self.indent_px <= _OFF_SCREEN_PX:
+            return True
+        ink = self.fill or self.color
+        if ink is None:
+            return False
+        if ink[3] < _MIN_OPACITY:
+            return True
+        if self.backdrop is None:
+            return False
+        return contrast(_over(ink, self.backdrop), self.backdrop) < _MIN_CONTRAST
 
 
-class HiddenTest:
-    """`test(tag)`: whether the page hides `tag`. Build it before the page's `<style>` bodies are removed.
+@dataclass(frozen=True)
+class _Matcher:
+    rule: Rule
+    pattern: soupsieve.SoupSieve
+    specificity: tuple[int, int, int]
+
+
+class HiddenText:
+    """The page's unseen text, decided on the whole page (selectors see every element), dropped later.
 
     Example:
-        hidden = HiddenTest(soup)
-        for tag in soup.find_all(hidden): ...
+        hidden = HiddenText(soup, sheets)   # before anything is removed from the page
+        ...                                 # remove scripts, comments
+        dropped = hidden.drop()             # characters of hidden text removed
     """
 
-    def __init__(self, soup: BeautifulSoup) -> None:
-        rules = [
-            (rule, pattern)
-            for style in soup.find_all("style")
-            for rule in _sheet_rules(style.get_text())
-            if (pattern := _compile(rule.selector)) is not None
-        ]
-        # Only what a hiding rule matches can be hidden: each of those is then decided by the last
-        # rule that matches it (the `!important` ones after the rest), not every element by every rule.
-        ordered = sorted(rules, key=lambda pair: pair[0].important)  # stable: source order within each level
-        candidates = {id(tag): tag for rule, pattern in rules if rule.hides for tag in pattern.select(soup)}
-        self._sheet: dict[tuple[int, str], _Rule] = {}  # (element id, property) -> the hiding rule that decides it
-        self._tags = list(candidates.values())  # alive while their ids are keys
+    def __init__(self, soup: BeautifulSoup, sheets: list[str]) -> None:
+        self._buckets: dict[tuple[str, str], list[_Matcher]] = {}
+        for rule in sheet_rules(sheets, _PROPERTIES):
+            pattern = _compile(rule.selector)
+            if pattern is not None:
+                matcher = _Matcher(rule, pattern, specificity(rule.selector))
+                self._buckets.setdefault(bucket(rule.selector), []).append(matcher)
+        self._tags: list[Tag] = []
+        self._strings: list[NavigableString] = []
+        self._decide(soup)
+
+    def drop(self) -> int:
+        """Remove the unseen elements and text; how many characters of text went (runs of space as one)."""
+        dropped = 0
         for tag in self._tags:
-            for prop in ("display", "visibility"):
-                last = None
-                for rule, pattern in ordered:
-                    if rule.prop == prop and pattern.match(tag):
-                        last = rule
-                if last is not None and last.hides:
-                    self._sheet[(id(tag), prop)] = last
+            if not tag.decomposed:
+                dropped += len(" ".join(tag.get_text(" ").split()))
+                tag.decompose()
+        for string in self._strings:
+            if string.parent is not None:
+                dropped += len(" ".join(string.split()))
+                string.extract()
+        return dropped
 
-    def __call__(self, tag: Tag) -> bool:
-        if tag.has_attr("hidden") or tag.get("aria-hidden") == "true":
-            return True
-        style = tag.get("style") or ""
-        if style and style_hides(style):
-            return True
-        if not self._sheet:  # most pages: every tag is asked, few have a style
-            return False
-        own = declarations(style)  # the element's own style beats the sheet's rules unless they are !important
-        return any(
-            (rule := self._sheet.get((id(tag), prop))) is not None and (rule.important or prop not in own)
-            for prop in ("display", "visibility")
-        )
+    def _decide(self, soup: BeautifulSoup) -> None:
+        tags = soup.find_all(True)
+        root = (_Seen(), _Seen())
+        states: dict[int, tuple[_Seen, _Seen]] = {id(soup): root}
+        hidden: dict[int, bool] = {}
+        for tag in tags:
+            parent = states.get(id(tag.parent), root)
+            base, revealed = self._declared(tag)
+            state = parent if not base and not revealed else (_child(parent[0], base), _child(parent[1], revealed))
+            states[id(tag)] = state
+            hidden[id(tag)] = state[0].text_hidden() and state[1].text_hidden()
+        whole: dict[int, bool] = {}  # hidden with everything in it
+        for tag in reversed(tags):
+            whole[id(tag)] = hidden[id(tag)] and all(whole[id(c)] for c in tag.children if isinstance(c, Tag))
+        covered: set[int] = set()
+        for tag in tags:
+            if id(tag.parent) in covered or whole[id(tag)]:
+                covered.add(id(tag))
+                if id(tag.parent) not in covered:
+                    self._tags.append(tag)
+            elif hidden[id(tag)]:
+                self._strings += [
+                    c
+                    for c in tag.children
+                    if isinstance(c, NavigableString) and not isinstance(c, PreformattedString) and c.strip()
+                ]
 
-
-def _sheet_rules(css: str) -> Iterator[_Rule]:
-    """The display and visibility rules of one style sheet, in source order."""
-    for selectors, body, conditional in _style_rules(_COMMENT.sub(" ", css)):
-        d = declarations(body)
-        for prop in ("display", "visibility"):
-            if prop not in d:
-                continue
-            value, important = d[prop]
-            hides = _display_hides({prop: value})
-            if hides and conditional:
-                continue  # hidden on some screens only: others show it
-            for selector in _split_selectors(selectors):
-                if _INTERACTIVE.search(selector):
-                    if hides:
-                        continue  # hidden only while a reader interacts: shown the rest of the time
-                    selector = _INTERACTIVE.sub("", selector)  # shown on interaction: the element is reachable
-                yield _Rule(selector, prop, hides, important)
-
-
-def _style_rules(css: str, conditional: bool = False) -> Iterator[tuple[str, str, bool]]:
-    """(selector list, declaration block, whether only some screens apply it) of each style rule.
-
-    `@media` for every screen (`all`, `screen`) applies everywhere; other `@media` (widths, colour
-    schemes) and `@supports` only on some screens, so only what they show counts (`.d-none` with a
-    `.d-md-block` that shows it on wide screens is content); print-only `@media` and the other at-rules
-    (fonts, keyframes) hold nothing a screen shows.
-    """
-    i = 0
-    while (start := css.find("{", i)) >= 0:
-        depth, j = 1, start + 1
-        while j < len(css) and depth:
-            depth += {"{": 1, "}": -1}.get(css[j], 0)
-            j += 1
-        prelude, body = css[i:start].rsplit(";", 1)[-1].strip(), css[start + 1 : j - 1 if not depth else j]
-        i = j
-        at = prelude.lower()
-        if at.startswith("@media"):
-            queries = [q.strip() for q in at[6:].split(",")]
-            if not all(_PRINT_MEDIA.match(q) for q in queries):
-                everywhere = any(_SCREEN_MEDIA.fullmatch(q) for q in queries)
-                yield from _style_rules(body, conditional or not everywhere)
-        elif at.startswith(("@supports", "@layer", "@container")):
-            yield from _style_rules(body, conditional or not at.startswith("@layer"))
-        elif not at.startswith("@"):
-            yield prelude, body, conditional
+    def _declared(self, tag: Tag) -> tuple[dict[str, str], dict[str, str]]:
+        """The values the cascade gives `tag` on a plain screen, and with every revealing conditional rule."""
+        keys = [("tag", tag.name), ("any", ""), *(("class", c) for c in tag.get("class") or ())]
+        if tag.get("id"):
+            keys.append(("id", tag["id"]))
+        won: list[dict[str, tuple[tuple[bool, bool, tuple[int, int, int], int], str]]] = [{}, {}]
+        for prop, value in _presentational(tag):
+            for w in won:  # the browser's own rules, below every author rule
+                w[prop] = ((False, False, (-1, 0, 0), -1), value)
+        for key in keys:
+            for m in self._buckets.get(key, ()):
+                if not m.pattern.match(tag):
+                    continue
+                for prop, (value, important) in m.rule.declarations.items():
+                    rank = (important, False, m.specificity, m.rule.order)
+                    targets = [won[1]] if m.rule.conditional else won
+                    if m.rule.conditional and _hides_alone(prop, value):
+                        continue
+                    for w in targets:
+                        if prop not in w or w[prop][0] < rank:
+                            w[prop] = (rank, value)
+        style = tag.get("style")
+        if style:
+            for prop, (value, important) in declarations(str(style)).items():
+                rank = (important, True, (0, 0, 0), 0)
+                for w in won:
+                    if prop not in w or w[prop][0] < rank:
+                        w[prop] = (rank, value)
+        return {p: v for p, (_, v) in won[0].items()}, {p: v for p, (_, v) in won[1].items()}
 
 
-def _split_selectors(selectors: str) -> list[str]:
-    """A selector list split at its top-level commas (`:is(.a, .b)` stays whole)."""
-    out, depth, start = [], 0, 0
-    for k, ch in enumerate(selectors):
-        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            out.append(selectors[start:k])
-            start = k + 1
-    out.append(selectors[start:])
-    return [s.strip() for s in out if s.strip()]
+def _presentational(tag: Tag) -> list[tuple[str, str]]:
+    """What the browser's own style sheet makes of the element's attributes: `hidden`, and the legacy
+    colour attributes (`<font color>`, `bgcolor`) that still paint text and backgrounds."""
+    hints = []
+    if tag.has_attr("hidden") and str(tag.get("hidden")).lower() != "until-found":
+        hints.append(("display", "none"))
+    if tag.name == "font" and tag.get("color"):
+        hints.append(("color", str(tag["color"]).strip().lower()))
+    if tag.get("bgcolor"):
+        hints.append(("background-color", str(tag["bgcolor"]).strip().lower()))
+    return hints
 
 
 def _compile(selector: str) -> soupsieve.SoupSieve | None:
@@ -204,83 +224,226 @@ def _compile(selector: str) -> soupsieve.SoupSieve | None:
         return None
 
 
-def _display_hides(d: dict[str, str]) -> bool:
-    return d.get("display") == "none" or d.get("visibility") in ("hidden", "collapse")
+def _child(parent: _Seen, declared: dict[str, str]) -> _Seen:
+    """The state of an element that declares `declared`, inside `parent`."""
+    if not declared:
+        return parent
+    variables = parent.variables
+    own = {p: v for p, v in declared.items() if p.startswith("--")}
+    if own:
+        variables = {**variables, **own}
+    d = {p: _substitute(v, variables) for p, v in declared.items() if not p.startswith("--")}
+    font = _font_px(d, parent.font_px)
+    opacity = parent.opacity * _opacity(d)
+    return replace(
+        parent,
+        gone=parent.gone or opacity < _MIN_OPACITY or _box_gone(d, font),
+        opacity=opacity,
+        visibility=_inherited(d, "visibility", parent.visibility, "visible"),
+        font_px=font,
+        color=_color_of(d.get("color"), parent.color, parent.color),
+        fill=_color_of(d.get("-webkit-text-fill-color"), parent.fill, None),
+        backdrop=_backdrop(d, parent.backdrop),
+        indent_px=_indent(d.get("text-indent"), parent.indent_px, font),
+        variables=variables,
+    )
 
 
-def _px(value: str) -> float | None:
-    """A CSS length in pixels (em and rem at the default 16px); None for anything else (percentages, calc)."""
-    m = _LENGTH.fullmatch(value.strip())
-    if not m or m.group(2) == "%" or (m.group(2) is None and float(m.group(1)) != 0):
+def _inherited(d: dict[str, str], prop: str, parent: str, initial: str) -> str:
+    value = d.get(prop)
+    if value is None or value in ("inherit", "unset", "revert", "revert-layer"):
+        return parent
+    return initial if value == "initial" else value
+
+
+def _substitute(value: str, variables: dict[str, str]) -> str:
+    """`var(--x, fallback)` replaced by the custom property's value (a few levels deep, as values nest)."""
+    for _ in range(4):
+        if "var(" not in value:
+            break
+        value = _VAR.sub(lambda m: variables.get(m.group(1), m.group(2) or "").strip().lower(), value)
+    return value
+
+
+def _font_px(d: dict[str, str], parent: float) -> float:
+    value = d.get("font-size")
+    if value is None and "font" in d:
+        value = next((t.split("/")[0] for t in d["font"].split() if _size(t.split("/")[0], parent) is not None), None)
+    if value is None:
+        return parent
+    size = _size(value, parent)
+    return parent if size is None else size
+
+
+def _size(value: str, parent: float) -> float | None:
+    if value in _FONT_KEYWORDS:
+        return _FONT_KEYWORDS[value]
+    if value == "smaller":
+        return parent / 1.2
+    if value == "larger":
+        return parent * 1.2
+    if value.endswith("%"):
+        fraction = number(value)
+        return None if fraction is None else parent * fraction
+    return length_px(value, em=parent)
+
+
+def _indent(value: str | None, parent: float, font: float) -> float:
+    if value is None or value in ("inherit", "unset"):
+        return parent
+    px = length_px(value.split()[0], em=font) if value.split() else None
+    return 0.0 if px is None else px
+
+
+def _opacity(d: dict[str, str]) -> float:
+    value = 1.0
+    if (opacity := number(d.get("opacity", ""))) is not None:
+        value *= max(0.0, min(1.0, opacity))
+    for m in re.finditer(r"opacity\(\s*([^)]*)\)", d.get("filter", "")):
+        if (f := number(m.group(1))) is not None:
+            value *= max(0.0, min(1.0, f))
+    return value
+
+
+def _color_of(value: str | None, parent: RGBA | None, inherited: RGBA | None) -> RGBA | None:
+    if value is None or value in ("inherit", "unset", "revert"):
+        return inherited
+    if value == "currentcolor":
+        return parent
+    return color(value)
+
+
+def _backdrop(d: dict[str, str], parent: tuple[float, float, float] | None) -> tuple[float, float, float] | None:
+    """The colour behind the element's text: its own background over what is behind it, unknown (None)
+    under a picture or a gradient, the parent's where it declares none."""
+    shorthand = d.get("background", "")
+    image = d.get("background-image", "none")
+    if "url(" in shorthand or "gradient" in shorthand or image not in ("none", "initial", "unset"):
         return None
-    return float(m.group(1)) * _PX_PER.get(m.group(2) or "px", 1.0)
+    value = d.get("background-color")
+    if value is None and shorthand:
+        value = next((t for t in re.findall(r"(?:rgba?|hsla?)\([^)]*\)|#[0-9a-f]+|[a-z]+", shorthand)
+                      if color(t) is not None), None)  # fmt: skip
+    paint = color(value) if value else None
+    if paint is None or paint[3] == 0:
+        return parent
+    if paint[3] >= 1:
+        return paint[:3]
+    return None if parent is None else _over(paint, parent)
 
 
-def _number(value: str) -> float | None:
-    m = _LENGTH.fullmatch(value.strip())
-    if not m or m.group(2) not in (None, "%"):
-        return None
-    return float(m.group(1)) / (100 if m.group(2) == "%" else 1)
+def _over(paint: RGBA, behind: tuple[float, float, float]) -> tuple[float, float, float]:
+    a = paint[3]
+    return (paint[0] * a + behind[0] * (1 - a), paint[1] * a + behind[1] * (1 - a), paint[2] * a + behind[2] * (1 - a))
 
 
-def _off_screen(d: dict[str, str]) -> bool:
-    """Moved far past the page's edge: an absolute or fixed box's offsets, or the text's own indent."""
-    indent = _px(d.get("text-indent", ""))
-    if indent is not None and indent <= _OFF_SCREEN_PX:
+def _box_gone(d: dict[str, str], font: float) -> bool:
+    """Whether the element's box is not drawn, drawn as nothing or drawn out of sight (with all it holds)."""
+    if d.get("display") == "none" or d.get("content-visibility") == "hidden":
         return True
-    if d.get("position") not in ("absolute", "fixed"):
-        return False
-    offsets = (_px(d.get(side, "")) for side in ("left", "top", "right", "bottom"))
-    return any(px is not None and px <= _OFF_SCREEN_PX for px in offsets)
+    return _collapsed(d) or _off_screen(d, font) or _clipped(d, font)
 
 
-def _clipped(d: dict[str, str]) -> bool:
-    """Clipped to nothing: `clip:rect()` of no area, `clip-path` inset by half or more or a zero circle,
-    or a box of at most 1px that hides its overflow (the screen-reader-only idiom)."""
+def _collapsed(d: dict[str, str]) -> bool:
+    """Scaled to nothing by `transform` (scale, scaleX/Y, a matrix of no area) or the `scale` property."""
+    factors: list[float] = []
+    for name, args in _SCALE_FUNCTION.findall(d.get("transform", "")):
+        values = [number(a) for a in re.split(r"[\s,]+", args.strip()) if a]
+        if None in values or not values:
+            continue
+        if name == "matrix" and len(values) == 6:
+            a, b, c, e = values[0], values[1], values[2], values[3]
+            factors.append(abs(a * e - b * c))  # type: ignore[operator]
+        elif name != "matrix":
+            factors += [abs(v) for v in values[:2]]  # type: ignore[arg-type]
+    scale = [number(v) for v in d.get("scale", "").split()]
+    factors += [abs(v) for v in scale[:2] if v is not None]
+    return any(f < 0.01 for f in factors)
+
+
+def _off_screen(d: dict[str, str], font: float) -> bool:
+    """Moved far past the page's top or left edge: a positioned box's offsets, negative margins, translate."""
+    def far(value: str | None) -> bool:
+        px = length_px(value, em=font) if value else None
+        return px is not None and px <= _OFF_SCREEN_PX
+
+    if d.get("position") in ("absolute", "fixed", "relative") and any(
+        far(d.get(side)) for side in ("left", "top", "right", "bottom")
+    ):
+        return True
+    if far(d.get("margin-left")) or far(d.get("margin-top")):
+        return True
+    shifts = [a for _, args in _TRANSLATE_FUNCTION.findall(d.get("transform", "")) for a in re.split(r"[\s,]+", args)]
+    return any(far(s) for s in shifts + d.get("translate", "").split())
+
+
+def _clipped(d: dict[str, str], font: float) -> bool:
+    """Clipped to nothing: `clip:rect()` of no area on a positioned box, `clip-path` that leaves no area,
+    or a box of at most 1px (height or width, or their maximum) that clips its overflow and has no padding
+    on that axis to show it in."""
     rect = re.fullmatch(r"rect\((.*)\)", d.get("clip", ""))
     if rect and d.get("position") in ("absolute", "fixed"):
-        sides = [_px(s) for s in re.split(r"[\s,]+", rect.group(1).strip())]
+        sides = [length_px(s, em=font) for s in re.split(r"[\s,]+", rect.group(1).strip())]
         if len(sides) == 4 and None not in sides:
             top, right, bottom, left = sides
             if bottom <= top or right <= left:  # type: ignore[operator]
                 return True
-    path = d.get("clip-path", "")
-    inset = re.match(r"inset\(\s*([\d.]+)%", path)
-    if (inset and float(inset.group(1)) >= 50) or re.match(r"(?:circle|ellipse)\(\s*0(?:px|%)?[\s)]", path):
+    if _clip_path_empty(d.get("clip-path", "")):
         return True
-    if d.get("overflow") in ("hidden", "clip"):
-        sizes = (_px(d.get(p, "")) for p in ("width", "height", "max-width", "max-height"))
-        return any(px is not None and px <= 1 for px in sizes)
+    overflow = d.get("overflow", "visible").split() or ["visible"]
+    x = d.get("overflow-x", overflow[0])
+    y = d.get("overflow-y", overflow[-1])
+    for clips, sizes, pads in (
+        (y in _CLIPPING, ("height", "max-height"), ("padding-top", "padding-bottom")),
+        (x in _CLIPPING, ("width", "max-width"), ("padding-left", "padding-right")),
+    ):
+        if not clips or any(_padded(d.get(p), font) for p in pads):
+            continue
+        if any((px := length_px(d.get(p, ""), em=font)) is not None and px <= 1 for p in sizes):
+            return True
     return False
 
 
-def _unseen_color(d: dict[str, str]) -> bool:
-    """Transparent text, or text in the colour of the background declared on the same element."""
-    color = _color(d.get("color", ""))
-    if color == "transparent":
-        return True
-    background = d.get("background-color") or d.get("background", "")
-    if color is None or not background or "url(" in background or "gradient" in background:
-        return False  # a picture behind the text may show it whatever the fallback colour
-    colors = [c for c in map(_color, _COLOR_TOKEN.findall(background)) if c is not None]
-    return bool(colors) and colors[0] == color
+def _padded(value: str | None, font: float) -> bool:
+    """Padding that leaves room to show overflow in: more than 1px, or a size this cannot tell (`50%`)."""
+    if value is None:
+        return False
+    px = length_px(value, em=font)
+    return px is None or px > 1
 
 
-def _color(value: str) -> str | None:
-    """A colour as `#rrggbb` (or "transparent" for no alpha); None when `value` is not one this reads."""
-    value = value.strip().lower()
-    if value in _COLOR_WORDS:
-        return _COLOR_WORDS[value]
-    hexa = re.fullmatch(r"#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})", value)
-    if hexa:
-        digits = hexa.group(1)
-        digits = "".join(c * 2 for c in digits) if len(digits) <= 4 else digits
-        return "transparent" if digits[6:] == "00" else "#" + digits[:6]
-    rgb = re.fullmatch(r"rgba?\(\s*([\d.]+%?)[\s,]+([\d.]+%?)[\s,]+([\d.]+%?)(?:[\s,/]+([\d.]+%?))?\s*\)", value)
-    if not rgb:
-        return None
-    alpha = rgb.group(4)
-    if alpha is not None and float(alpha.rstrip("%")) == 0:
-        return "transparent"
-    channels = [float(c[:-1]) * 2.55 if c.endswith("%") else float(c) for c in rgb.groups()[:3]]
-    return "#" + "".join(f"{min(255, round(c)):02x}" for c in channels)
+def _clip_path_empty(path: str) -> bool:
+    """`inset()` of 50% from opposite sides or more, a circle or ellipse of radius 0, a polygon of one point."""
+    if m := re.match(r"inset\(([^)]*)\)", path):
+        sides = [number(s) if s.endswith("%") else None for s in m.group(1).split(" round")[0].split()]
+        if 1 <= len(sides) <= 4 and None not in sides:
+            top, right, bottom, left = box_sides(sides)  # type: ignore[arg-type]
+            return top + bottom >= 1 or left + right >= 1
+    if m := re.match(r"(?:circle|ellipse)\(\s*([^\s)]+)(?:\s+([^\s)]+))?", path):
+        radii = [number(r) if r.endswith("%") else length_px(r) for r in m.groups() if r]
+        return any(r is not None and r <= 0 for r in radii)
+    if m := re.match(r"polygon\(([^)]*)\)", path):
+        return len({" ".join(p.split()) for p in m.group(1).split(",")}) == 1
+    return False
+
+
+def _hides_alone(prop: str, value: str) -> bool:
+    """Whether one declaration hides by itself: such a one in a conditional rule is never applied when
+    asking what a reader can bring up."""
+    if prop == "display":
+        return value == "none"
+    if prop == "visibility":
+        return value in ("hidden", "collapse")
+    if prop in ("opacity", "filter"):
+        return _opacity({prop: value}) < _MIN_OPACITY
+    if prop in ("font-size", "font"):
+        return _font_px({prop: value}, _ROOT_FONT_PX) < _MIN_FONT_PX
+    if prop in ("color", "-webkit-text-fill-color"):
+        paint = color(value)
+        return paint is not None and paint[3] < _MIN_OPACITY
+    if prop in ("width", "height", "max-width", "max-height"):
+        px = length_px(value)
+        return px is not None and px <= 1
+    return _box_gone({prop: value, "position": "absolute", "overflow": "hidden"}, _ROOT_FONT_PX) or (
+        prop == "text-indent" and _indent(value, 0.0, _ROOT_FONT_PX) <= _OFF_SCREEN_PX
+    )

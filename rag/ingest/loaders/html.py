@@ -2,23 +2,32 @@
 
 What a browser does not show must not become document text, because whatever is document text can
 be quoted in an answer: comments (`<!-- staff price is 1 euro -->`), the doctype, `<?xml ...?>`
-processing instructions, script/style/template/noscript bodies, and elements the page hides by an
-attribute, its inline style or its style sheets (rag.ingest.loaders.hidden); how much hidden text was
-dropped is noted with the document, so a person sees that the file carried some. Page
-chrome is not content either: navigation, site headers and footers, sidebars, breadcrumbs and tables
-of contents repeat on every page and would match every question. When the page marks its content
-(`<main>`, `role="main"`, `<article>`) only that is read.
+processing instructions, script/style/template/noscript bodies, and text the page's styles keep out of
+sight (rag.ingest.loaders.hidden: its `<style>` sheets, the linked ones the caller can read, inline
+styles, inheritance); how much hidden text was dropped is noted with the document, so a person sees that
+the file carried some. Page chrome is not content either: navigation, site headers and footers,
+sidebars, breadcrumbs and tables of contents repeat on every page and would match every question. They
+are known by their element or role; a class or id name (`menu`, `sidebar`) marks chrome only on a block
+that is mostly links, so a restaurant's `<section id="menu">` of dishes is read. When the page marks its
+content (`<main>`, `role="main"`, `<article>`) only that is read.
+
+The page is parsed by lxml's HTML parser, which closes elements where a browser does (`<p>` before a
+`<div>`, an open `<li>` at the next one): html.parser nested every unclosed `<li>` inside the last, so a
+long list took quadratic time, then overflowed the stack, and a hidden `<p>` swallowed the visible
+blocks after it. A page's declared encoding (`<meta charset>`, the XML declaration) decodes it.
 """
 
 from __future__ import annotations
 
 import re
 import warnings
+from typing import Callable
 
 from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
+from bs4.dammit import EncodingDetector
 from bs4.element import PreformattedString, Script, Stylesheet, TemplateString
 
-from rag.ingest.loaders.hidden import HiddenTest
+from rag.ingest.loaders.hidden import HiddenText
 from rag.ingest.loaders.parsed import Parsed
 from rag.ingest.loaders.tables import rows_to_markdown
 from rag.ingest.loaders.text import decode_text
@@ -46,16 +55,23 @@ _CHROME_NAMES = re.compile(
     r"(?:^|[-_\s])(toc|nav|navbar|navigation|sidebar|side-bar|breadcrumbs?|menu|menubar|table-of-contents|skip-link)(?:[-_\s]|$)",
     re.I,
 )
+# A block named like chrome is chrome when at least this share of its text is link text.
+_CHROME_LINK_SHARE = 0.5
+# What WHATWG decodes a page labelled Latin-1 or ASCII as: Windows-1252 (curly quotes in 0x80-0x9F).
+_WINDOWS_1252_LABELS = {"iso-8859-1", "latin-1", "latin1", "l1", "ascii", "us-ascii", "iso8859-1", "cp819"}
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 _BLOCK_TAGS = {"p", "li", "pre", "blockquote", "dt", "dd", "figcaption", "caption", "address"}
 _STRUCTURE = [*_BLOCK_TAGS, "table", *_HEADINGS, "div", "section", "article", "main", "ul", "ol", "dl"]
 
 
-def html_to_markdown(markup: str) -> Parsed:
+def html_to_markdown(markup: str, linked: Callable[[str], str | None] | None = None) -> Parsed:
     """The main content of an HTML page as Markdown-shaped text, and the page title.
 
     Args:
         markup: the decoded HTML.
+        linked: the text of a `<link rel="stylesheet">` by its href, None when there is none; only a
+            container that holds the page's own sheets (an EPUB) passes one. Without it linked sheets
+            are not read: a page's styles are never fetched from the network or the disk.
 
     Returns:
         The text (headings from h1-h6 as `#` lines, tables as pipe tables, lists as `- ` items), the
@@ -64,18 +80,14 @@ def html_to_markdown(markup: str) -> Parsed:
     with warnings.catch_warnings():
         # XHTML (`<?xml ...?>` first) is still read as HTML, on purpose: one parser for every page.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(markup, "html.parser")
+        soup = BeautifulSoup(markup, "lxml")
     title = soup.title.get_text(strip=True) if soup.title else ""
-    hidden = HiddenTest(soup)  # reads the <style> sheets, so before their bodies go
+    hidden = HiddenText(soup, _style_sheets(soup, linked))  # decided on the whole page, before anything goes
     for node in soup.find_all(string=lambda s: isinstance(s, (PreformattedString, Script, Stylesheet, TemplateString))):
         node.extract()  # comments, doctype, <?...?>, CDATA, declarations, script and style bodies
     for tag in soup.find_all(_NEVER_TEXT):
         tag.decompose()
-    dropped = 0
-    for tag in soup.find_all(hidden):
-        if not tag.decomposed:  # not inside a hidden element already dropped
-            dropped += len(" ".join(tag.get_text(" ").split()))
-            tag.decompose()
+    dropped = hidden.drop()
     roots = _content_roots(soup)
     blocks: list[str] = []
     for root in roots:
@@ -83,6 +95,24 @@ def html_to_markdown(markup: str) -> Parsed:
         _blocks(root, blocks)
     notes = (f"dropped {plural(dropped, 'character')} of hidden text",) if dropped else ()
     return Parsed("\n\n".join(blocks), (), title, notes)
+
+
+def _style_sheets(soup: BeautifulSoup, linked: Callable[[str], str | None] | None) -> list[str]:
+    """The page's style sheets in document order: `<style>` bodies and the linked sheets `linked` reads,
+    each under its `media` attribute (`media="print"` applies to no screen)."""
+    sheets = []
+    for tag in soup.find_all(["style", "link"]):
+        if tag.name == "style":
+            css = tag.get_text()
+        else:
+            rel = [r.lower() for r in (tag.get("rel") or [])]
+            href = tag.get("href")
+            if "stylesheet" not in rel or "alternate" in rel or not href or linked is None:
+                continue
+            css = linked(str(href)) or ""
+        media = str(tag.get("media") or "").strip()
+        sheets.append(f"@media {media} {{{css}}}" if media and css else css)
+    return sheets
 
 
 def _content_roots(soup: BeautifulSoup) -> list[Tag]:
@@ -104,12 +134,20 @@ def _drop_chrome(root: Tag) -> None:
             continue
         role = (tag.get("role") or "").lower()
         names = " ".join([*(tag.get("class") or []), tag.get("id") or ""])
-        if tag.name in _CHROME_TAGS or role in _CHROME_ROLES or _CHROME_NAMES.search(names):
+        named = bool(_CHROME_NAMES.search(names)) and _mostly_links(tag)
+        if tag.name in _CHROME_TAGS or role in _CHROME_ROLES or named:
             headings = tag.find_all(_HEADINGS) if tag.name == "header" else []
             if headings:
                 tag.replace_with(*headings)
             else:
                 tag.decompose()
+
+
+def _mostly_links(tag: Tag) -> bool:
+    """Whether the block reads as navigation: no text, or mostly the text of its links."""
+    text = len("".join(tag.get_text().split()))
+    links = sum(len("".join(a.get_text().split())) for a in tag.find_all("a"))
+    return text == 0 or links >= _CHROME_LINK_SHARE * text
 
 
 def _blocks(node: Tag, blocks: list[str]) -> None:
@@ -215,4 +253,13 @@ def _inline(node: Tag) -> str:
 
 
 def parse_html(data: bytes, source: str) -> Parsed:
-    return html_to_markdown(decode_text(data, source))
+    return html_to_markdown(decode_text(data, source, declared_encoding(data)))
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The encoding the page declares (`<meta charset>`, `http-equiv`, the XML declaration), as a browser
+    reads the label; None for UTF-8 or no declaration, which the text loader's detection handles."""
+    label = EncodingDetector.find_declared_encoding(data, is_html=True)
+    if not label or label.lower().replace("_", "-") in ("utf-8", "utf8"):
+        return None
+    return "cp1252" if label.lower() in _WINDOWS_1252_LABELS else label
