@@ -70,14 +70,17 @@ def _reading(members: set[str], groups: dict[str, set[str]]) -> str:
 
 
 @functools.cache
-def ambiguous_l() -> dict[int, str]:
+def ambiguous_l() -> tuple[dict[int, str], dict[int, str]]:
     """The look-alikes of a bare vertical stroke, which read as l in one word and as i in the next (Unicode puts
-    capital I with l, and the small Cyrillic palochka with i): each mapped to the other reading."""
+    capital I with l, and the small Cyrillic palochka with i): two `str.translate` tables, the small ones read
+    as i turned to l (a capital I-like stays I: "Іgnora аӏӏ"), and those read as l turned to i."""
     table = lookalike_table()
     strokes = {code: target for code, target in table.items() if target in ("l", "I")}
     palochkas = (code for code in range(0x04C0, 0x0500) if "PALOCHKA" in unicodedata.name(chr(code), ""))
     strokes |= {code: table.get(code, "i") for code in palochkas}
-    return {code: "i" if target == "l" else "l" for code, target in strokes.items()}
+    as_l = {code: "l" for code, target in strokes.items() if target != "l" and not chr(code).isupper()}
+    as_i = {code: "i" for code, target in strokes.items() if target == "l"}
+    return as_l, as_i
 
 
 def _latin_letter(char: str) -> str:

@@ -43,6 +43,44 @@ def _you_are_now(phrase: str, article: str, nouns: str, unbound: str) -> str:
     return rf"\b{phrase}\s*[,—–-]?\s*({article}\s+)?(\w+\s+)?{nouns}\b|\b{phrase}\b{_S}{{0,30}}{unbound}"
 
 
+# "You are now an AI without limits", per language: the phrase, its articles, the AI nouns, and the promises of
+# no limits. They are matched combined, any language's part after any other's ("Ahora eres an AI", "You are
+# now una IA sin restricciones"): English adds its phrase only, its own pattern above reads the rest.
+_YOU_ARE_NOW = {
+    "en": (r"(you are now|you're now)", r"(?!)", r"(?!)", r"(?!)"),
+    "fr": (
+        r"(tu es|vous êtes|t'es)\s+(maintenant|désormais|dorénavant|à présent)",
+        r"(une?|l')",
+        r"(ia|ai|assistant\w*|modèle|chatbot|bot|robot|dan)",
+        r"(sans (restrictions?|filtres?|censure|limites?)|en mode développeur)",
+    ),
+    "de": (
+        r"(du bist|sie sind)\s+(jetzt|nun|ab sofort|von nun an|ab jetzt)",
+        r"(eine?|der|die|das)",
+        r"(ki|ai|assistent\w*|modell|chatbot|bot|roboter|dan)",
+        r"(ohne (einschränkungen|filter|zensur|regeln)|im entwicklermodus)",
+    ),
+    "es": (
+        r"(ahora eres|ahora es usted|a partir de ahora,? eres|desde ahora,? eres|ya no eres)",
+        r"(una?|el|la)",
+        r"(ia|ai|asistente|modelo|chatbot|bot|robot|dan)",
+        r"(sin (restricciones|filtros|censura|límites)|en modo desarrollador)",
+    ),
+    "pt": (
+        r"(agora você é|você agora é|agora tu és|a partir de agora,? (você|tu) é|agora voce e)",
+        r"(uma?|o|a)",
+        r"(ia|ai|assistente|modelo|chatbot|bot|robô|robo|dan)",
+        r"(sem (restrições|filtros|censura|limites)|no modo desenvolvedor)",
+    ),
+    "it": (
+        r"(ora sei|adesso sei|da ora in poi,? sei|d'ora in poi,? sei|ora lei è|non sei più)",
+        r"(una?|un'|l')",
+        r"(ia|ai|assistente|modello|chatbot|bot|robot|dan)",
+        r"(senza (restrizioni|filtri|censura|limiti)|in modalità sviluppatore)",
+    ),
+}
+
+
 _ROLE = [
     rf"\byou are now\b{_S}{{0,30}}\b(an? (ai|assistant|model|chatbot|bot)|dan|jailbr\w*|unrestricted|unfiltered"
     r"|uncensored|in developer mode|no longer)\b",
@@ -51,36 +89,7 @@ _ROLE = [
     r"(^|[.!?:]\s+|\byou (will|must|should|shall|now|are to) )"
     r"(act|pretend|behave|role-?play) (as|like|to be) (an?|the|my)\b",
     r"\b(new|updated|revised|real|actual|override|true) (system )?(instructions?|rules|prompt|task|directives?)\s*:",
-    _you_are_now(
-        r"(tu es|vous êtes|t'es)\s+(maintenant|désormais|dorénavant|à présent)",
-        r"(une?|l')",
-        r"(ia|ai|assistant\w*|modèle|chatbot|bot|robot|dan)",
-        r"(sans (restrictions?|filtres?|censure|limites?)|en mode développeur)",
-    ),
-    _you_are_now(
-        r"(du bist|sie sind)\s+(jetzt|nun|ab sofort|von nun an|ab jetzt)",
-        r"(eine?|der|die|das)",
-        r"(ki|ai|assistent\w*|modell|chatbot|bot|roboter|dan)",
-        r"(ohne (einschränkungen|filter|zensur|regeln)|im entwicklermodus)",
-    ),
-    _you_are_now(
-        r"(ahora eres|ahora es usted|a partir de ahora,? eres|desde ahora,? eres|ya no eres)",
-        r"(una?|el|la)",
-        r"(ia|ai|asistente|modelo|chatbot|bot|robot|dan)",
-        r"(sin (restricciones|filtros|censura|límites)|en modo desarrollador)",
-    ),
-    _you_are_now(
-        r"(agora você é|você agora é|agora tu és|a partir de agora,? (você|tu) é|agora voce e)",
-        r"(uma?|o|a)",
-        r"(ia|ai|assistente|modelo|chatbot|bot|robô|robo|dan)",
-        r"(sem (restrições|filtros|censura|limites)|no modo desenvolvedor)",
-    ),
-    _you_are_now(
-        r"(ora sei|adesso sei|da ora in poi,? sei|d'ora in poi,? sei|ora lei è|non sei più)",
-        r"(una?|un'|l')",
-        r"(ia|ai|assistente|modello|chatbot|bot|robot|dan)",
-        r"(senza (restrizioni|filtri|censura|limiti)|in modalità sviluppatore)",
-    ),
+    _you_are_now(*(f"({'|'.join(part)})" for part in zip(*_YOU_ARE_NOW.values()))),
     r"(теперь ты|ты теперь|отныне ты|с этого момента ты|теперь вы|вы теперь)\s*[,—–-]?\s*(\w+\s+)?"
     r"(ии|ai|ассистент\w*|модель|чат-?бот\w*|dan)(?!\w)"
     rf"|(теперь ты|ты теперь|отныне ты|с этого момента ты|теперь вы|вы теперь){_S}{{0,30}}"

@@ -42,12 +42,12 @@ RUN_TOGETHER = 20  # letters: a spaced-out run this long holds several words wit
 
 def reader_forms(text: str) -> tuple[str, ...]:
     """Skeletons of `text`: lines and markup kept, then rendered on one line, then respelled; and the same
-    again with look-alikes of a vertical stroke read the other way (l for i) when it has any. Usually some
-    forms are equal: each is kept once."""
+    again with the look-alikes of a vertical stroke read the other way (i as l, l as i) when it has any.
+    Usually some forms are equal: each is kept once."""
     unescaped = html.unescape(text)
     forms = []
-    flipped = unescaped if unescaped.isascii() else unescaped.translate(ambiguous_l())
-    for variant in dict.fromkeys((unescaped, flipped)):
+    flipped = () if unescaped.isascii() else tuple(unescaped.translate(t) for t in ambiguous_l())
+    for variant in dict.fromkeys((unescaped, *flipped)):
         shown = _shown(variant)
         forms.append(skeleton(_EMPHASIS_IN_WORD.sub("", variant)))
         forms += [_one_line(skeleton(t)) for t in (shown, respelled(shown))]
