@@ -50,7 +50,7 @@ RGBA = tuple[float, float, float, float]  # 0-255 channels, alpha 0-1
 @dataclass(frozen=True)
 class Rule:
     """One selector of a style rule with its declarations: `conditional` when only some screens or a
-    reader's action apply it; `order` is its place in the page's sheets."""
+    reader's action apply it; `order` is its place in its sheet."""
 
     selector: str
     declarations: dict[str, tuple[str, bool]]
@@ -58,19 +58,18 @@ class Rule:
     order: int
 
 
-def sheet_rules(sheets: list[str], wanted: frozenset[str]) -> list[Rule]:
-    """The style rules of `sheets` (in order) that declare a property in `wanted` (or a custom `--property`)."""
+def sheet_rules(css: str, wanted: frozenset[str]) -> list[Rule]:
+    """The style rules of one sheet that declare a property in `wanted` (or a custom `--property`)."""
     rules: list[Rule] = []
-    for css in sheets:
-        for prelude, body, conditional in _style_rules(_COMMENT.sub(" ", css), False, 0):
-            found = {p: v for p, v in declarations(body).items() if p in wanted or p.startswith("--")}
-            if not found:
-                continue
-            for selector in split_selectors(prelude):
-                interactive = bool(_INTERACTIVE.search(selector))
-                selector = _INTERACTIVE.sub("", selector).strip() if interactive else selector
-                if selector:
-                    rules.append(Rule(selector, found, conditional or interactive, len(rules)))
+    for prelude, body, conditional in _style_rules(_COMMENT.sub(" ", css), False, 0):
+        found = {p: v for p, v in declarations(body).items() if p in wanted or p.startswith("--")}
+        if not found:
+            continue
+        for selector in split_selectors(prelude):
+            interactive = bool(_INTERACTIVE.search(selector))
+            selector = _INTERACTIVE.sub("", selector).strip() if interactive else selector
+            if selector:
+                rules.append(Rule(selector, found, conditional or interactive, len(rules)))
     return rules
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import soupsieve
 from bs4 import BeautifulSoup, NavigableString, Tag
@@ -110,6 +111,19 @@ class _Matcher:
     rule: Rule
     pattern: soupsieve.SoupSieve
     specificity: tuple[int, int, int]
+    sheet: int = 0  # the sheet's place among the page's: with the rule's order, its source order
+
+
+@lru_cache(maxsize=32)
+def _matchers(css: str) -> tuple[tuple[tuple[str, str], _Matcher], ...]:
+    """One sheet's rules compiled, with the bucket each goes in; cached, as every chapter of a book links
+    the same sheets."""
+    out = []
+    for rule in sheet_rules(css, _PROPERTIES):
+        pattern = _compile(rule.selector)
+        if pattern is not None:
+            out.append((bucket(rule.selector), _Matcher(rule, pattern, specificity(rule.selector))))
+    return tuple(out)
 
 
 class HiddenText:
@@ -123,11 +137,9 @@ class HiddenText:
 
     def __init__(self, soup: BeautifulSoup, sheets: list[str]) -> None:
         self._buckets: dict[tuple[str, str], list[_Matcher]] = {}
-        for rule in sheet_rules(sheets, _PROPERTIES):
-            pattern = _compile(rule.selector)
-            if pattern is not None:
-                matcher = _Matcher(rule, pattern, specificity(rule.selector))
-                self._buckets.setdefault(bucket(rule.selector), []).append(matcher)
+        for index, css in enumerate(sheets):
+            for key, matcher in _matchers(css):
+                self._buckets.setdefault(key, []).append(replace(matcher, sheet=index))
         self._tags: list[Tag] = []
         self._strings: list[NavigableString] = []
         self._decide(soup)
@@ -177,16 +189,16 @@ class HiddenText:
         keys = [("tag", tag.name), ("any", ""), *(("class", c) for c in tag.get("class") or ())]
         if tag.get("id"):
             keys.append(("id", tag["id"]))
-        won: list[dict[str, tuple[tuple[bool, bool, tuple[int, int, int], int], str]]] = [{}, {}]
+        won: list[dict[str, tuple[tuple[bool, bool, tuple[int, int, int], tuple[int, int]], str]]] = [{}, {}]
         for prop, value in _presentational(tag):
             for w in won:  # the browser's own rules, below every author rule
-                w[prop] = ((False, False, (-1, 0, 0), -1), value)
+                w[prop] = ((False, False, (-1, 0, 0), (-1, 0)), value)
         for key in keys:
             for m in self._buckets.get(key, ()):
                 if not m.pattern.match(tag):
                     continue
                 for prop, (value, important) in m.rule.declarations.items():
-                    rank = (important, False, m.specificity, m.rule.order)
+                    rank = (important, False, m.specificity, (m.sheet, m.rule.order))
                     targets = [won[1]] if m.rule.conditional else won
                     if m.rule.conditional and _hides_alone(prop, value):
                         continue
@@ -196,7 +208,7 @@ class HiddenText:
         style = tag.get("style")
         if style:
             for prop, (value, important) in declarations(str(style)).items():
-                rank = (important, True, (0, 0, 0), 0)
+                rank = (important, True, (0, 0, 0), (0, 0))
                 for w in won:
                     if prop not in w or w[prop][0] < rank:
                         w[prop] = (rank, value)
