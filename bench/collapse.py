@@ -1,7 +1,7 @@
 """One hit per section against a final list that never hides the answer: today's collapse, collapse off, and a
 section's chunk carrying the siblings that outrank the next section (rag/retrieval/collapse.py).
 
-    python bench/collapse.py --set tests/data/fastapi_qa.jsonl --data /tmp/x/fastapi [--out result.json]
+    python bench/collapse.py --set tests/data/fastapi_qa.jsonl --data /tmp/x/fastapi [--out result.json] [--depth N]
 
 `--data` is a collection already built with the product's defaults (bench-cache: copy it first). Each question
 runs `retrieve()` twice with the product's defaults, collapse on and off; the three rankings compared are
@@ -14,7 +14,8 @@ Section gold (`gold`) and answer-text gold (`answer`, the chunks holding the doc
 with rag.eval's own machinery (gold resolution, `Resolution.collapse`, the metric functions), with paired
 bootstrap intervals (rag.eval.bootstrap). `lost_collapsed_outranking` counts the questions whose answer-text
 gold is lost as "collapsed" (rag.retrieval.loss.where_lost) while its best chunk outranks the next section;
-for "collapse" it counts what today's rule would have hidden the same way.
+for "collapse" it counts what today's rule would have hidden the same way. `--depth N` runs the carry rule
+with CARRY_DEPTH = N (how deep, in final k's, a section's siblings are carried; the product's is 2).
 """
 
 from __future__ import annotations
@@ -118,7 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", required=True, type=Path)
     parser.add_argument("--data", required=True, type=Path, help="a copy of a bench-cache collection folder")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--depth", type=int, default=None, help="CARRY_DEPTH to try instead of the product's")
     args = parser.parse_args(argv)
+    if args.depth is not None:
+        import rag.retrieval.collapse
+
+        rag.retrieval.collapse.CARRY_DEPTH = args.depth
     out = run(args.set, args.data)
     text = json.dumps(out, ensure_ascii=False, indent=1)
     if args.out:

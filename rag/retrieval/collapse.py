@@ -31,6 +31,17 @@ from rag.types import Chunk
 CARRY_DEPTH = 2
 
 
+def carry_depth(final_k: int) -> int:
+    """How many chunks of the last stage a section's siblings are carried from, whatever outranks them."""
+    return CARRY_DEPTH * final_k
+
+
+def carry_limit(final_k: int) -> int:
+    """The most siblings one section carries: one fewer than the list they could have filled (bench/collapse.py
+    tries CARRY_DEPTH 0, where that list is the final k)."""
+    return max(carry_depth(final_k), final_k) - 1
+
+
 def fold_sections(ranked: Sequence[Chunk]) -> dict[str, str]:
     """{chunk id: the id of its section's best chunk} for every chunk of `ranked` (best first) but those best ones."""
     best: dict[tuple[str, tuple[str, ...]], str] = {}
@@ -53,7 +64,7 @@ def carried_siblings(
         shown: whether a chunk id may be shown at all (not a repeat of another text, not below the
             minimum score); a section's best chunk that is not shown does not end the run before it.
     """
-    depth = CARRY_DEPTH * final_k
+    depth, limit = carry_depth(final_k), carry_limit(final_k)
     carried: set[str] = set()
     count: dict[str, int] = {}
     running: str | None = None  # the best chunk of the section no shown section has outranked yet
@@ -61,7 +72,7 @@ def carried_siblings(
         first = folded.get(chunk.id)
         if first is None:
             running = chunk.id if shown(chunk.id) else running
-        elif (first == running or rank <= depth) and shown(chunk.id) and count.get(first, 0) < depth - 1:
+        elif (first == running or rank <= depth) and shown(chunk.id) and count.get(first, 0) < limit:
             carried.add(chunk.id)
             count[first] = count.get(first, 0) + 1
     return frozenset(carried)

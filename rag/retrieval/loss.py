@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from rag.retrieval.collapse import CARRY_DEPTH
+from rag.retrieval.collapse import carry_depth, carry_limit
 from rag.retrieval.result import Candidate, RetrievalResult
 
 # Code -> title, in pipeline order; the codes are the `lost_at` vocabulary of `ragscope track --json`
@@ -99,9 +99,9 @@ def outranked_by(result: RetrievalResult, folded: Candidate) -> Candidate | None
 def _section_full(result: RetrievalResult, folded: Candidate) -> bool:
     """A folded chunk the collapse rule would carry, left out only because its section already carries as many
     chunks as it may: the list's size cut it, not collapsing (rag/retrieval/collapse.py)."""
-    depth = CARRY_DEPTH * result.config.final_k
+    depth = carry_depth(result.config.final_k)
     holder = result.get(folded.collapsed_into)
-    if holder is None or len(result.carried_by(holder.id)) < depth - 1:
+    if holder is None or len(result.carried_by(holder.id)) < carry_limit(result.config.final_k):
         return False
     rank = folded.rerank.rank or _BIG
     after = [c for c in result.ranked("rerank") if (c.rerank.rank or _BIG) > (holder.rerank.rank or _BIG)]
