@@ -66,11 +66,22 @@ class _Blocks:
         self.code: list[str] = []
         self.terms: list[str] = []
         self.description: list[str] = []
+        # python-docx finds a paragraph's or run's style by scanning every style of the document (the default
+        # one on each call), so each style id is looked up once: per paragraph it made the loader crawl.
+        self._styles: dict[tuple[str, str | None], Any] = {}
+
+    def style(self, item: Any) -> Any:  # noqa: ANN401 - a python-docx Paragraph or Run, and its style
+        element = getattr(item, "_p", None)
+        key = ("p", element.style) if element is not None else ("r", item._r.style)
+        if key not in self._styles:
+            self._styles[key] = item.style
+        return self._styles[key]
 
     def paragraph(self, para: Any) -> None:  # noqa: ANN401 - a python-docx Paragraph
-        names = _style_names(para.style)
-        level = _heading_level(para, names)
-        if level is None and _is_code(para, names, self.fonts_mark_code):
+        style = self.style(para)
+        names = _style_names(style)
+        level = _heading_level(para, style, names)
+        if level is None and _is_code(para, style, names, self.fonts_mark_code, self.style):
             self._close_item()
             self.code.append(para.text.rstrip())
             return
@@ -124,17 +135,17 @@ def _style_names(style: Any) -> list[str]:  # noqa: ANN401 - a python-docx style
     return names
 
 
-def _is_code(para: Any, names: list[str], fonts: bool) -> bool:  # noqa: ANN401 - a python-docx Paragraph
+def _is_code(para: Any, style: Any, names: list[str], fonts: bool, style_of: Any) -> bool:  # noqa: ANN401
     """A code style (its own or one it is based on); when `fonts`, also a monospace style font or every run
     in a monospace font."""
     if any(_CODE_STYLE.search(n) for n in names):
         return True
     if not fonts:
         return False
-    if _MONOSPACE.search(_style_font(para.style)):
+    if _MONOSPACE.search(_style_font(style)):
         return True
     runs = [r for r in para.runs if r.text.strip()]
-    return bool(runs) and all(_MONOSPACE.search(_run_font(r)) for r in runs)
+    return bool(runs) and all(_MONOSPACE.search(_run_font(r, style_of(r))) for r in runs)
 
 
 def _style_font(style: Any) -> str:  # noqa: ANN401 - a python-docx style
@@ -145,17 +156,16 @@ def _style_font(style: Any) -> str:  # noqa: ANN401 - a python-docx style
     return ""
 
 
-def _run_font(run: Any) -> str:  # noqa: ANN401 - a python-docx Run
+def _run_font(run: Any, style: Any) -> str:  # noqa: ANN401 - a python-docx Run and its style
     """The run's own font, else its character style's (LibreOffice's "Source Text"), whose name counts too."""
     if run.font.name:
         return run.font.name
-    style = run.style
     if style is not None and style.name and _CODE_STYLE.search(style.name):
         return "monospace"
     return _style_font(style) if style is not None else ""
 
 
-def _heading_level(para: Any, names: list[str]) -> int | None:  # noqa: ANN401 - a python-docx Paragraph
+def _heading_level(para: Any, style: Any, names: list[str]) -> int | None:  # noqa: ANN401 - a Paragraph, its style
     """How many `#` the heading gets: 1 for the Title, 1 + its level for a heading (so "Title > Heading 1" stays
     one path), None for body text.
 
@@ -166,7 +176,6 @@ def _heading_level(para: Any, names: list[str]) -> int | None:  # noqa: ANN401 -
     own = _outline_level(para._p.pPr)
     if own is not None:
         return None if own >= _BODY_OUTLINE_LEVEL else own + 2
-    style = para.style
     while style is not None:
         heading = _HEADING_STYLE.fullmatch(style.name or "")
         if heading:
