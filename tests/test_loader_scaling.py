@@ -196,6 +196,6 @@ def test_what_a_unit_carries_is_bounded_however_many_imports_it_uses():
 
 
 def test_a_unit_cuts_a_shared_import_line_to_the_names_it_uses():
-    source = "from typing import Any, Callable\nimport os.path\n\n\ndef walk(root: 'Any'):\n    return os.path.join(root)\n"
+    source = "from typing import Any, Callable\nimport os.path\n\ndef walk(r: 'Any'):\n    return os.path.join(r)\n"
     (unit,) = [c for c in chunk_document(load_document("w.py", source.encode())) if c.heading_path[-1] == "walk"]
     assert unit.text.startswith("```python\nfrom typing import Any\nimport os.path\n\ndef walk(")
