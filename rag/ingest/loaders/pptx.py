@@ -17,7 +17,9 @@ def parse_pptx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
     from pptx import Presentation
 
     presentation = Presentation(io.BytesIO(data))
-    text, pages = "", []
+    parts: list[str] = []  # slide texts, joined once (text grown by `+=` is a copy per slide)
+    pages: list[int] = []
+    length = 0
     first_title = ""
     for number, slide in enumerate(presentation.slides, start=1):
         title_shape = slide.shapes.title
@@ -32,10 +34,13 @@ def parse_pptx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
             notes = slide.notes_slide.notes_text_frame.text.strip()
             if notes:
                 blocks.append("Notes: " + " ".join(notes.split()))
-        pages.append(len(text) + (2 if text else 0))
-        text += ("\n\n" if text else "") + "\n\n".join(b for b in blocks if b)
+        slide_text = "\n\n".join(b for b in blocks if b)
+        length += 2 if parts else 0
+        pages.append(length)
+        parts.append(slide_text)
+        length += len(slide_text)
     core_title = (presentation.core_properties.title or "").strip()
-    return text, tuple(pages), core_title or first_title
+    return "\n\n".join(parts), tuple(pages), core_title or first_title
 
 
 def _shapes(shapes: Any) -> Iterator[Any]:  # noqa: ANN401 - python-pptx shape collections are untyped
