@@ -144,7 +144,9 @@ def _drop_chrome(root: Tag) -> None:
 
 
 def _mostly_links(tag: Tag) -> bool:
-    """Whether the block reads as navigation: no text, or mostly the text of its links."""
+    """Whether the block reads as navigation: a link, no text, or mostly the text of its links."""
+    if tag.name == "a":
+        return True
     text = len("".join(tag.get_text().split()))
     links = sum(len("".join(a.get_text().split())) for a in tag.find_all("a"))
     return text == 0 or links >= _CHROME_LINK_SHARE * text
