@@ -194,6 +194,13 @@ TECHNIQUES = [
      "<style>@media (min-width:768px){.x{display:none}}</style>", f'<p class="x">{SECRET}</p>'),
     ("style media attribute", '<style media="screen">.x{display:none}</style>', f'<p class="x">{SECRET}</p>',
      '<style media="print">.x{display:none}</style>', f'<p class="x">{SECRET}</p>'),
+    ("escaped class names", r"<style>.sm\:hidden{display:none}</style>", f'<p class="sm:hidden">{SECRET}</p>',
+     r"<style>.hidden{display:none} @media (min-width:768px){.md\:block{display:block}}</style>",
+     f'<p class="hidden md:block">{SECRET}</p>'),  # Tailwind: shown on wide screens
+    ("attribute selectors", "<style>[data-state=closed]{display:none}</style>", f'<p data-state="closed">{SECRET}</p>',
+     "<style>[data-state=closed]{display:none}</style>", f'<p data-state="open">{SECRET}</p>'),
+    ("a style in a template", "<style>.x{display:none}</style>", f'<p class="x">{SECRET}</p>',
+     "<template><style>.x{display:none}</style></template>", f'<p class="x">{SECRET}</p>'),  # inert
     ("details", "", f'<details style="display:none"><summary>{SECRET}</summary></details>',
      "", f"<details><summary>{SECRET}</summary></details>"),  # a click opens it: content
 ]  # fmt: skip

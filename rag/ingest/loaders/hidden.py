@@ -187,6 +187,7 @@ class HiddenText:
     def _declared(self, tag: Tag) -> tuple[dict[str, str], dict[str, str]]:
         """The values the cascade gives `tag` on a plain screen, and with every revealing conditional rule."""
         keys = [("tag", tag.name), ("any", ""), *(("class", c) for c in tag.get("class") or ())]
+        keys += [("attribute", a.lower()) for a in tag.attrs if a not in ("class", "id")]
         if tag.get("id"):
             keys.append(("id", tag["id"]))
         won: list[dict[str, tuple[tuple[bool, bool, tuple[int, int, int], tuple[int, int]], str]]] = [{}, {}]

@@ -59,6 +59,7 @@ _CHROME_NAMES = re.compile(
 _CHROME_LINK_SHARE = 0.5
 # What WHATWG decodes a page labelled Latin-1 or ASCII as: Windows-1252 (curly quotes in 0x80-0x9F).
 _WINDOWS_1252_LABELS = {"iso-8859-1", "latin-1", "latin1", "l1", "ascii", "us-ascii", "iso8859-1", "cp819"}
+_INERT = ["template", "noscript"]
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 _BLOCK_TAGS = {"p", "li", "pre", "blockquote", "dt", "dd", "figcaption", "caption", "address"}
 _STRUCTURE = [*_BLOCK_TAGS, "table", *_HEADINGS, "div", "section", "article", "main", "ul", "ol", "dl"]
@@ -102,6 +103,8 @@ def _style_sheets(soup: BeautifulSoup, linked: Callable[[str], str | None] | Non
     each under its `media` attribute (`media="print"` applies to no screen)."""
     sheets = []
     for tag in soup.find_all(["style", "link"]):
+        if tag.find_parent(_INERT) is not None:
+            continue  # a template's or noscript's content is not the page a reader with scripts sees
         if tag.name == "style":
             css = tag.get_text()
         else:
