@@ -191,16 +191,18 @@ def test_doctor_names_every_damaged_stored_file_and_fix_repairs_them(settings):
     qset.write_text('{"question": "Anything?", "question": "Twice?", "answerable": false}\n')
     history = data / "eval.sqlite"
     history.write_bytes(b"SQLite format 3\x00" + b"\x07" * 200)  # a header, then garbage
+    save_collection_settings(data, "gone", {"fusion": "rrf"})  # of no collection: a new "gone" would inherit them
+    orphan = settings_path(data, "gone")
     found = _doctor()
     assert found.exit_code == 1, found.output
     problems = [line for line in found.stdout.splitlines() if line.startswith("problem:")]
-    assert len(problems) == 3, found.stdout
-    for path in (settings_file, qset, history):
+    assert len(problems) == 4, found.stdout
+    for path in (settings_file, qset, history, orphan):
         assert any(str(path) in line for line in problems), (path, found.stdout)
     fixed = _doctor("--fix")
     assert fixed.exit_code == 0, fixed.output
-    assert fixed.stdout.count("fixed:") == 3, fixed.stdout
-    assert not settings_file.exists() and not qset.exists() and not history.exists()
+    assert fixed.stdout.count("fixed:") == 4, fixed.stdout
+    assert not any(p.exists() for p in (settings_file, qset, history, orphan))
     assert len(list(settings_file.parent.glob("docs.json.damaged-*"))) == 1  # kept for a person to look at
     again = _doctor()
     assert again.exit_code == 0 and "problem:" not in again.stdout, again.stdout

@@ -17,6 +17,7 @@ from rag.settings.collection_settings import load_collection_settings, settings_
 from rag.settings.config import Settings, validate_collection_name
 from rag.errors import ConfigError, EncoderError, StoreError, StoreLockedError
 from rag.store.journal import dead_owner, entry_problem
+from rag.store import list_collections
 from rag.store.base import CollectionModels
 from rag.store.client import ClientStore
 from rag.store.edge import EdgeStore
@@ -44,17 +45,23 @@ def check(settings: Settings, fix: bool = False) -> list[Finding]:
         findings.append(Finding("ok", f"Qdrant server at {redact_url(url, raw=url)} is reachable"))
     findings += _journals(settings.data_dir / "journal", fix)
     findings += _collections(settings, fix)
-    findings += _collection_settings(settings.data_dir, fix)
+    findings += _collection_settings(settings, fix)
     findings += _exports(settings, fix)
     return findings
 
 
-def _collection_settings(data_dir: Path, fix: bool) -> list[Finding]:
+def _collection_settings(settings: Settings, fix: bool) -> list[Finding]:
     """Each collection's stored settings, read by their one reader; --fix sets a damaged file aside (the
-    collection then runs with the configured settings, as Reset leaves it)."""
+    collection then runs with the configured settings, as Reset leaves it), and the settings of a collection
+    that is gone (deleted by an older version), which a new collection of its name would start from."""
+    data_dir = settings.data_dir
     folder = settings_dir(data_dir)
     out = []
+    names = set(list_collections(settings)) | {settings.collection} if folder.is_dir() else set()
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if path.stem not in names:
+            out.append(_orphan(path, fix))
+            continue
         try:
             load_collection_settings(data_dir, path.stem)
         except ConfigError as e:
@@ -67,6 +74,14 @@ def _collection_settings(data_dir: Path, fix: bool) -> list[Finding]:
                         "and it runs with the configured settings")
             )  # fmt: skip
     return out
+
+
+def _orphan(path: Path, fix: bool) -> Finding:
+    what = f"stored settings {path} belong to collection {path.stem!r}, which does not exist"
+    if not fix:
+        return Finding("problem", f"{what}: a new collection of that name would start from them; "
+                       "`ragscope doctor --fix` sets them aside")  # fmt: skip
+    return Finding("fixed", f"{what}; set aside as {set_aside(path)}")
 
 
 def _exports(settings: Settings, fix: bool) -> list[Finding]:
