@@ -234,6 +234,7 @@ def test_code_strategy_keeps_markdown_code_blocks_whole():
 def test_adoc_attribute_references_read_as_the_rendered_page():
     adoc = rb"""= {product} Guide
 Jane Doe <jane@example.com>
+v2.1, 2026-05-01: Spring fares
 :price: 4 euros
 :product: Ferry
 
@@ -244,6 +245,8 @@ Tickets cost {price}{nbsp}each; write \{price} to show the reference, {unknown} 
 :price: 5 euros
 :total: {price} plus tax
 From May tickets cost {price} ({total}), says {author}.
+
+Edition {revnumber} of {revdate} by {lastname}.
 
 ----
 echo {price}
@@ -256,6 +259,7 @@ Unset: {price}.
     assert doc.title == "Ferry Guide"
     assert "Tickets cost 4 euros\u00a0each; write {price} to show the reference, {unknown} stays as written." in doc.text
     assert "From May tickets cost 5 euros (5 euros plus tax), says Jane Doe." in doc.text
+    assert "Edition 2.1 of 2026-05-01 by Doe." in doc.text and "Spring fares" not in doc.text
     assert "```\necho {price}\n```" in doc.text  # a listing is verbatim
     assert "Unset: {price}." in doc.text and ":price" not in doc.text
 

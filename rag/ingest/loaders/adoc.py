@@ -10,9 +10,10 @@ can only ever yield its own text.
 
 Attribute references (`{price}`) read as the rendered page shows them: an entry (`:price: 4 euros`, in the
 header or anywhere before the reference, `:price!:` unsets it) gives its value from there on, the author
-line gives `{author}` and `{email}`, and the character built-ins (`{nbsp}`, `{plus}`, `{startsb}` ...) their
-character. A reference to nothing stays as written (Asciidoctor's default), so does `\\{price}` (without
-its backslash), and listing and literal blocks are verbatim, as Asciidoctor leaves them.
+and revision lines give `{author}`, `{firstname}`, `{email}`, `{revnumber}` and the like, and the character
+built-ins (`{nbsp}`, `{plus}`, `{startsb}` ...) their character. A reference to nothing stays as written
+(Asciidoctor's default), so does `\\{price}` (without its backslash), and listing and literal blocks are
+verbatim, as Asciidoctor leaves them.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ _DESCRIPTION = re.compile(r"^(\S.*?)(?::{2,4}|;;)(?:[ \t]+(.*))?$")
 _INDENTED = re.compile(r"^[ \t]+\S")
 _ATTRIBUTE_ENTRY = re.compile(r"^:(!?)(\w[\w-]*)(!?):(?:[ \t]+(.*?))?[ \t]*$")
 _REFERENCE = re.compile(r"(\\?)\{(\w[\w-]*)\}")
+_REVISION = re.compile(r"^v?(\d[\w.-]*)(?:,[ \t]*([^:]*))?(?::[ \t]*(.*))?$")
 _AUTHOR = re.compile(r"^([^:<>\[\]{}]+?)(?:[ \t]+<([^<>\s]+)>)?[ \t]*$")
 # Asciidoctor's character replacement attributes (its "built-in" ones a document uses in prose).
 _BUILT_IN = {
@@ -163,17 +165,24 @@ def _closing(lines: list[str], start: int) -> int:
 
 def _header(lines: list[str], start: int, state: _State) -> int:
     """Past the document header's lines after `= Title` (they run to the first blank line), its attribute
-    entries read and its author line giving `{author}` and `{email}`."""
+    entries read, its author line giving `{author}` and `{email}`, its revision line `{revnumber}` and such."""
     first = start
     while start < len(lines) and lines[start].strip() and not _TITLE.match(lines[start]):
         if (after := state.entry(lines, start)) > start:
             start = after
             continue
-        author = _AUTHOR.match(lines[start].strip()) if start == first else None
-        if author and not lines[start].startswith("//"):
-            state.attributes["author"] = author.group(1)
+        line = lines[start].strip()
+        author = _AUTHOR.match(line) if start == first and not re.match(r"//|v\d", line) else None
+        revision = _REVISION.match(line) if start in (first, first + 1) and not author else None
+        if author:
+            names = author.group(1).split()
+            state.attributes.update(author=" ".join(names), firstname=names[0], lastname=names[-1])
             if author.group(2):
                 state.attributes["email"] = author.group(2)
+        elif revision:
+            for key, value in zip(("revnumber", "revdate", "revremark"), revision.groups()):
+                if value:
+                    state.attributes[key] = value.strip()
         start += 1
     return start
 
