@@ -12,6 +12,12 @@ from typing import Any, Iterable, Mapping
 CHUNK_NAMESPACE = uuid.UUID("6f0e1f55-2d3c-4b8a-9a43-5a1c0b7d2e10")
 # Payload `status` of a chunk retrieval must never return (a keyword: qdrant-edge 0.9 matches no bools).
 QUARANTINED = "quarantined"
+# Payload `role` of a chunk stored and browsable but out of ranking: a contents or index page (a list of names
+# with page numbers matches almost any question and answers none), a scan's "needs OCR" placeholder.
+# Chunks of the body have no `role`. Retrieval reads them only when its filter says `include_unranked`.
+ROLE_CONTENTS = "contents"
+ROLE_INDEX = "index"
+ROLE_NO_TEXT = "no-text"
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,9 @@ class Document:
     # Runs of invisible format characters kept out of `text` that may say something (tag characters),
     # as (offset in `text`, the characters), for the injection scan (rag.text.invisible.drop_invisible).
     hidden: tuple[tuple[int, str], ...] = field(default=(), repr=False)
+    # (heading title, role) for the sections kept out of ranking (ROLE_CONTENTS, ROLE_INDEX, ROLE_NO_TEXT):
+    # a chunk under a heading named here carries the role (rag.ingest.loaders.parsed.Parsed.roles).
+    roles: tuple[tuple[str, str], ...] = ()
 
     def hidden_in(self, start: int, end: int) -> tuple[str, ...]:
         """The `hidden` runs removed from `text[start:end]`, or next to it with only whitespace between."""
@@ -43,6 +52,11 @@ class Document:
         return tuple(
             run for at, run in self.hidden if not (text[min(at, start) : start] + text[end : max(at, end)]).strip()
         )
+
+    def role_of(self, heading_path: tuple[str, ...]) -> str:
+        """The role of a chunk under `heading_path`: that of the outermost heading `roles` names, else ""."""
+        named = dict(self.roles)
+        return next((named[title] for title in heading_path if title in named), "")
 
     @property
     def identity(self) -> str:
@@ -78,6 +92,7 @@ class Chunk:
     page: int | None = None
     # How many times the heading path is written into what the encoders see (ChunkConfig.heading_weight).
     heading_weight: int = 1
+    role: str = ""  # ROLE_CONTENTS, ROLE_INDEX or ROLE_NO_TEXT: stored out of ranking; "" for the body
 
     @property
     def heading(self) -> str:
@@ -152,6 +167,7 @@ class DocumentInfo:
     ingested_at: str
     sha256: str
     kind: str
+    notes: tuple[str, ...] = ()  # what its loader warned of when it was ingested (Document.notes)
 
 
 @dataclass(frozen=True)
@@ -164,6 +180,9 @@ class ChunkFilter:
     include_quarantined: bool = False
     flagged_only: bool = False  # only chunks the injection scan flagged (payload `flags` not empty)
     unchecked_only: bool = False  # only chunks the scan marked unchecked (payload `unchecked` present)
+    # Also the chunks stored out of ranking (payload `role`: contents and index pages, a scan's placeholder).
+    # A read of every stored chunk (include_quarantined) has them too: browsing, re-ingest and delete see all.
+    include_unranked: bool = False
 
     def __post_init__(self) -> None:
         # Names and tags as ingest stores them (Unicode NFC): "café" typed decomposed, as macOS writes it,
@@ -190,6 +209,8 @@ class ChunkFilter:
         if self.flagged_only and not payload.get("flags"):
             return False
         if self.unchecked_only and not payload.get("unchecked"):
+            return False
+        if payload.get("role") and not (self.include_unranked or self.include_quarantined):
             return False
         return self.include_quarantined or payload.get("status") != QUARANTINED
 

@@ -37,13 +37,10 @@ SEED = [
 ]
 
 
-def _pdf(text: str | None, encrypt: StandardEncryption | str | None = None) -> bytes:
+def _pdf(text: str, encrypt: StandardEncryption | str | None = None) -> bytes:
     buf = io.BytesIO()
     c = canvas.Canvas(buf, encrypt=encrypt)
-    if text is None:
-        c.rect(72, 72, 200, 200, fill=1)  # a drawing and no text: what a scan looks like to a parser
-    else:
-        c.drawString(72, 720, text)
+    c.drawString(72, 720, text)
     c.showPage()
     c.save()
     return buf.getvalue()
@@ -64,7 +61,6 @@ REFUSED: dict[str, tuple[bytes, str]] = {
     "blank.md": (b" \n\t\r\n   \n", "empty"),
     "image.md": (bytes(range(256)) * 64, "binary"),
     "damaged-utf8.md": ("# Café\n\nNaïve résumé".encode() + b" \xff\xfe broken " + "déjà".encode(), "not valid UTF-8"),
-    "scan.pdf": (_pdf(None), "no text layer"),
     "locked.pdf": (_pdf("The vault code is 1234.", encrypt=StandardEncryption("secret", ownerPassword="owner")), "encrypted"),
     "truncated.pdf": (_pdf("The ferry leaves at nine.")[:700], "could not read this PDF"),
     "fake.docx": (b"PK\x03\x04 not really a zip archive at all", "not a valid DOCX"),

@@ -20,6 +20,7 @@ from rag.ingest.loaders.archive import ArchiveLimits, expand_zip
 from rag.ingest.chunker import chunk_document
 from rag.settings.config import ChunkConfig
 from rag.errors import LoaderError
+from rag.types import ROLE_NO_TEXT
 from rag.ingest.loaders.document import load_document
 from rag.ingest.loaders.names import kind_of, safe_source
 
@@ -202,23 +203,25 @@ def test_pdf_outline_gives_the_headings_and_their_levels():
         outline=[(0, 0, "Ferry manual"), (0, 1, "Safety"), (1, 1, "Lost property")],
     )
     d = load_document("manual.pdf", data)
-    assert "# Ferry manual\nBoard early.\n## Safety\n" in d.text
+    assert "# Ferry manual\n\nBoard early.\n\n## Safety\n" in d.text
     # An outline title the page does not print goes on top of its page, so the page keeps its section.
-    assert d.text[d.pages[1] :].startswith("## Lost property\nItems are kept")
+    assert d.text[d.pages[1] :].startswith("## Lost property\n\nItems are kept")
     chunks = chunk_document(d, ChunkConfig("heading", 50, 0))
     assert [(c.page, c.heading_path) for c in chunks] == [
         (1, ("Ferry manual",)), (1, ("Ferry manual", "Safety")), (2, ("Ferry manual", "Lost property"))
     ]
 
 
-def test_pdf_without_text_layer_is_refused():
+def test_pdf_without_text_layer_is_stored_as_a_placeholder_with_a_warning():
     buf = io.BytesIO()
     c = canvas.Canvas(buf)
     c.rect(72, 72, 300, 300, fill=1)
     c.showPage()
     c.save()
-    with pytest.raises(LoaderError, match="no text layer"):
-        load_document("scan.pdf", buf.getvalue())
+    d = load_document("scan.pdf", buf.getvalue())
+    assert any("no text layer: needs OCR" in note for note in d.notes), d.notes
+    (chunk,) = chunk_document(d)
+    assert chunk.role == ROLE_NO_TEXT and "needs OCR" in chunk.text  # stored, out of ranking (tests/test_pdf_reading.py)
 
 
 def test_docx_headings_lists_and_tables():

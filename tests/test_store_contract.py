@@ -23,7 +23,7 @@ from rag.ingest.sentences import sentence_texts
 from rag.store.base import CollectionModels, FusedQuery, PointData, chunk_payload
 from rag.store.client import ClientStore
 from rag.store.edge import EdgeStore
-from rag.types import Chunk, ChunkFilter
+from rag.types import ROLE_INDEX, Chunk, ChunkFilter
 
 MODELS = CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25")
 WITH_SENTENCES = dataclasses.replace(MODELS, sentence_vectors=True)
@@ -203,6 +203,24 @@ def test_quarantined_chunks_are_stored_but_never_retrieved(filled, points):
     assert refund.id not in _ids(filled.search_fused(FusedQuery(refund.dense, refund.sparse, 10, 10, "rrf")))
     filled.set_payload([refund.id], {"status": "active"})
     assert _ids(filled.search_dense(refund.dense, 1)) == [refund.id]
+
+
+def test_chunks_with_a_role_are_stored_and_browsable_but_out_of_ranking_unless_asked(filled, points):
+    """A contents or index page's chunk (payload `role`, rag.types.ROLE_INDEX): what the default filter of every
+    stage leaves out, `include_unranked` lets in, and a read of everything (include_quarantined) sees."""
+    rates = next(p for p in points if p.payload["text"].startswith("The API"))
+    filled.set_payload([rates.id], {"role": ROLE_INDEX})
+    assert filled.count(ChunkFilter()) == len(points) - 1
+    assert rates.id not in {r.chunk.id for r in filled.records(ChunkFilter(sources=("api.md",)))}
+    (back,) = filled.records(ChunkFilter(ids=(rates.id,), include_quarantined=True))
+    assert back.chunk.role == ROLE_INDEX
+    assert rates.id not in _ids(filled.search_dense(rates.dense, 10))
+    assert rates.id not in _ids(filled.search_sparse(rates.sparse, 10))
+    assert rates.id not in _ids(filled.search_fused(FusedQuery(rates.dense, rates.sparse, 10, 10, "rrf")))
+    wide = ChunkFilter(include_unranked=True)
+    assert _ids(filled.search_dense(rates.dense, 1, wide)) == [rates.id]
+    assert rates.id in _ids(filled.search_fused(FusedQuery(rates.dense, rates.sparse, 10, 10, "rrf"), wide))
+    assert filled.count(wide) == len(points)
 
 
 def test_delete_and_delete_source(filled, points):

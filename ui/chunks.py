@@ -52,10 +52,18 @@ def diff_rows(diff: ChunkDiff) -> pd.DataFrame:
     return chunk_rows([c for c, _ in pairs], [change for _, change in pairs])
 
 
+def stored_status(record: StoredChunk) -> str:
+    """Whether retrieval can return the chunk: "active", "quarantined", or the role that keeps it out of ranking
+    (a contents or index page, a scan's placeholder: rag.types.ROLE_INDEX ...)."""
+    if record.quarantined:
+        return "quarantined"
+    return f"{record.chunk.role}: out of ranking" if record.chunk.role else "active"
+
+
 def stored_rows(records: Sequence[StoredChunk]) -> pd.DataFrame:
     """Stored chunks with their status and injection-scan flags before the text."""
     frame = chunk_rows([r.chunk for r in records])
-    frame.insert(len(frame.columns) - 1, "status", ["quarantined" if r.quarantined else "active" for r in records])
+    frame.insert(len(frame.columns) - 1, "status", [stored_status(r) for r in records])
     frame.insert(len(frame.columns) - 1, "flags", [", ".join(r.flags) for r in records])
     return frame
 
@@ -97,7 +105,7 @@ def chunk_detail(record: StoredChunk) -> None:
         where = f"chunk #{chunk.index} · characters {chunk.start:,}–{chunk.end:,}" + (
             f" · page {chunk.page}" if chunk.page is not None else ""
         )
-        status = "quarantined (never retrieved)" if record.quarantined else "active"
+        status = "quarantined (never retrieved)" if record.quarantined else stored_status(record)
         st.text(
             f"{chunk.heading or '(no heading)'}\n{where} · {status}"
             + (f"\nflags: {', '.join(record.flags)}" if record.flags else "")

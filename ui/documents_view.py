@@ -16,7 +16,8 @@ from ui.chunks import CHUNK_COLUMNS, stored_rows
 
 
 def documents_overview(docs: Sequence[DocumentInfo]) -> None:
-    """One row per stored document: kind, chunks, size, tags, when it was ingested."""
+    """One row per stored document: kind, chunks, size, tags, when it was ingested; then what its loader warned
+    of ("no text layer: needs OCR"), as a warning each."""
     frame = pd.DataFrame(
         [
             {
@@ -26,6 +27,7 @@ def documents_overview(docs: Sequence[DocumentInfo]) -> None:
                 "size": d.size_bytes,
                 "tags": list(d.tags),
                 "ingested at": pd.to_datetime(d.ingested_at or None, utc=True),
+                "notes": "; ".join(d.notes),
             }
             for d in docs
         ]
@@ -40,6 +42,9 @@ def documents_overview(docs: Sequence[DocumentInfo]) -> None:
             "ingested at": st.column_config.DatetimeColumn("ingested at (UTC)", format="YYYY-MM-DD HH:mm"),
         },
     )
+    for d in docs:
+        for note in d.notes:
+            say("warning", "{source}: {note}", source=d.source, note=note)
 
 
 def flagged_picker(flagged: Sequence[StoredChunk]) -> list[str]:

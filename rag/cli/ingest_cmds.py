@@ -110,6 +110,9 @@ def _ingest_paths(
             results.extend(done)
             for failed in (r for r in done if r.status == "error"):
                 click.echo(f"error: {failed.error}", err=True)
+            for result in done:
+                for note in result.notes:
+                    click.echo(f"warning: {result.source}: {note}", err=True)
             batch.clear()
 
         def refuse(name: str, error: str) -> None:

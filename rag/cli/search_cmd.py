@@ -26,8 +26,8 @@ from rag.types import ChunkFilter
     "--filter",
     "filters",
     multiple=True,
-    metavar="source=NAME|tag=NAME",
-    help="Restrict to a source or tag (repeatable).",
+    metavar="source=NAME|tag=NAME|pages=all",
+    help="Restrict to a source or tag (repeatable); pages=all also searches contents and index pages.",
 )
 @collection_option
 @click.option("--all", "show_all", is_flag=True, help="Print every candidate of every stage, not only the final top-k.")
@@ -115,14 +115,19 @@ def _search_mode(
 
 
 def parse_filters(filters: tuple[str, ...]) -> ChunkFilter:
-    """`source=NAME` / `tag=NAME` options into one filter (values of one kind are alternatives)."""
-    sources, tags = [], []
+    """`source=NAME` / `tag=NAME` options into one filter (values of one kind are alternatives); `pages=all`
+    also reads the chunks stored out of ranking (contents and index pages: ChunkFilter.include_unranked)."""
+    sources, tags, unranked = [], [], False
     for item in filters:
         key, sep, value = item.partition("=")
-        if not sep or not value.strip() or key.strip() not in ("source", "tag"):
-            raise click.BadParameter(f"{item!r}: use source=NAME or tag=NAME", param_hint="--filter")
-        (sources if key.strip() == "source" else tags).append(value.strip())
-    return ChunkFilter(sources=tuple(sources), tags=tuple(tags))
+        key, value = key.strip(), value.strip()
+        if key == "pages" and value == "all":
+            unranked = True
+            continue
+        if not sep or not value or key not in ("source", "tag"):
+            raise click.BadParameter(f"{item!r}: use source=NAME, tag=NAME or pages=all", param_hint="--filter")
+        (sources if key == "source" else tags).append(value)
+    return ChunkFilter(sources=tuple(sources), tags=tuple(tags), include_unranked=unranked)
 
 
 def _line(c: Candidate) -> str:

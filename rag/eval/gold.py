@@ -161,7 +161,8 @@ class CollectionIndex:
         s = components.settings
         records = components.store.records(ChunkFilter(include_quarantined=True))
         return cls(
-            (r.chunk for r in records if not r.quarantined), (s.collection, s.dense_model, s.sparse_model),
+            (r.chunk for r in records if not (r.quarantined or r.chunk.role)),  # role: out of ranking, never gold
+            (s.collection, s.dense_model, s.sparse_model),
             Originals(s.originals_dir), quarantined=(r.chunk for r in records if r.quarantined),
         )  # fmt: skip
 

@@ -421,6 +421,7 @@ def _make_chunks(
                 index=index,
                 page=doc.page_at(start),
                 heading_weight=heading_weight,
+                role=doc.role_of(path),
             )
         )
     return chunks

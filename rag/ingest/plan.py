@@ -81,6 +81,7 @@ class Plan:
             unchanged=len(self.kept),
             removed=len(self.removed),
             flagged=flagged,
+            notes=self.doc.notes,
         )
 
 
@@ -114,6 +115,7 @@ def plan_document(components: Components, doc: Document, chunks: Sequence[Chunk]
         "doc_sha": doc.sha256,
         "doc_size": doc.size_bytes,
         "doc_kind": doc.kind,
+        "doc_notes": list(doc.notes),  # shown with the document on the Documents page ("no text layer: ...")
         "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "tags": clean_tags(tags) if tags is not None else list(first.tags if first else ()),
     }

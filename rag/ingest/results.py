@@ -17,6 +17,7 @@ class FileResult:
     removed: int = 0
     flagged: int = 0
     error: str = ""
+    notes: tuple[str, ...] = ()  # what the loader warned of ("no text layer: needs OCR"): Document.notes
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from rag.types import ChunkFilter, Document
 
 log = logging.getLogger(__name__)
 _POSITION_FIELDS = ("start", "end", "index", "page", "heading_path", "heading")
-_DOC_FIELDS = ("doc_sha", "doc_size", "doc_kind", "ingested_at", "tags", "original_name")
+_DOC_FIELDS = ("doc_sha", "doc_size", "doc_kind", "doc_notes", "ingested_at", "tags", "original_name")
 
 
 class _StalePlan(Exception):

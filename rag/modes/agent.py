@@ -266,7 +266,10 @@ def parse_arguments(raw: Any, allowed: ChunkFilter) -> tuple[str, ChunkFilter]: 
             raise ValueError(f"'filters.{key}' may only name {', '.join(limit)}")
         narrowed[key] = tuple(wanted) or limit
     return " ".join(query.split()), ChunkFilter(
-        sources=narrowed["sources"], tags=narrowed["tags"], include_quarantined=allowed.include_quarantined
+        sources=narrowed["sources"],
+        tags=narrowed["tags"],
+        include_quarantined=allowed.include_quarantined,
+        include_unranked=allowed.include_unranked,
     )
 
 

@@ -91,7 +91,11 @@ def bridge_terms(components: Components, question: str, chunk: Candidate, n: int
     """The `n` words of `chunk` with the highest BM25 weight x IDF that the question lacks and another chunk
     holds, best first."""
     store = components.store
-    only = ChunkFilter(ids=(chunk.id,), include_quarantined=flt.include_quarantined or chunk.chunk.quarantined)
+    only = ChunkFilter(
+        ids=(chunk.id,),
+        include_quarantined=flt.include_quarantined or chunk.chunk.quarantined,
+        include_unranked=flt.include_unranked or bool(chunk.chunk.role),
+    )
     records = store.records(only, with_vectors=True)
     if not records or records[0].sparse is None:
         return ()

@@ -304,7 +304,11 @@ def clear_sentence_cache() -> None:
 
 
 def _ids_filter(flt: ChunkFilter, chunks: Sequence[StoredChunk]) -> ChunkFilter:
-    return ChunkFilter(ids=tuple(c.chunk.id for c in chunks), include_quarantined=flt.include_quarantined)
+    return ChunkFilter(
+        ids=tuple(c.chunk.id for c in chunks),
+        include_quarantined=flt.include_quarantined,
+        include_unranked=flt.include_unranked,
+    )
 
 
 def _minmax(values: Sequence[float]) -> list[float]:

@@ -113,7 +113,9 @@ def retrieve(
     fused_hits = fused_search(store, config, dense_vec, sparse_vec, flt, lists=(dense_hits, sparse_hits))
     if config.dense_prf and fused_hits:
         dense_feedback = tuple(h.id for h in fused_hits[: config.dense_prf_docs])
-        top = ChunkFilter(ids=dense_feedback, include_quarantined=flt.include_quarantined)
+        top = ChunkFilter(
+            ids=dense_feedback, include_quarantined=flt.include_quarantined, include_unranked=flt.include_unranked
+        )
         vectors = [r.dense for r in store.records(top, with_vectors=True) if r.dense is not None]
         dense_vec = rocchio(dense_vec, vectors, config.dense_prf_weight)
         dense_hits = store.search_dense(dense_vec, n, flt)

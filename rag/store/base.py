@@ -27,7 +27,8 @@ SPARSE = "sparse"
 # Each chunk's sentence vectors (rag/ingest/sentences.py), a MaxSim multivector used only to rescore candidates.
 SENTENCES = "sentences"
 # `status` is a keyword ("active" / "quarantined"), not a bool: qdrant-edge 0.9 does not match bool values.
-KEYWORD_FIELDS = ("source", "tags", "heading", "flags", "status")
+# `role` marks the chunks stored out of ranking (rag.types.ROLE_INDEX ...); written only when set.
+KEYWORD_FIELDS = ("source", "tags", "heading", "flags", "status", "role")
 INTEGER_FIELDS = ("start", "end")
 # How many records one scroll request reads: `records` pages through a longer result.
 _SCROLL_PAGE = 1000
@@ -446,6 +447,8 @@ class Store(ABC):
             must_not.append(terms.is_empty("flags"))
         if flt.unchecked_only:
             must_not.append(terms.is_empty("unchecked"))  # the field is only written when set
+        if not (flt.include_unranked or flt.include_quarantined):
+            must.append(terms.is_empty("role"))  # contents and index pages: stored, out of ranking
         if not must and not must_not:
             return None
         return terms.combine(must or None, must_not or None)
@@ -560,6 +563,7 @@ def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any]) -> dict[str, Any]:
         "index": chunk.index,
         "page": chunk.page,
         "heading_weight": chunk.heading_weight,
+        **({"role": chunk.role} if chunk.role else {}),
         **doc_meta,
     }
 
@@ -607,6 +611,7 @@ def stored_chunk(
         index=int(payload.get("index", 0)),
         page=payload.get("page"),
         heading_weight=int(payload.get("heading_weight", 1)),
+        role=str(payload.get("role") or ""),
     )
     return StoredChunk(
         chunk=chunk,
@@ -630,4 +635,5 @@ def document_info(source: str, count: int, payload: dict[str, Any]) -> DocumentI
         ingested_at=str(payload.get("ingested_at", "")),
         sha256=str(payload.get("doc_sha", "")),
         kind=str(payload.get("doc_kind", "")),
+        notes=tuple(payload.get("doc_notes") or ()),
     )

@@ -49,7 +49,7 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
             source, data, kind.upper(), ArchiveLimits(max_total_bytes=2 * max_bytes, max_file_bytes=max_bytes)
         )
     try:
-        text, pages, title, notes = Parsed(*_parser(kind)(data, source))
+        text, pages, title, notes, roles = Parsed(*_parser(kind)(data, source))
     except LoaderError:
         raise
     except Exception as e:  # noqa: BLE001 - third-party parsers raise anything on corrupt input
@@ -69,6 +69,7 @@ def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> 
         original_name=original_name(name),
         notes=notes,
         hidden=hidden,
+        roles=roles,
     )
 
 

@@ -18,3 +18,6 @@ class Parsed(NamedTuple):
     # What the parser left out that the reader should know ("dropped 1,234 characters of hidden text"):
     # shown with the file on the Documents page, carried on the Document.
     notes: tuple[str, ...] = ()
+    # (heading title, role) for the sections stored out of ranking: a PDF's contents and index pages, a scan's
+    # placeholder (rag.types.ROLE_INDEX ...); carried on the Document, read by the chunker.
+    roles: tuple[tuple[str, str], ...] = ()
