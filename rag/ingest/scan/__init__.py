@@ -10,8 +10,10 @@ person to review, not a verdict; the answer prompt treats every source as data w
 Everything about a chunk that reaches Claude is scanned: its text, its heading path and its file name
 (the prompt names each source as "file > heading"). Each is matched in the forms a reader sees
 (`readings`), "ignore them. The previous instructions." across a sentence end (`lexicon`), base64,
-base32 and hex runs decoded (`encoded`), and ROT13 and other Caesar shifts read back (`unread`). What still passes
-is in docs/security.md.
+base32 and hex runs decoded (`encoded`), and ROT13 and other Caesar shifts read back (`unread`). Invisible
+characters are read as a model reads them (`rag.text.invisible`): tag characters and variation selectors as
+the text they spell, text after a right-to-left override back to front. What still passes is in
+docs/security.md.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from rag.ingest.scan.patterns import PATTERNS, RUN_TOGETHER, Matcher
 from rag.ingest.scan.readings import reader_forms, run_together, shown
 from rag.ingest.scan.unread import fits_a_language, survey
 from rag.text.fold import strip_format
-from rag.text.invisible import decode_tags, drop_invisible
+from rag.text.invisible import RIGHT_TO_LEFT, drop_invisible, spelled
 
 _MAX_DEPTH = 2  # an encoded run inside an encoded run is decoded once more, no further
 _NAME_SEPARATORS = re.compile(r"[/\\_.\-+]+")
@@ -67,7 +69,7 @@ def scan_text(
     for where, part in parts:
         if part.strip():
             _scan_part(part, where, 0, found, unchecked)
-    _scan_hidden(hidden, "text", found, unchecked)
+    _scan_hidden(hidden, "text", text, found, unchecked)
     flags = tuple(name for name in PATTERNS if name in found)
     return ScanResult(flags, "; ".join(found[n] for n in flags) or None, "; ".join(dict.fromkeys(unchecked)) or None)
 
@@ -75,7 +77,7 @@ def scan_text(
 def _scan_part(text: str, where: str, depth: int, found: dict[str, str], unchecked: list[str]) -> None:
     """Add to `found` (pattern name -> reason) and `unchecked` (reasons) what `text` holds."""
     text, hidden = drop_invisible(text)
-    _scan_hidden([run for _, run in hidden], where, found, unchecked)
+    _scan_hidden([run for _, run in hidden], where, text, found, unchecked)
     forms = reader_forms(text)
     seen = survey(strip_format(html.unescape(text)))
     _match(forms, PATTERNS, where, found)
@@ -93,12 +95,16 @@ def _scan_part(text: str, where: str, depth: int, found: dict[str, str], uncheck
             _scan_part(decoded, f"{where}, {encoding}-decoded", depth + 1, found, unchecked)
 
 
-def _scan_hidden(runs: Sequence[str], where: str, found: dict[str, str], unchecked: list[str]) -> None:
-    """Tag characters are read as the text they spell; another long run of invisible characters may encode
+def _scan_hidden(runs: Sequence[str], where: str, text: str, found: dict[str, str], unchecked: list[str]) -> None:
+    """Tag characters and variation selectors are read as the text they spell; a right-to-left override had
+    `text` shown back to front, so it is read so; another long run of invisible characters may encode
     something the scan cannot read."""
     for run in runs:
-        if spelled := decode_tags(run).strip():
-            _scan_part(spelled, f"{where}, in invisible tag characters", _MAX_DEPTH, found, unchecked)
+        if RIGHT_TO_LEFT in run:
+            _match(reader_forms(text[::-1]), PATTERNS, f"{where}, read back to front (a right-to-left override)", found)
+        elif spelled_text := spelled(run).strip():
+            kind = "tag characters" if "\U000e0000" <= run[0] <= "\U000e007f" else "variation selectors"
+            _scan_part(spelled_text, f"{where}, in invisible {kind}", _MAX_DEPTH, found, unchecked)
         else:
             unchecked.append(f"{where}: a run of {len(run)} invisible characters, which may encode text")
 
