@@ -6,6 +6,10 @@ monospace font) becomes a fenced block; LibreOffice's "List Heading" / "List Con
 writes a definition list) becomes one definition item (rag.text.definitions). Body text that Markdown
 would read as structure (a `# comment` line, a ``` line, a setext underline) is escaped, so a code
 listing typed in a body style cannot open a heading that the real headings after it nest under.
+
+Text Word does not show is left out, as the HTML loader leaves out hidden elements (docs/security.md):
+runs formatted hidden (`w:vanish`, directly or by their character or paragraph style) or under 2pt, and
+the document notes how many characters went.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from rag.ingest.loaders.fences import fenced
 from rag.ingest.loaders.parsed import Parsed
 from rag.ingest.loaders.tables import rows_to_markdown
 from rag.text.definitions import definition_item
+from rag.text.words import plural
 
 _HEADING_STYLE = re.compile(r"Heading (\d)")
 # Style names of code: LibreOffice's "Preformatted Text" and "Source Text", Word's "HTML Preformatted",
@@ -33,6 +38,7 @@ _STRUCTURE_LINE = re.compile(r"^([ \t]{0,3})(#{1,6}(?:[ \t]|$)|`{3,}|~{3,}|=+[ \
 _TERM_STYLES = {"list heading"}
 _DESCRIPTION_STYLES = {"list contents"}
 _BODY_OUTLINE_LEVEL = 9  # w:outlineLvl 9 is "body text"
+_MIN_FONT_PT = 2.0  # smaller text is a line of dots in Word, not something a reader reads
 
 
 def parse_docx(data: bytes, source: str) -> Parsed:
@@ -51,9 +57,11 @@ def parse_docx(data: bytes, source: str) -> Parsed:
         elif tag == "tbl":
             out.flush()
             table = Table(element, document)
-            out.blocks.append(rows_to_markdown([[cell.text.strip() for cell in row.cells] for row in table.rows]))
+            rows = [[out.cell_text(cell) for cell in row.cells] for row in table.rows]
+            out.blocks.append(rows_to_markdown(rows))
     out.flush()
-    return Parsed("\n\n".join(b for b in out.blocks if b), (), out.title)
+    notes = (f"dropped {plural(out.hidden, 'character')} of hidden text",) if out.hidden else ()
+    return Parsed("\n\n".join(b for b in out.blocks if b), (), out.title, notes)
 
 
 class _Blocks:
@@ -69,6 +77,46 @@ class _Blocks:
         # python-docx finds a paragraph's or run's style by scanning every style of the document (the default
         # one on each call), so each style id is looked up once: per paragraph it made the loader crawl.
         self._styles: dict[tuple[str, str | None], Any] = {}
+        self.hidden = 0  # characters of hidden text left out
+        self._flags: dict[str | None, tuple[bool | None, Any]] = {}
+
+    def text(self, para: Any, style: Any) -> str:  # noqa: ANN401 - a python-docx Paragraph and its style
+        """The paragraph's text without the runs Word hides (its links' runs included)."""
+        from docx.text.run import Run
+
+        parts = []
+        for item in para.iter_inner_content():
+            for run in [item] if isinstance(item, Run) else item.runs:
+                if self._run_hidden(run, style):
+                    self.hidden += len(" ".join(run.text.split()))
+                else:
+                    parts.append(run.text)
+        return "".join(parts)
+
+    def _run_hidden(self, run: Any, para_style: Any) -> bool:  # noqa: ANN401 - a python-docx Run and a style
+        """Hidden (vanish) or tiny: the run's own formatting first, then its character style's, its paragraph's."""
+        hidden, size = run.font.hidden, run.font.size
+        for style in (self.style(run), para_style):
+            if hidden is None or size is None:
+                inherited = self._font_flags(style)
+                hidden = inherited[0] if hidden is None else hidden
+                size = inherited[1] if size is None else size
+        return bool(hidden) or (size is not None and size.pt < _MIN_FONT_PT)
+
+    def _font_flags(self, style: Any) -> tuple[bool | None, Any]:  # noqa: ANN401 - a style, a Length
+        """(hidden, size) a style gives its text, from it or the styles it is based on; looked up once per style."""
+        key = getattr(style, "style_id", None)
+        if key not in self._flags:
+            hidden = size = None
+            while style is not None and (hidden is None or size is None):
+                hidden = style.font.hidden if hidden is None else hidden
+                size = style.font.size if size is None else size
+                style = style.base_style
+            self._flags[key] = (hidden, size)
+        return self._flags[key]
+
+    def cell_text(self, cell: Any) -> str:  # noqa: ANN401 - a python-docx table cell
+        return "\n".join(self.text(p, self.style(p)) for p in cell.paragraphs).strip()
 
     def style(self, item: Any) -> Any:  # noqa: ANN401 - a python-docx Paragraph or Run, and its style
         element = getattr(item, "_p", None)
@@ -83,9 +131,9 @@ class _Blocks:
         level = _heading_level(para, style, names)
         if level is None and _is_code(para, style, names, self.fonts_mark_code, self.style):
             self._close_item()
-            self.code.append(para.text.rstrip())
+            self.code.append(self.text(para, style).rstrip())
             return
-        text = para.text.strip()
+        text = self.text(para, style).strip()
         if not text:
             return  # an empty body paragraph ends nothing: Word spaces code and lists with them
         self._close_code()
