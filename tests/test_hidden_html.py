@@ -201,6 +201,8 @@ TECHNIQUES = [
      "<style>[data-state=closed]{display:none}</style>", f'<p data-state="open">{SECRET}</p>'),
     ("a style in a template", "<style>.x{display:none}</style>", f'<p class="x">{SECRET}</p>',
      "<template><style>.x{display:none}</style></template>", f'<p class="x">{SECRET}</p>'),  # inert
+    ("a data: URL sheet", '<link rel="stylesheet" href="data:text/css,.x%7Bdisplay:none%7D">', f'<p class="x">{SECRET}</p>',
+     '<link rel="stylesheet" href="https://example.com/x.css">', f'<p class="x">{SECRET}</p>'),  # never fetched
     ("details", "", f'<details style="display:none"><summary>{SECRET}</summary></details>',
      "", f"<details><summary>{SECRET}</summary></details>"),  # a click opens it: content
 ]  # fmt: skip

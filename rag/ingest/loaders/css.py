@@ -15,10 +15,12 @@ screen and after every interaction?", and drop only what is hidden both ways:
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeVar
+from urllib.parse import unquote_to_bytes
 
 from PIL import ImageColor
 
@@ -71,6 +73,22 @@ def sheet_rules(css: str, wanted: frozenset[str]) -> list[Rule]:
             if selector:
                 rules.append(Rule(selector, found, conditional or interactive, len(rules)))
     return rules
+
+
+def data_url_sheet(href: str) -> str | None:
+    """The sheet a `data:text/css,...` URL carries (percent-encoded or base64): part of the page itself, so
+    read like a `<style>`, where other URLs never are. None for any other href."""
+    head, sep, payload = href.strip().partition(",")
+    if not sep or not head.lower().startswith("data:"):
+        return None
+    kind = head[5:].lower().split(";")
+    if kind[0] not in ("", "text/css"):
+        return None
+    try:
+        data = base64.b64decode(unquote_to_bytes(payload)) if "base64" in kind[1:] else unquote_to_bytes(payload)
+    except ValueError:
+        return None
+    return data.decode("utf-8", errors="replace")
 
 
 def declarations(style: str) -> dict[str, tuple[str, bool]]:

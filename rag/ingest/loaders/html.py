@@ -27,6 +27,7 @@ from bs4 import BeautifulSoup, NavigableString, Tag, XMLParsedAsHTMLWarning
 from bs4.dammit import EncodingDetector
 from bs4.element import PreformattedString, Script, Stylesheet, TemplateString
 
+from rag.ingest.loaders.css import data_url_sheet
 from rag.ingest.loaders.hidden import HiddenText
 from rag.ingest.loaders.parsed import Parsed
 from rag.ingest.loaders.tables import rows_to_markdown
@@ -72,7 +73,8 @@ def html_to_markdown(markup: str, linked: Callable[[str], str | None] | None = N
         markup: the decoded HTML.
         linked: the text of a `<link rel="stylesheet">` by its href, None when there is none; only a
             container that holds the page's own sheets (an EPUB) passes one. Without it linked sheets
-            are not read: a page's styles are never fetched from the network or the disk.
+            are not read (a `data:` URL's sheet always is: it is in the page): a page's styles are never
+            fetched from the network or the disk.
 
     Returns:
         The text (headings from h1-h6 as `#` lines, tables as pipe tables, lists as `- ` items), the
@@ -110,9 +112,13 @@ def _style_sheets(soup: BeautifulSoup, linked: Callable[[str], str | None] | Non
         else:
             rel = [r.lower() for r in (tag.get("rel") or [])]
             href = tag.get("href")
-            if "stylesheet" not in rel or "alternate" in rel or not href or linked is None:
+            if "stylesheet" not in rel or "alternate" in rel or not href:
                 continue
-            css = linked(str(href)) or ""
+            css = data_url_sheet(str(href))
+            if css is None:
+                if linked is None:
+                    continue
+                css = linked(str(href)) or ""
         media = str(tag.get("media") or "").strip()
         sheets.append(f"@media {media} {{{css}}}" if media and css else css)
     return sheets
