@@ -5,9 +5,10 @@ A line continues the one before it when both are body text (not a heading, not f
 keeps its line breaks), the one before it runs to the column's width (a short line ends its paragraph),
 the next starts on the next baseline (a wider gap is a paragraph's space), not indented as a
 paragraph's first line and not as a list item. A word hyphenated at a line's end is joined when the
-joined word occurs elsewhere in the document; otherwise the hyphen was a real one ("command-line") and
-stays, without the line break. Paragraphs are then separated by a blank line, so the chunker packs whole
-paragraphs; a run of one-line paragraphs (a list, a table's rows) stays one block.
+joined word occurs elsewhere in the document, or when what follows the hyphen is no word of its own
+("accord-" "ingly"); otherwise the hyphen was a real one ("command-line") and stays, without the line
+break. Paragraphs are then separated by a blank line, so the chunker packs whole paragraphs; a run of
+one-line paragraphs (a list, a table's rows) stays one block.
 """
 
 from __future__ import annotations
@@ -42,15 +43,16 @@ def fold_ligatures(text: str) -> str:
 
 
 def document_words(pages: Iterable[Iterable[Line]]) -> set[str]:
-    """Every word of the document's body text, lowercased, the fragments of words hyphenated at a line's
-    end left out (so "compo-" and "nents" never vouch for themselves)."""
+    """Every word of the document's text, lowercased, the halves of words hyphenated at a line's end left out
+    (so "compo-" and "nents" never vouch for themselves)."""
     words: set[str] = set()
+    split = False  # the line before ended in a hyphenated word: this line's first word is its second half
     for lines in pages:
         for line in lines:
-            text = line.text.rstrip()
-            if _END_FRAGMENT.search(text):
-                text = text[: text.rfind(" ") + 1] if " " in text else ""
-            words.update(w.lower() for w in _WORD.findall(text))
+            found = _WORD.findall(line.text)
+            ends_split = bool(_END_FRAGMENT.search(line.text.rstrip()))
+            words.update(w.lower() for w in found[int(split) : len(found) - int(ends_split)])
+            split = ends_split
     return words
 
 
@@ -132,7 +134,7 @@ def join_across_pages(before: list[str], after: list[str], words: set[str]) -> N
     if not before or not after:
         return
     end, start = _END_FRAGMENT.search(before[-1]), _START_FRAGMENT.match(after[0])
-    if end and start and after[0][:1].islower() and (end.group(1) + start.group(1)).lower() in words:
+    if end and start and after[0][:1].islower() and _one_word(end.group(1), start.group(1), words):
         before[-1] = before[-1][:-1] + start.group(1)
         after[0] = after[0][len(start.group(1)) :].lstrip()
         if not after[0]:
@@ -171,11 +173,19 @@ def _join(a: str, b: str, words: set[str]) -> str:
     uses it whole, the hyphen kept (without the break) when not."""
     end, start = _END_FRAGMENT.search(a), _START_FRAGMENT.match(b)
     if end and start:
-        whole = (end.group(1) + start.group(1)).lower()
-        return a[:-1] + b if whole in words else a + b
+        return a[:-1] + b if _one_word(end.group(1), start.group(1), words) else a + b
     if a.endswith("-") and start:
         return a + b
     return f"{a} {b}"
+
+
+def _one_word(head: str, tail: str, words: set[str]) -> bool:
+    """Whether `head`-`tail`, hyphenated at a line's end, is one word: the document uses it whole, or the tail
+    is no word of its own ("accord-" "ingly"). A compound's parts are words ("command-" "line"), and a
+    capital after the hyphen names something ("pre-" "POSIX"): those keep their hyphen."""
+    if (head + tail).lower() in words:
+        return True
+    return tail[:1].islower() and tail.lower() not in words
 
 
 def _not_heading(text: str) -> str:
