@@ -26,7 +26,7 @@ from typing import Any
 
 from rag.ingest.scan.encoded import decoded_runs
 from rag.ingest.scan.patterns import PATTERNS, RUN_TOGETHER, Matcher
-from rag.ingest.scan.readings import reader_forms, run_together, shown
+from rag.ingest.scan.readings import as_written, reader_forms, run_together, shown
 from rag.ingest.scan.unread import fits_a_language, survey
 from rag.text.fold import strip_format
 from rag.text.invisible import RIGHT_TO_LEFT, drop_invisible, spelled
@@ -80,7 +80,7 @@ def _scan_part(text: str, where: str, depth: int, found: dict[str, str], uncheck
     _scan_hidden([run for _, run in hidden], where, text, found, unchecked)
     forms = reader_forms(text)
     seen = survey(strip_format(html.unescape(text)))
-    _match(forms, PATTERNS, where, found)
+    _match(forms, PATTERNS, where, found, text)
     for word in run_together(text):
         if not _match((word,), {"ignore-instructions": RUN_TOGETHER}, f"{where}, letters spaced out", found):
             if fits_a_language(word):
@@ -110,15 +110,23 @@ def _scan_hidden(runs: Sequence[str], where: str, text: str, found: dict[str, st
 
 
 def _match(
-    forms: Sequence[str], patterns: dict[str, tuple[Matcher, ...]], where: str, found: dict[str, str]
+    forms: Sequence[str],
+    patterns: dict[str, tuple[Matcher, ...]],
+    where: str,
+    found: dict[str, str],
+    text: str | None = None,
 ) -> bool:
-    """Add each pattern that matches one of `forms` and is not found yet; whether any matched."""
+    """Add each pattern that matches one of `forms` and is not found yet; whether any matched. A match in the
+    first form of `text`'s `reader_forms` is quoted as `text` writes it."""
     matched = False
     for name, matchers in patterns.items():
         if name in found:
             continue
-        match = next((m for form in forms for matcher in matchers if (m := matcher.search(form))), None)
-        if match:
-            found[name] = f"{name} in the {where}: “{shown(match.group(0), _SHOWN_MATCH)}”"
+        hits = ((k, m) for k, form in enumerate(forms) for matcher in matchers if (m := matcher.search(form)))
+        hit = next(hits, None)
+        if hit:
+            k, match = hit
+            quote = as_written(text, match.start(), match.end()) if text is not None and k == 0 else match.group(0)
+            found[name] = f"{name} in the {where}: “{shown(quote, _SHOWN_MATCH)}”"
             matched = True
     return matched

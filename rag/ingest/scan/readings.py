@@ -54,6 +54,23 @@ def reader_forms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(forms))
 
 
+def as_written(text: str, start: int, end: int) -> str:
+    """The part of `text` that `reader_forms(text)[0][start:end]` reads, lower-cased: what a match in the first
+    form quotes, in the letters the document uses (a skeleton of Russian is a jumble of look-alikes). That form
+    is the skeleton of each character in turn, so its positions map back one character at a time."""
+    source = _EMPHASIS_IN_WORD.sub("", html.unescape(text))
+    at = 0
+    first = last = None
+    for i, ch in enumerate(source):
+        at += len(skeleton(ch))
+        if first is None and at > start:
+            first = i
+        if at >= end:
+            last = i + 1
+            break
+    return source[first or 0 : last or len(source)].lower()
+
+
 def run_together(text: str) -> list[str]:
     """The spaced-out runs of `text` ("i g n o r e a l l p r e v i o u s") that join into `RUN_TOGETHER` or
     more letters: words whose gaps are gone, which no pattern reads."""
