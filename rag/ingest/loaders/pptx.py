@@ -3,6 +3,9 @@
 A slide's text boxes are read top to bottom, left to right (the order a reader takes them in, which the
 shape tree does not keep), grouped shapes included, tables as pipe tables, and the speaker notes after
 the slide's own text. Slides are also the document's pages, so a citation names the slide it opens.
+
+A shape the slide show does not show is left out and counted, as hidden HTML is (docs/security.md): one
+marked hidden (in the selection pane, or its group is) or placed wholly off the slide.
 """
 
 from __future__ import annotations
@@ -10,10 +13,12 @@ from __future__ import annotations
 import io
 from typing import Any, Iterator
 
+from rag.ingest.loaders.parsed import Parsed
 from rag.ingest.loaders.tables import rows_to_markdown
+from rag.text.words import plural
 
 
-def parse_pptx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
+def parse_pptx(data: bytes, source: str) -> Parsed:
     from pptx import Presentation
 
     presentation = Presentation(io.BytesIO(data))
@@ -21,13 +26,18 @@ def parse_pptx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
     pages: list[int] = []
     length = 0
     first_title = ""
+    hidden = 0
+    size = (presentation.slide_width or 0, presentation.slide_height or 0)
     for number, slide in enumerate(presentation.slides, start=1):
         title_shape = slide.shapes.title
         title = _one_line(title_shape.text_frame.text) if title_shape is not None and title_shape.has_text_frame else ""
         first_title = first_title or title
         blocks = ["# " + (title or f"Slide {number}")]
-        for shape in sorted(_shapes(slide.shapes), key=lambda s: (s.top or 0, s.left or 0)):
+        for shape, shown in sorted(_shapes(slide.shapes, size), key=lambda s: (s[0].top or 0, s[0].left or 0)):
             if title_shape is not None and shape.shape_id == title_shape.shape_id:
+                continue
+            if not shown:
+                hidden += sum(len(" ".join(b.split())) for b in _shape_blocks(shape))
                 continue
             blocks += _shape_blocks(shape)
         if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
@@ -40,18 +50,37 @@ def parse_pptx(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
         parts.append(slide_text)
         length += len(slide_text)
     core_title = (presentation.core_properties.title or "").strip()
-    return "\n\n".join(parts), tuple(pages), core_title or first_title
+    notes = (f"dropped {plural(hidden, 'character')} of hidden text",) if hidden else ()
+    return Parsed("\n\n".join(parts), tuple(pages), core_title or first_title, notes)
 
 
-def _shapes(shapes: Any) -> Iterator[Any]:  # noqa: ANN401 - python-pptx shape collections are untyped
-    """Every shape, the members of groups in place of the group."""
+def _shapes(shapes: Any, slide: tuple[int, int] | None, shown: bool = True) -> Iterator[tuple[Any, bool]]:  # noqa: ANN401
+    """Every shape with whether the slide show shows it, the members of groups in place of the group.
+
+    `slide` (width, height) places the top-level shapes; a group's members are placed in the group's own
+    coordinates, so only being marked hidden (or in a hidden group) hides them."""
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
     for shape in shapes:
+        seen = shown and not _unseen(shape, slide)
         if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
-            yield from _shapes(shape.shapes)
+            yield from _shapes(shape.shapes, None, seen)
         else:
-            yield shape
+            yield shape, seen
+
+
+def _marked_hidden(shape: Any) -> bool:  # noqa: ANN401
+    return str(shape._element._nvXxPr.cNvPr.get("hidden", "")).lower() in ("1", "true")
+
+
+def _unseen(shape: Any, slide: tuple[int, int] | None) -> bool:  # noqa: ANN401
+    """Hidden in the selection pane, or (given the slide's size) wholly outside the slide."""
+    if _marked_hidden(shape):
+        return True
+    left, top, width, height = shape.left, shape.top, shape.width, shape.height
+    if slide is None or None in (left, top, width, height) or not all(slide):
+        return False
+    return left >= slide[0] or top >= slide[1] or left + width <= 0 or top + height <= 0
 
 
 def _shape_blocks(shape: Any) -> list[str]:  # noqa: ANN401
