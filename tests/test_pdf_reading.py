@@ -143,6 +143,8 @@ def test_scan_is_stored_with_the_ocr_warning_on_the_documents_page():
     uploader.set_value([("scan.pdf", scan_pdf(), "application/pdf")])
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    preview = [w.value.replace("\\", "") for w in at.warning]  # the page escapes Markdown in a file's words
+    assert any("scan.pdf: no text layer: needs OCR" in w for w in preview), preview
     at.button(key="documents_ingest").click().run()
     assert not at.exception, at.exception
     warnings = [w.value.replace("\\", "") for w in at.warning]

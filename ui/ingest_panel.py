@@ -24,6 +24,7 @@ from rag.ingest.pipeline import ingest_files, preview
 from rag.ingest.plan import diff_document
 from rag.ingest.results import IngestSummary, Prepared
 from rag.ingest.loaders.document import load_document
+from rag.ingest.loaders.pdf import NO_TEXT_LAYER
 from rag.ingest.eta import Eta
 from rag.text.sizes import MIB, mib
 from ui.model_notes import model_notes
@@ -169,8 +170,9 @@ def preview_files(
             items.append((name, data))
             continue
         items.append(Prepared(doc, tuple(chunks)))
-        for note in doc.notes:  # what the loader left out, e.g. hidden HTML text
-            say("info", "{source}: {note}", source=doc.source, note=note)
+        for note in doc.notes:  # what the loader left out, e.g. hidden HTML text; a scan's OCR warning as one
+            level = "warning" if note.startswith(NO_TEXT_LAYER) else "info"
+            say(level, "{source}: {note}", source=doc.source, note=note)
         stored = bool(diff.unchanged or diff.removed)
         state = ("unchanged" if diff.is_noop else "changed") if stored else "new"
         overview.append(
