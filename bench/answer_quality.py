@@ -49,6 +49,9 @@ def dump(args: argparse.Namespace) -> int:
     from rag.ingest.pipeline import ingest_files
     from rag.settings.config import Settings
 
+    import rag
+
+    print(f"answering with {Path(rag.__file__).parent}", file=sys.stderr)
     data = Path(args.cache or f"/tmp/answer-quality-{Path(args.set).stem}")
     fresh = not (data / "qdrant").exists()
     components = build_components(Settings(data_dir=data))
@@ -64,11 +67,12 @@ def dump(args: argparse.Namespace) -> int:
         out = {}
         t0 = time.process_time()
         for n, line in enumerate(lines, 1):
-            if line.get("answerable", True) is False:
-                continue
             answer = answer_question(components, line["question"], config)
+            signals = _signals(answer) | {"best_sentence": _best_sentence(components, line["question"], answer)}
             by_id = {c.id: c for c in answer.retrieval.candidates}
             out[str(line.get("id", f"q{n}"))] = {
+                "answerable": line.get("answerable", True) is not False,
+                "signals": signals,
                 "text": answer.text,
                 "abstained": answer.abstained,
                 "reason": answer.reason,
@@ -88,6 +92,36 @@ def dump(args: argparse.Namespace) -> int:
         components.close()
     Path(args.out).write_text(json.dumps({"label": args.label or Path(args.out).stem, "answers": out}), "utf-8")
     return 0
+
+
+def _signals(answer) -> dict[str, float]:  # noqa: ANN001 - an Answer of whichever tree is on PYTHONPATH
+    """What might tell an answerable question from an unanswerable one, read from the retrieval every tree has.
+
+    top_sparse: the best BM25 score (Qdrant applies the IDF); top_dense: the best dense cosine; relevance:
+    the best score the gate compared; terms: the question's BM25 terms (a longer question sums more);
+    best_sentence (added by `dump`): the offline answerer's best sentence relevance over what the gate passed.
+    """
+    candidates = answer.retrieval.candidates
+    sparse = [c.sparse.score for c in candidates if c.sparse.score is not None]
+    dense = [c.dense.score for c in candidates if c.dense.score is not None]
+    query = getattr(answer.retrieval, "query", None)
+    return {
+        "top_sparse": max(sparse, default=0.0),
+        "top_dense": max(dense, default=0.0),
+        "relevance": max(answer.relevance.values(), default=0.0),
+        "terms": float(len(query.sparse.indices)) if query is not None else 0.0,
+    }
+
+
+def _best_sentence(components, question: str, answer) -> float:  # noqa: ANN001 - any tree's types
+    """The offline answerer's best sentence score over what the gate let through (0 when nothing passed)."""
+    from rag.answer.checks import gate
+    from rag.answer.extractive import ExtractiveGenerator
+
+    checked = gate(components, answer.retrieval, components.settings.answer)
+    scored = ExtractiveGenerator(components.dense, 0.0).score(question, checked.sources, answer.retrieval)
+    # A unit's own relevance (a tree since the question kinds ranks by more than that; older ones by it alone).
+    return max((getattr(s, "relevance", s.score) for s in scored), default=0.0)
 
 
 @dataclass(frozen=True)
@@ -150,7 +184,40 @@ def score(args: argparse.Namespace) -> int:
             gain = float(np.mean([a[q] - b[q] for q in shared]))
             row += f" {mean:>8.3f} {f'{gain:+.3f} [{lo:+.3f}, {hi:+.3f}]':>28}"
         print(row)
+    print(f"{'run':<28} {'false abstentions':>18} {'unanswerable abstained':>23}")
+    for run in runs:
+        answers = run["answers"]
+        asked = [qid for qid in shared]
+        false = sum(answers[q]["abstained"] for q in asked)
+        unanswerable = [a for a in answers.values() if a.get("answerable") is False]
+        declined = sum(a["abstained"] for a in unanswerable)
+        print(f"{run['label']:<28} {f'{false}/{len(asked)}':>18} {f'{declined}/{len(unanswerable)}':>23}")
+    _print_auc(runs[0], set(lines))
     return 0
+
+
+def auc(positive: list[float], negative: list[float]) -> float:
+    """The chance that a random positive scores above a random negative (ties count half): Mann-Whitney's AUC."""
+    if not positive or not negative:
+        return float("nan")
+    pos, neg = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+    return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
+
+
+def _print_auc(run: dict, with_gold: set[str]) -> None:
+    """How well each signal of the first dump separates the set's answerable questions from its unanswerable ones."""
+    answers = [a for a in run["answers"].values() if "signals" in a]
+    unanswerable = [a["signals"] for a in answers if a.get("answerable") is False]
+    answerable = [a["signals"] for a in answers if a.get("answerable") is not False]
+    if not unanswerable:
+        return
+    print(f"AUC, answerable ({len(answerable)}) vs unanswerable ({len(unanswerable)}), from {run['label']}:")
+    derived = {"top_sparse / terms": lambda x: x["top_sparse"] / max(x["terms"], 1.0)}
+    if "best_sentence" in answerable[0]:  # the offline answerer's answer score (rag/answer/extractive.py)
+        derived["answer score"] = lambda x: (x["best_sentence"] + x["top_dense"]) / 2
+    for name in [*answerable[0], *derived]:
+        value = derived.get(name, lambda x, n=name: x[n])
+        print(f"  {name:<22} {auc([value(x) for x in answerable], [value(x) for x in unanswerable]):.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,5 +238,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    # Appended, not inserted: a tree on PYTHONPATH (the "before" of a change) must win over this one.
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
     raise SystemExit(main())

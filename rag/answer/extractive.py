@@ -1,29 +1,37 @@
-"""The offline answerer: quotes the source sentences that best answer the question, each cited.
+"""The offline answerer: quotes the source sentences that answer the question, each cited.
 
 It writes nothing of its own, so it cannot state what the sources do not say; it can only pick the
-wrong sentence, which its citation makes visible. Each sentence (a table row counts as one, read as
-"Header: value; ...") is scored by
+wrong sentence, which its citation makes visible. What it can quote is a sentence, a table row (read as
+"Header: value; ..."), a list item, or a sentence with the list or code block it introduces
+(rag/answer/units.py). Each unit's relevance is
 
     0.6 * cosine(question, "heading: sentence") + 0.4 * IDF-weighted share of the question's terms it contains
 
 with the collection's dense model and Snowball stems (stopwords dropped). Prefixing the heading lets a
 sentence like "The link is valid for 30 minutes." match a question about password resets. The IDF
 comes from every chunk the retrieval saw, so a word found everywhere (the product's name) counts for
-little: without it "Does Tidepool sell hardware?" matched "Tidepool has three plans." on the name
-alone. A question with no terms left (e.g. Chinese, which the stemmer cannot split) is scored by
-cosine alone. The answer is the best sentence plus up to two more within `_SPREAD` of it, each
-adding a key term of the question the ones before lack (so no padding from a neighbouring sentence).
-It abstains with NOT_IN_SOURCES, as the model is told to, when even the best sentence scores under
-`min_sentence_score`, or when the question names something no retrieved chunk mentions and the
-quoted sentences ignore it (rag/answer/terms.py): "Can I pay my invoice with Bitcoin?" used to get
-the refund-email sentence (0.46). bench/answers.py measures both rules on the sample set and on
-tests/data/sample_unanswerable.jsonl (numbers in the README). This is a sentence picker, not a
-reader; Claude decides answerability far better.
+little. A question with no terms left (e.g. Chinese, which the stemmer cannot split) is scored by
+cosine alone.
+
+Relevance alone quotes the sentence that repeats the question's words, often the one that names the
+topic ("There are advantages and disadvantages to using WAL") rather than the one that answers (the
+list of disadvantages after it). So units are ranked by the relevance of their topic (their own, or a
+close neighbour's less a little, `in_context`) plus a share of how much they look like the kind of
+answer the question asks for (a list, a command, a value, a reason, a definition: rag/answer/kinds.py).
+The answer is the best unit plus up to two more within `_SPREAD` of it, each adding a key term of the
+question the ones before lack; when the best is of the kind asked, the others must be too, so the
+sentence that only names the topic is not quoted beside the answer.
+
+It abstains with NOT_IN_SOURCES, as the model is told to, when no unit's own relevance reaches
+`min_sentence_score` (the signal bench/answer_quality.py measured to separate answerable from
+unanswerable questions best, with its AUC, in bench/README.md), or when the question names something no
+retrieved chunk mentions and the quoted sentences ignore it (rag/answer/terms.py): "Can I pay my invoice
+with Bitcoin?" used to get the refund-email sentence. This is a sentence picker, not a reader; Claude
+decides answerability far better. Document text is only ever quoted, never followed.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
@@ -31,11 +39,12 @@ import numpy as np
 
 from rag.answer.citations import neutralise_markers
 from rag.answer.generator import last_generation
+from rag.answer.kinds import OTHER, fit, question_kind
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
 from rag.answer.terms import content_terms, idf, key_terms, without_term
+from rag.answer.units import Unit, quotable_units
 from rag.text.cjk import has_cjk
-from rag.text.sentences import split_sentences
 from rag.encoders.base import DenseEncoder, english_only
 from rag.retrieval.result import RetrievalResult
 from rag.text.words import plural
@@ -43,36 +52,29 @@ from rag.text.words import plural
 _DENSE_WEIGHT = 0.6
 _SPREAD = 0.3  # later sentences must score within this of the best one
 _MAX_SENTENCES = 3
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
-_QUESTION_ENDS = ("?", "？")
+_FIT_WEIGHT = 0.1  # how much the kind of answer counts beside relevance (docs/answers.md)
+_CONTEXT_DROP = 0.05  # a unit inherits its topic's relevance less this much (`in_context`)
+_CONTEXT_BEFORE = 2
 _IGNORED = 0.02  # an unmentioned key term is ignored when dropping it raises the answer's cosine by this much
 
 
 @dataclass(frozen=True)
-class Unit:
-    """A quotable piece of a source: a sentence or a table row, with its span in the document."""
-
-    label: str
-    text: str
-    start: int
-    end: int
-    heading: str
-
-
-@dataclass(frozen=True)
 class ScoredUnit:
+    """A unit and what it was ranked by: `score` = context relevance + `_FIT_WEIGHT` * fit (docs/answers.md)."""
+
     unit: Unit
     score: float
     cosine: float = 0.0  # the dense part alone, what the key-term check compares
     vector: np.ndarray | None = field(default=None, compare=False, repr=False)
+    relevance: float = 0.0  # its own relevance to the question, before context and kind
+    fit: float = 0.0  # how much it looks like the kind of answer asked for (rag/answer/kinds.py)
 
 
 class ExtractiveGenerator:
     """Offline, honest answers: the best-matching source sentences, verbatim, each cited.
 
     Example:
-        gen = ExtractiveGenerator(components.dense, min_sentence_score=0.45)
+        gen = ExtractiveGenerator(components.dense, min_sentence_score=0.40)
         result = gen.generate("How long do refunds take?", gate.sources)
         print(result.text)  # "Approved refunds reach your card within 5 to 10 business days. [S1]"
     """
@@ -111,14 +113,20 @@ class ExtractiveGenerator:
         total = sum(weights.values())
         # An English-only model's cosine on Chinese or Japanese is noise: such a question is scored by its terms.
         dense_weight = 0.0 if has_cjk(question) and english_only(self.dense.name) else _DENSE_WEIGHT
-        scored = []
-        for unit, cos, vector in zip(units, cosine, vectors):
+        relevance = []
+        for unit, cos in zip(units, cosine):
             if total > 0:
                 overlap = sum(weights[t] for t in weights.keys() & content_terms(unit.text)) / total
-                value = dense_weight * float(cos) + (1 - dense_weight) * overlap
+                relevance.append(dense_weight * float(cos) + (1 - dense_weight) * overlap)
             else:  # no term to match: the cosine alone, unless the model cannot read the question
-                value = float(cos) if dense_weight else 0.0
-            scored.append(ScoredUnit(unit, value, float(cos), vector))
+                relevance.append(float(cos) if dense_weight else 0.0)
+        kind = question_kind(question)
+        fits = [fit(kind, u) for u in units]
+        context = in_context(units, relevance) if kind != OTHER else relevance
+        scored = [
+            ScoredUnit(u, c + _FIT_WEIGHT * f, float(cos), vector, r, f)
+            for u, r, c, f, cos, vector in zip(units, relevance, context, fits, cosine, vectors)
+        ]
         return sorted(scored, key=lambda s: -s.score)
 
     def stream(
@@ -126,12 +134,16 @@ class ExtractiveGenerator:
     ) -> Iterator[str | Generation]:
         scored = self.score(question, sources, retrieval)
         keys = key_terms(question)
-        chosen = choose(scored, self.min_sentence_score, set(keys)) if scored else []
+        # The cosine of an English-only model on Chinese is noise (as in `score`): the sentence's terms decide alone.
+        cosine = None if has_cjk(question) and english_only(self.dense.name) else top_cosine(sources, retrieval)
+        chosen = choose(scored, self.min_sentence_score, set(keys), cosine) if scored else []
         if not chosen:
-            best = f"; the best scored {scored[0].score:.2f}: {scored[0].unit.text!r}" if scored else ""
+            top = max(scored, key=lambda s: s.relevance) if scored else None
+            best = f"; the best scored {top.relevance:.2f}: {top.unit.text!r}" if top else ""
+            mean = f", averaged with the best chunk's cosine {cosine:.2f}," if cosine is not None and top else ""
             reason = (
                 f"no sentence of the {plural(len(sources), 'source')} sent scores {self.min_sentence_score:g} "
-                f"or more{best}"
+                f"or more{best}{mean}"
             )
         else:
             missing = self.ignored_terms(question, keys, chosen, background(sources, retrieval))
@@ -161,11 +173,13 @@ class ExtractiveGenerator:
     def ignored_terms(
         self, question: str, keys: dict[str, str], chosen: Sequence[ScoredUnit], seen: Sequence[set[str]]
     ) -> list[str]:
-        """Key terms (as written) that no retrieved chunk contains and every chosen sentence ignores.
+        """Key terms (as written) that no retrieved chunk contains and the best chosen sentence ignores.
 
         A sentence ignores a term when the question without that term is closer to it (by `_IGNORED`
         or more) than the question itself: it answers the rest of the question. "money back" for a
         refund sentence moves it closer (kept); "Bitcoin" for the refund-email sentence moves it away.
+        The best sentence decides, as the answer is about it: a further one, quoted for another key
+        term, once kept "Can I pay my invoice with Bitcoin?" answered with a pricing sentence.
         """
         unseen = [t for t in keys if not any(t in terms for terms in seen)]
         if not unseen:
@@ -173,103 +187,80 @@ class ExtractiveGenerator:
         ablated = [np.asarray(self.dense.encode_query(without_term(question, t))) for t in unseen]
         return [
             keys[t] for t, q in zip(unseen, ablated)
-            if all(s.cosine - float(s.vector @ q) <= -_IGNORED for s in chosen if s.vector is not None)
+            if all(s.cosine - float(s.vector @ q) <= -_IGNORED for s in chosen[:1] if s.vector is not None)
         ]  # fmt: skip
+
+
+def in_context(units: Sequence[Unit], relevance: Sequence[float]) -> list[float]:
+    """Each unit's relevance, raised to its topic's: the best of its own and, less `_CONTEXT_DROP`, that of the
+    `_CONTEXT_BEFORE` units before it and the one after it in the same source.
+
+    The sentence that answers often follows the one that names the topic and shares few of the question's
+    words ("There are advantages and disadvantages to using WAL." then "WAL also has disadvantages: ...");
+    within a topic the kind of answer decides (`fit`), so the topic sentence no longer wins on words alone.
+    """
+    out = []
+    for i, u in enumerate(units):
+        if u.carries == "row":  # a table row is about its own row: the next plan's price is not this one's
+            out.append(relevance[i])
+            continue
+        near = [
+            relevance[j] - _CONTEXT_DROP
+            for j in range(max(0, i - _CONTEXT_BEFORE), min(len(units), i + 2))
+            if j != i and units[j].label == u.label and units[j].carries != "row"
+        ]
+        out.append(max([relevance[i], *near]))
+    return out
 
 
 def _cited(unit: Unit) -> str:
     """A quoted unit with its citation marker: after the sentence, before a code block the sentence introduces
     (a marker after the code would read as part of it)."""
+    if unit.carries == "list":  # every item is a claim of the source: each carries the marker
+        return "\n".join(f"{neutralise_markers(line)} [{unit.label}]" for line in unit.text.split("\n"))
     sentence, newline, code = unit.text.partition("\n")
     return f"{neutralise_markers(sentence)} [{unit.label}]" + (newline + neutralise_markers(code) if newline else "")
 
 
-def choose(scored: Sequence[ScoredUnit], minimum: float, keys: set[str]) -> list[ScoredUnit]:
+def choose(
+    scored: Sequence[ScoredUnit], minimum: float, keys: set[str], cosine: float | None = None
+) -> list[ScoredUnit]:
     """The sentences to quote: the best one, then up to two more that each add a key term not yet quoted.
 
-    Each must score `minimum` and within `_SPREAD` of the best. Requiring a new key term is the
-    per-sentence relevance floor: without it, "When does a downgrade take effect?" also quoted the
-    upgrade sentence next to the answer, and "How much storage does Team include?" every plan's row.
+    None when the answer signal, the best unit's own relevance averaged with `cosine` (the best chunk's,
+    `top_cosine`; the relevance alone without it), is under `minimum`: the signal that separated
+    answerable from unanswerable questions best (bench/README.md). Each further sentence must score
+    within `_SPREAD` of the best. Requiring a new key term is the per-sentence relevance floor: without
+    it, "When does a downgrade take effect?" also quoted the upgrade sentence next to the answer, and
+    "How much storage does Team include?" every plan's row.
     """
-    if not scored or scored[0].score < minimum:
+    if not scored:
         return []
-    floor = max(minimum, scored[0].score - _SPREAD)
+    best = max(s.relevance for s in scored)
+    if (best if cosine is None else (best + cosine) / 2) < minimum:
+        return []
+    floor = scored[0].score - _SPREAD
     chosen = [scored[0]]
     covered = content_terms(scored[0].unit.text) & keys
     for s in scored[1:]:
         if len(chosen) == _MAX_SENTENCES or s.score < floor:
             break
+        if scored[0].fit > 0 and s.fit == 0:
+            continue  # the best answers the kind asked: a sentence that only names the topic adds nothing
         adds = (content_terms(s.unit.text) & keys) - covered
-        if adds and s.unit.text not in {c.unit.text for c in chosen}:
+        if adds and not any(s.unit.text in c.unit.text for c in chosen):
             chosen.append(s)
             covered |= adds
     return chosen
+
+
+def top_cosine(sources: Sequence[Source], retrieval: RetrievalResult | None) -> float | None:
+    """The best dense cosine of any chunk the retrieval saw (the sources alone without it); None without one."""
+    chunks = retrieval.candidates if retrieval is not None else [s.candidate for s in sources]
+    return max((c.dense.score for c in chunks if c.dense.score is not None), default=None)
 
 
 def background(sources: Sequence[Source], retrieval: RetrievalResult | None) -> list[set[str]]:
     """The content terms of every chunk the retrieval saw (the sources alone without it): the IDF background."""
     chunks = retrieval.candidates if retrieval is not None else [s.candidate for s in sources]
     return [content_terms(c.chunk.chunk.embed_text) for c in chunks]
-
-
-def quotable_units(source: Source) -> list[Unit]:
-    """Sentences of a chunk's prose and rows of its tables, with document spans.
-
-    A question is never a unit (a FAQ entry's title asks, it does not answer). Code blocks are not units
-    of their own, but a sentence that introduces one ("Run this:") carries it, so the quote holds the
-    command it announces.
-    """
-    chunk = source.candidate.answer_chunk
-    text = chunk.text
-    units: list[Unit] = []
-    para_start: int | None = None
-    header: list[str] | None = None
-    in_fence = False
-    intro: int | None = None  # the unit ending in ":" that the next code block belongs to
-    pos = fence_start = 0
-
-    def close_paragraph(at: int) -> None:
-        """Add the paragraph's sentences; remember its last one when it introduces what follows (ends in ":")."""
-        nonlocal para_start, intro
-        if para_start is not None:
-            intro = None
-            for a, b in split_sentences(text, para_start, at):
-                sentence = " ".join(text[a:b].split())
-                if not sentence.endswith(_QUESTION_ENDS):
-                    units.append(Unit(source.label, sentence, chunk.start + a, chunk.start + b, chunk.heading))
-                intro = len(units) - 1 if sentence.endswith((":", "：")) and units else None
-        para_start = None
-
-    for line in text.split("\n"):
-        end = pos + len(line)
-        if _FENCE.match(line):
-            if not in_fence:
-                close_paragraph(pos)
-                fence_start = pos
-            elif intro is not None:
-                u = units[intro]
-                code = text[fence_start:end]
-                units[intro] = Unit(u.label, f"{u.text}\n{code}", u.start, chunk.start + end, u.heading)
-                intro = None
-            in_fence = not in_fence
-        elif in_fence:
-            pass
-        elif line.lstrip().startswith("|"):
-            close_paragraph(pos)
-            intro = None
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if header is None:
-                header = cells
-            elif not _TABLE_SEPARATOR.match(line):
-                row = "; ".join(f"{h}: {v}" for h, v in zip(header, cells) if v)
-                units.append(Unit(source.label, row, chunk.start + pos, chunk.start + end, chunk.heading))
-        elif not line.strip():
-            close_paragraph(pos)
-            header = None
-        else:
-            header = None
-            if para_start is None:
-                para_start = pos
-        pos = end + 1
-    close_paragraph(len(text))
-    return units

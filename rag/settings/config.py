@@ -265,9 +265,10 @@ class AnswerConfig:
     )
     min_sources: int = setting(1, env="RAGSCOPE_MIN_SOURCES", label="minimum sources", lo=0, hi=100)
     min_rerank_score: float = setting(0.25, env="RAGSCOPE_MIN_RERANK_SCORE", label="minimum source relevance")
-    # The offline extractive answerer abstains when no source sentence scores this high (see rag/answer/extractive.py).
+    # The offline extractive answerer abstains when its best sentence's relevance, averaged with the best chunk's
+    # cosine, is under this: measured to separate answerable questions (rag/answer/extractive.py, bench/README.md).
     min_sentence_score: float = setting(
-        0.45, env="RAGSCOPE_MIN_SENTENCE_SCORE", label="minimum sentence cosine", lo=-1.0, hi=1.0
+        0.40, env="RAGSCOPE_MIN_SENTENCE_SCORE", label="minimum answer score (offline)", lo=-1.0, hi=1.0
     )
 
     def __post_init__(self) -> None:

@@ -1,0 +1,81 @@
+"""What kind of answer a question asks for, and how well a quotable unit is one.
+
+The offline answerer's relevance score (cosine plus term overlap) rewards the sentence that repeats the
+question's words most: often the one that names the topic ("There are advantages and disadvantages to
+using WAL") or restates the user's problem, not the one that answers. The kind of question says what an
+answer looks like, in any document:
+
+- list ("what are the disadvantages", "which options"): a list, carried by the sentence that introduces it;
+- how ("how do I", "what's the way to"): a command or code, or a sentence that says what to use or do;
+- value ("what is the default", "how many", "how long"): a number or a literal (with "default", more);
+- reason ("why", "what's going on"): "because", "so that", "otherwise", a consequence;
+- definition ("what is X"): "X is a ...".
+
+`fit` is in [0, 1]; the answerer adds a share of it to the relevance of each unit (rag/answer/extractive.py,
+docs/answers.md). The cues are English and Chinese words and the shape of the text (code, numbers, lists),
+never a document's own vocabulary, so they carry to documents nobody here has read.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag.answer.units import Unit
+
+OTHER = "other"
+
+_I = re.IGNORECASE
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("reason", re.compile(r"\bwhy\b|\bwhat('s| is) going on\b|\bwhat am i doing wrong\b|\bhow come\b|为什么|为何", _I)),
+    ("value", re.compile(
+        r"\bdefaults?\b|\bhow (many|much|long|big|large|often|old)\b|\bwhat (port|value|size|limit|version|number|"
+        r"timeout|encoding|format|range)\b|\b(maximum|minimum|max|min)\b|默认|缺省|多少|多大|多长|多久", _I)),
+    ("list", re.compile(
+        r"\b(advantages|disadvantages|drawbacks|downsides|benefits|limitations|pros|cons|steps|options|"
+        r"differences|features|kinds|types|ways|requirements|caveats|restrictions|prerequisites)\b|"
+        r"\blist (the|all)\b|有哪些|哪些", _I)),
+    ("how", re.compile(
+        r"\bhow (do|can|should|would|could|does|did|to|is|are|will)\b|\bhow\?|\bwhat('s| is) the (proper|right|best|"
+        r"correct|recommended|easiest|simplest) way\b|\bwhat (command|option|flag|function|method|setting|class)\b|"
+        r"\bwhich (command|option|flag|function|method|setting|class)\b|如何|怎么|怎样|用什么", _I)),
+    ("definition", re.compile(
+        r"^\s*(what (is|are) (an? |the )?\S+( \S+)?\s*\??\s*$|what does \S+ mean)|什么是|是什么", _I)),
+)
+
+_CODE = re.compile(r"`[^`]+`")
+_NUMBER = re.compile(r"\d")
+_SOLUTION = re.compile(
+    r"\b(you (can|could|need to|have to|should|must|may)|use|pass|set|add|call|run|declare|import|create|"
+    r"define|configure|install|enable|disable|specify|wrap|mount|override|raise|"
+    r"instead)\b|\bby \w+ing\b|\bto do (that|this|so)\b|可以|使用|运行|执行|设置|安装", _I)
+_DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|默认|缺省", _I)
+_REASON = re.compile(
+    r"\b(because|since|so that|in order to|otherwise|that's why|this is why|the reason|due to|as a result|"
+    r"which means|this means|so)\b|因为|由于|所以|因此|否则", _I)
+_IF = re.compile(r"\b(if|when|unless)\b|如果", _I)
+_DEFINES = re.compile(r"\b(is|are|means|refers to|is called|stands for)\b (an?|the|one|used)\b|是一", _I)
+_ENUMERATES = re.compile(r"[,;，、；].*[,;，、；]|\b(include|includes|such as)\b", _I)
+
+
+def question_kind(question: str) -> str:
+    """The first kind whose cue the question holds (reason before value before list before how), else "other"."""
+    return next((kind for kind, cue in _KINDS if cue.search(question)), OTHER)
+
+
+def fit(kind: str, unit: Unit) -> float:
+    """How much `unit` looks like an answer of `kind` (0 to 1), by its shape and its cue words."""
+    text = unit.text
+    if kind == "list":
+        return 1.0 if unit.carries == "list" else 0.5 if _ENUMERATES.search(text) else 0.0
+    if kind == "how":
+        code = 1.0 if unit.carries == "code" else 0.6 if _CODE.search(text) else 0.0
+        return min(1.0, code + (0.5 if _SOLUTION.search(text) else 0.0))
+    if kind == "value":
+        if not (_NUMBER.search(text) or _CODE.search(text)):
+            return 0.0  # "has a default" names the topic; the answer is the value
+        return 1.0 if _DEFAULT.search(text) else 0.6
+    if kind == "reason":
+        return 1.0 if _REASON.search(text) else 0.4 if _IF.search(text) else 0.0
+    if kind == "definition":
+        return 1.0 if _DEFINES.search(text) else 0.0
+    return 0.0

@@ -1,0 +1,122 @@
+"""The offline answerer quotes the sentence that answers the kind of question asked, not the one naming its topic.
+
+Small documents made here, in the shapes that fooled it (a sentence naming advantages and disadvantages
+followed by the list of disadvantages; the value after the sentence naming the setting; the command after
+the sentence naming the task), answered through the product's path with the real models.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.kinds import fit, question_kind
+from rag.answer.units import Unit
+from rag.ask.answerer import answer_question
+from rag.ingest.pipeline import ingest_files
+
+JOURNAL = """# Journal modes
+
+## Write-ahead log
+
+There are advantages and disadvantages to using the write-ahead log instead of a rollback journal.
+
+Advantages include:
+
+- Readers do not block writers and a writer does not block readers.
+- Most workloads run faster, since disk writes are more often sequential.
+
+The write-ahead log also has disadvantages:
+
+- Every process using the database must be on the same host computer.
+- A database in this mode cannot be changed to another page size.
+- Very large transactions make the log file grow without bound until a checkpoint.
+
+## Checkpoints
+
+A checkpoint moves the pages of the log back into the database file. Checkpoints run on their own when the log
+passes the default checkpoint threshold. It is 1000 pages, and a pragma changes it for one connection.
+
+## Backups
+
+Taking a copy of a live database with an ordinary file copy can catch it in the middle of a write. Copies made
+this way are often corrupt and must not be trusted.
+
+To take a safe copy while the database is in use, run the backup command of the shell:
+
+```
+dbshell main.db ".backup copy.db"
+```
+"""
+
+OTHER = """# Tuning
+
+## Memory
+
+The page cache holds recently used pages in memory. A larger cache helps read-heavy workloads.
+
+## Locking
+
+Locks are taken per database file. A reader holds a shared lock while it reads.
+"""
+
+
+@pytest.fixture
+def journal(components):
+    assert not ingest_files(components, [("journal.md", JOURNAL.encode()), ("tuning.md", OTHER.encode())]).errors
+    return components
+
+
+def test_the_disadvantages_question_is_answered_with_the_list_not_the_sentence_naming_the_topic(journal):
+    answer = answer_question(journal, "What are the disadvantages of write-ahead log mode?")
+    assert not answer.abstained, answer.reason
+    assert "There are advantages and disadvantages" not in answer.text
+    for item in ("same host computer", "another page size", "grow without bound"):
+        assert item in answer.text, answer.text
+    assert "Readers do not block writers" not in answer.text  # the advantages are not the answer
+    first = answer.citations[0]
+    span = JOURNAL[first.start : first.end]
+    assert span.startswith("The write-ahead log also has disadvantages:") and span.rstrip().endswith("until a checkpoint.")
+
+
+def test_a_default_question_gets_the_sentence_with_the_value(journal):
+    answer = answer_question(journal, "What is the default checkpoint threshold?")
+    assert not answer.abstained, answer.reason
+    assert answer.text.splitlines()[0].startswith("It is 1000 pages"), answer.text
+    assert "default checkpoint threshold" not in answer.text  # the sentence naming the setting is not the answer
+
+
+def test_a_how_do_i_question_gets_the_command(journal):
+    answer = answer_question(journal, "How do I take a safe copy of a live database?")
+    assert not answer.abstained, answer.reason
+    assert answer.text.startswith("To take a safe copy while the database is in use"), answer.text
+    assert 'dbshell main.db ".backup copy.db"' in answer.text.split("\n```")[1], answer.text
+    assert "ordinary file copy" not in answer.text  # the sentence restating the task is not the answer
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What are the disadvantages of WAL mode?", "list"),
+        ("What is the default page size?", "value"),
+        ("How long is a session kept?", "value"),
+        ("How do I stash untracked files?", "how"),
+        ("Why does my reader block?", "reason"),
+        ("What is a checkpoint?", "definition"),
+        ("Can I pay by invoice?", "other"),
+        ("如何安装软件包？", "how"),
+        ("为什么需要重启？", "reason"),
+    ],
+)
+def test_question_kinds(question, kind):
+    assert question_kind(question) == kind
+
+
+def test_fit_reads_the_shape_of_the_unit_not_its_words():
+    listed = Unit("S1", "It has drawbacks:\n- one\n- two", 0, 1, "", carries="list")
+    named = Unit("S1", "There are advantages and disadvantages to using it.", 0, 1, "")
+    assert fit("list", listed) == 1.0 and fit("list", named) == 0.0
+    code = Unit("S1", "Run this:\n```\nmake\n```", 0, 1, "", carries="code")
+    assert fit("how", code) == 1.0 and fit("how", named) == 0.0
+    assert fit("value", Unit("S1", "By default it is 30 seconds.", 0, 1, "")) == 1.0
+    assert fit("value", Unit("S1", "The timeout has a default.", 0, 1, "")) == 0.0
+    assert fit("reason", Unit("S1", "It blocks because the lock is held.", 0, 1, "")) == 1.0
