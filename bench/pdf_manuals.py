@@ -27,7 +27,7 @@ its title (numbered or not: bash's "3.1.2.1 Escape Character"), else at the top 
 95% intervals: rag.eval.bootstrap.
 
 Usage (under nice: the machine is shared):
-    nice -n 10 python bench/pdf_manuals.py [--before /tmp/before] [--cache DIR] [--resamples 2000]
+    nice -n 10 python bench/pdf_manuals.py [--before /tmp/before] [--after TREE] [--cache DIR] [--resamples 2000]
 
 --cache (default /tmp/pdf-manuals-bench) keeps the product runs' JSON (keyed by the code's commit and diff) and
 the baselines' chunk vectors; a second run with the same code re-ingests nothing. --models-seed copies an
@@ -383,6 +383,13 @@ def table(runs: dict[str, dict[str, dict[str, float]]], pairs: list[tuple[str, s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, default=Path("/tmp/before"), help=f"a worktree of {BEFORE_COMMIT}")
+    parser.add_argument(
+        "--after",
+        type=Path,
+        default=ROOT,
+        help="the code measured as after (default this checkout; a worktree of a "
+        "commit leaves out what others have not committed)",
+    )
     parser.add_argument("--cache", type=Path, default=Path("/tmp/pdf-manuals-bench"))
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument(
@@ -406,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         key, before = product_run(args.before, args.cache)
         runs[f"product before ({key})"] = before["per_question"]
         notes.append(f"before: {before['meta']}")
-    key, after = product_run(ROOT, args.cache)
+    key, after = product_run(args.after, args.cache)
     runs[f"product after ({key})"] = after["per_question"]
     notes.append(f"after: {after['meta']}")
     manuals = {name: read_manual(name, data) for name, data in files()}
