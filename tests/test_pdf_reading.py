@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from PIL import Image
+from pypdf import PdfReader, PdfWriter
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen import canvas
@@ -23,6 +24,7 @@ from streamlit.testing.v1 import AppTest
 from rag.cli import main
 from rag.ingest.chunker import chunk_document
 from rag.ingest.loaders.document import load_document
+from rag.ingest.loaders.pdf_reading import fold_ligatures
 from rag.ingest.pipeline import ingest_files
 from rag.retrieval.retrieve import retrieve
 from rag.store.base import chunk_payload
@@ -122,6 +124,27 @@ def test_every_role_is_out_of_ranking_by_the_filter_rules(role):
     assert ChunkFilter(include_unranked=True).matches(payload)
     assert ChunkFilter(include_quarantined=True).matches(payload)  # a read of everything sees it
     assert ChunkFilter().matches(chunk_payload(chunk, {}))
+
+
+def test_pages_without_text_among_pages_with_text_keep_the_text_and_get_the_warning():
+    text_page = io.BytesIO()
+    c = canvas.Canvas(text_page, pagesize=A4)
+    c.drawString(72, 760, "The ferry leaves the pier at nine every morning.")
+    c.showPage()
+    c.save()
+    writer = PdfWriter()  # one text page, then a scanned one
+    for data in (text_page.getvalue(), scan_pdf(1)):
+        writer.add_page(PdfReader(io.BytesIO(data)).pages[0])
+    out = io.BytesIO()
+    writer.write(out)
+    doc = load_document("mixed.pdf", out.getvalue())
+    assert "The ferry leaves the pier at nine" in doc.text and not doc.roles
+    assert doc.notes == ("no text layer: needs OCR: 1 of its 2 pages have no text to read (scanned pages?)",)
+
+
+def test_ligatures_fold_to_letters_and_nothing_else_changes():
+    assert fold_ligatures("\ufb01le \ufb02ow e\ufb00ect o\ufb03ce") == "file flow effect office"
+    assert fold_ligatures("½ ² ＡＢ") == "½ ² ＡＢ"  # other compatibility forms stay (NFKC of the ligature block only)
 
 
 def test_scan_is_stored_with_the_ocr_warning_through_the_cli(tmp_path):
