@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from carry_corpus import QUESTION, ingest_guide
 from click.testing import CliRunner
 from retrieval_corpus import PARAPHRASE_QUESTION, ingest_corpus
 
@@ -65,7 +66,8 @@ def test_k_limits_what_is_printed_and_all_prints_every_candidate(ingested):
     every = _search(PARAPHRASE_QUESTION, "-k", "3", "--all").stdout.splitlines()[1:]
     assert len(every) > 3 and sum(1 for line in every if line.split()[0] != "–") == 3
     limited = json.loads(_search(PARAPHRASE_QUESTION, "-k", "2", "--json").stdout)["results"]
-    assert [r["final_rank"] for r in limited] == [1, 2]
+    assert [r["final_rank"] for r in limited if r["carried_at"] is None] == [1, 2]  # carried rows sit under theirs
+    assert all(r["final_rank"] is None and r["carried_at"] in (1, 2) for r in limited if r["carried_at"])
 
 
 def test_table_output_names_the_reranker(ingested):
@@ -100,3 +102,16 @@ def test_an_empty_question_is_refused_as_ask_refuses_it(ingested):
         ask_out = CliRunner().invoke(main, ["ask", question])
         assert search_out.exit_code == ask_out.exit_code == 1
         assert "type a question first" in search_out.stderr and "type a question first" in ask_out.stderr
+
+
+def test_search_lists_the_chunk_a_section_carries_under_it(components):
+    """The answer in the second chunk of the first section, carried with it (rag/retrieval/collapse.py): the
+    final list the CLI prints shows it right under its section's chunk, at that chunk's rank."""
+    answer = ingest_guide(components)
+    components.close()
+    out = _search(QUESTION, "--collapse")
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.stdout.splitlines() if line.strip()[:1] in "(0123456789"]
+    assert lines[0].split()[0] == "1" and lines[1].split()[:2] == ["(1)", answer[:8]], out.stdout
+    rows = json.loads(_search(QUESTION, "--collapse", "--json").stdout)["results"]
+    assert (rows[1]["chunk_id"], rows[1]["final_rank"], rows[1]["carried_at"]) == (answer, None, 1)

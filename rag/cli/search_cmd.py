@@ -43,7 +43,8 @@ from rag.types import ChunkFilter
 def search(
     question: str, as_json: bool, show_all: bool, collection: str | None, filters: tuple[str, ...], **overrides: object
 ) -> None:
-    """Search QUESTION and print the final top-k (-k) with each one's rank and score in every stage.
+    """Search QUESTION and print the final top-k (-k) with each one's rank and score in every stage; under a
+    section's chunk, the chunks it carries (final rank in brackets: the section's, as the inspector shows it).
 
     With --mode other than plain, each search the mode ran (hop, retry, tool call) is printed as a stage.
     """
@@ -56,11 +57,7 @@ def search(
             _search_mode(components, question, config, flt, as_json)
             return
         result = retrieve(components, question, config, flt)
-    shown = (
-        result.candidates
-        if show_all
-        else sorted((c for c in result.candidates if c.final_rank is not None), key=lambda c: c.final_rank)
-    )
+    shown = result.candidates if show_all else result.shown  # with the chunks each section carries, under it
     if as_json:
         out = {
             "reranker": result.reranker,
@@ -135,5 +132,6 @@ def _line(c: Candidate) -> str:
     for stage in STAGES:
         s = c.stage(stage)
         cells.append(f"{s.rank:>3} {s.score:>8.4f}" if s.rank is not None else f"{'–':>3} {'':>8}")
-    final = str(c.final_rank) if c.final_rank is not None else "–"
+    # A chunk carried with its section (rag/retrieval/collapse.py) shows that section's rank in brackets.
+    final = str(c.final_rank) if c.final_rank is not None else f"({c.carried_at})" if c.carried_at else "–"
     return f"{final:>5}  {c.id[:8]}  " + "  ".join(cells) + f"  {c.chunk.chunk.location}"
