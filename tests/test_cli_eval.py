@@ -102,3 +102,16 @@ def test_gold_the_collection_lacks_is_reported_invalid_and_left_out(ingested, tm
     text = runner.invoke(main, ["eval", str(qset)])
     assert text.exit_code == 0
     assert "2 questions left out of the metrics" in text.stdout and "no-doc\tINVALID\tdocument 'hardware.md'" in text.stdout
+
+
+def test_a_set_whose_every_question_is_left_out_exits_non_zero_and_stores_nothing(settings, tmp_path):
+    """Issue 38, item 7: the sample set on a collection of other documents is refused, not stored as nDCG 0."""
+    components = build_components(settings)
+    assert not ingest_files(components, [("note.md", b"# Note\n\nThe ferry leaves at nine.\n")]).errors
+    components.close()
+    path = tmp_path / "sample_qa.jsonl"
+    path.write_text(sample_question_set_text(), encoding="utf-8")
+    result = CliRunner().invoke(main, ["eval", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "nothing stored: all " in result.output and "Was the set written for another collection?" in result.output
+    assert list_runs(settings.data_dir) == []

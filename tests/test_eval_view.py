@@ -204,3 +204,24 @@ def test_a_wrong_offline_answer_scores_wrong(sample_store):
     stored = {q.id: q for q in load_run(sample_store.data_dir, run.id).questions}
     assert stored["monthly"].verdict is None and stored["monthly"].answer.check.correct
     assert not stored["team-yearly"].answer.check.correct and "of the gold answer's words" in stored["team-yearly"].answer.check.reason
+
+
+def test_the_sample_set_on_another_collection_is_refused_and_says_why(settings):
+    """Issue 38, item 7: every question left out is not a stored "nDCG@10 0.000" run."""
+    components = build_components(settings)
+    assert not ingest_files(components, [("note.md", b"# Note\n\nThe ferry leaves at nine.\n")]).errors
+    components.close()
+    at = eval_tab()
+    at.button(key="eval_load_sample").click()
+    ok(at.run())
+    at.button(key="eval_start").click()
+    at.run()
+    assert not at.exception, at.exception
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any(
+        e.startswith("nothing stored: all ") and "left out of the metrics" in e and f"collection '{settings.collection}'" in e
+        and "Was the set written for another collection?" in e
+        for e in errors
+    ), errors
+    assert list_runs(settings.data_dir) == []
+    assert not any("stored: nDCG@10" in s.value for s in at.success)

@@ -45,6 +45,21 @@ class EvalCancelled(RagError):
     """The run was cancelled; nothing was stored."""
 
 
+class NothingScored(RagError):
+    """Every question with gold was left out (its gold names what the collection lacks): nothing was stored.
+
+    Such a run would read as "nDCG@10 0.000", bad retrieval, when the set was only run on the wrong collection."""
+
+    def __init__(self, collection: str, left_out: list[QuestionResult]) -> None:
+        first, n = left_out[0], len(left_out)
+        which = "the only question with gold was" if n == 1 else f"all {n:,} questions with gold were"
+        super().__init__(
+            f"nothing stored: {which} left out of the metrics, "
+            f"their gold names what collection {collection!r} lacks ({first.id}: {first.invalid}). "
+            "Was the set written for another collection? Switch to it and run again."
+        )
+
+
 def run_eval(
     components: Components,
     qset: QuestionSet,
@@ -149,6 +164,8 @@ def run_eval(
         if progress is not None:
             progress(done + 1, total, f"{done + 1}/{total}: {q.question[:80]}")
 
+    if not qrels and (left_out := [row for row in rows if row.invalid]):
+        raise NothingScored(components.settings.collection, left_out)
     per_stage_results = {
         stage: evaluate(runs[stage], qrels)
         | {CONTEXT_PRECISION: context_precision_at_k(contexts[stage], chunk_qrels, config.final_k)}
