@@ -17,7 +17,7 @@ from collections.abc import Hashable
 
 import streamlit as st
 
-from ui import forms, inspector_tools, inspector_view, kept, mode_view
+from ui import forms, inspector_link, inspector_tools, inspector_view, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.safe import say
 from ui.setup import page
@@ -26,7 +26,7 @@ from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.text.markdown import escape_markdown
 from rag.catalog.documents import document_chunks, sentence_vectors_stored
-from rag.settings.links import COLLECTION, parse_inspector_params
+from rag.settings.links import parse_inspector_params
 from rag.modes.run import run_mode
 from rag.ingest.sentences import sentence_vectors_note
 from rag.inspect.track import TrackReport, TrackTarget, find_target, refreshed, track
@@ -50,11 +50,10 @@ def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) ->
 
 def apply_link() -> None:
     """Load the URL's query parameters into the widgets once per distinct link (the first visit included)."""
-    params = {k: st.query_params.get_all(k) for k in st.query_params if k != COLLECTION}  # ui.collections keeps it
-    seen = tuple(sorted((k, tuple(v)) for k, v in params.items()))
-    if st.session_state.get("inspector_link") == seen:
+    params = inspector_link.link_params()
+    if st.session_state.get(inspector_link.SEEN) == (seen := inspector_link.link_seen(params)):
         return
-    st.session_state["inspector_link"] = seen
+    st.session_state[inspector_link.SEEN] = seen
     try:
         request = parse_inspector_params(params, base)
     except RagError as e:
@@ -157,7 +156,9 @@ if not empty_collection_notice(components):
     language_notice(components)
 config = settings_sidebar()
 flt = filter_inputs()
-question = st.text_input("Question", key="inspector_q", placeholder="Type the question that failed")
+question = st.text_input(
+    "Question", key="inspector_q", placeholder="Type the question that failed", on_change=inspector_link.question_to_url
+)
 
 if config is not None and question.strip():
     try:
@@ -182,9 +183,7 @@ if config is not None and question.strip():
                 mode_view.show_mode(mr, "inspector")
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
-        chosen = (
-            inspector_view.stage_table(result) if result.candidates else None
-        )  # an empty table has no columns to format
+        chosen = inspector_view.stage_table(result) if result.candidates else None  # an empty one has no columns
         if chosen is not None:
             inspector_view.chunk_detail(components, result, chosen, bool(feedback_notes(result)))
         scope = kept.retrieval_scope(components, result)

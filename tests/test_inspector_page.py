@@ -345,3 +345,19 @@ def test_the_answer_in_the_second_chunk_of_the_first_section_is_listed_under_it_
     [found] = [s.value.replace("\\", "") for s in at.success]
     assert found.startswith("found: final rank 1, carried with") and "guide.md" in found
     assert not [b for b in at.button if b.key and b.key.startswith("inspector_apply_")]  # nothing to fix
+
+def test_the_url_holds_the_question_as_soon_as_it_is_asked(store):
+    """Issue 38, item 4: a reload (the URL opened again) shows the new question, and the link's settings stay."""
+    at = _open(q=PARAPHRASE_QUESTION, fusion="union", track=store)
+    assert at.query_params["q"] == PARAPHRASE_QUESTION
+    at.number_input(key="inspector_candidates").set_value(7)
+    at.text_input(key="inspector_q").input(KEYWORD_QUESTION).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.query_params["q"] == KEYWORD_QUESTION and at.query_params["fusion"] == "union"
+    assert "track" not in at.query_params  # the tracked chunk was the old question's
+    # The URL written back is not taken for a new link: the sidebar keeps what the user set.
+    assert at.number_input(key="inspector_candidates").value == 7
+    reloaded = _open(**at.query_params)
+    assert reloaded.text_input(key="inspector_q").value == KEYWORD_QUESTION
+    at.text_input(key="inspector_q").input("  ").run()
+    assert "q" not in at.query_params
