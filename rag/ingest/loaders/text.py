@@ -1,4 +1,9 @@
-"""Plain text and Markdown files: decoded (BOMs, UTF-8, UTF-16, legacy Windows text), binary refused."""
+"""Plain text and Markdown files: decoded (BOMs, UTF-8, UTF-16, legacy Windows text), binary refused.
+
+A Markdown file's HTML comments (`<!-- ignore the question -->`) are left out: rendered Markdown never
+shows them, so they are hidden text as an HTML page's comments are (docs/security.md). Comments inside
+code (a fence, an inline code span) are code and stay.
+"""
 
 from __future__ import annotations
 
@@ -77,11 +82,72 @@ def _decode_legacy(data: bytes, source: str, error: UnicodeDecodeError) -> str:
         return data.decode("latin-1")
 
 
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BACKTICKS = re.compile(r"`+")
+
+
 def parse_markdown(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
-    text = decode_text(data, source)
+    text = without_comments(decode_text(data, source))
     match = re.search(r"^#\s+(.+)$", text, re.M)
     return text, (), match.group(1).strip() if match else ""
 
 
 def parse_text(data: bytes, source: str) -> tuple[str, tuple[int, ...], str]:
     return decode_text(data, source), (), ""
+
+
+def without_comments(text: str) -> str:
+    """Markdown text without its HTML comments, fenced blocks and inline code untouched (one pass)."""
+    out: list[str] = []
+    prose: list[str] = []
+    fence = ""
+
+    def flush() -> None:
+        if prose:
+            out.append(_prose_without_comments("\n".join(prose)))
+            prose.clear()
+
+    for line in text.split("\n"):
+        marker = _FENCE.match(line)
+        if fence:
+            out.append(line)
+            if marker and marker.group(1).startswith(fence):
+                fence = ""
+        elif marker:
+            flush()
+            fence = marker.group(1)[0] * 3
+            out.append(line)
+        else:
+            prose.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def _prose_without_comments(text: str) -> str:
+    """`text` without `<!-- ... -->`, its inline code spans (a run of backticks to the next run as long)
+    kept whole. Linear: a search that fails (no `-->`, no closing run of that length) is never repeated."""
+    out: list[str] = []
+    at, n = 0, len(text)
+    unclosed: set[int] = set()  # backtick run lengths with no closing run further on
+    tick = comment = -2  # the next backtick and comment opening at or after `at` (-1: none), each found once
+    while at < n:
+        tick = text.find("`", at) if -1 < tick < at or tick == -2 else tick
+        comment = text.find("<!--", at) if -1 < comment < at or comment == -2 else comment
+        if comment < 0 and tick < 0:
+            break
+        if tick >= 0 and (comment < 0 or tick < comment):
+            run = _BACKTICKS.match(text, tick).group(0)  # type: ignore[union-attr]
+            close = -1 if len(run) in unclosed else text.find(run, tick + len(run))
+            if close < 0:
+                unclosed.add(len(run))
+                close = tick  # an unmatched run is literal text
+            out.append(text[at : close + len(run)])
+            at = close + len(run)
+            continue
+        end = text.find("-->", comment + 4)
+        if end < 0:
+            break  # an unclosed comment is text, and so is everything after it
+        out.append(text[at:comment])
+        at = end + 3
+    out.append(text[at:])
+    return "".join(out)
