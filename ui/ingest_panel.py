@@ -26,6 +26,7 @@ from rag.ingest.results import IngestSummary, Prepared
 from rag.ingest.loaders.document import load_document
 from rag.ingest.loaders.pdf import NO_TEXT_LAYER
 from rag.ingest.eta import Eta
+from rag.ingest.upload_limit import limit_problem, uploader_cap_mb
 from rag.text.sizes import MIB, mib
 from ui.model_notes import model_notes
 from rag.text.words import plural
@@ -59,16 +60,19 @@ HIDE_TRANSPORT_LIMIT = '<style>[data-testid="stFileUploaderDropzoneInstructions"
 def upload_box(max_upload_mb: int, key: str) -> list:
     """The file uploader, its limit said once, in MiB.
 
-    It takes files up to twice the limit, so a file over it reaches the app and gets a visible error
-    (expand_uploads); Streamlit's own refusal is only a red icon on the file's chip.
+    It takes files over the limit, within the server's cap (rag/ingest/upload_limit.py), so such a file reaches
+    the app and gets a visible error (expand_uploads); Streamlit's own refusal is only a red icon on the file's chip.
     """
+    server_mb = int(st.get_option("server.maxUploadSize"))
+    if problem := limit_problem(max_upload_mb, server_mb):
+        st.warning(problem)
     st.html(HIDE_TRANSPORT_LIMIT)
     return st.file_uploader(
         f"Files (Markdown, text, HTML, PDF, DOCX, reStructuredText, AsciiDoc, PowerPoint, EPUB, Python) or .zip "
         f"archives of folders, up to {mib(max_upload_mb * MIB)} each",
         accept_multiple_files=True,
         key=key,
-        max_upload_size=2 * max_upload_mb,
+        max_upload_size=uploader_cap_mb(max_upload_mb, server_mb),
     ) or []
 
 
