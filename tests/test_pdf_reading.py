@@ -7,6 +7,7 @@ when installed, and their tests skipped with the reason otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -26,6 +27,7 @@ from rag.ingest.chunker import chunk_document
 from rag.ingest.loaders.document import load_document
 from rag.ingest.loaders.pdf_reading import fold_ligatures
 from rag.ingest.pipeline import ingest_files
+from rag.ingest.results import Prepared
 from rag.retrieval.retrieve import retrieve
 from rag.store.base import chunk_payload
 from rag.types import ROLE_CONTENTS, ROLE_INDEX, ROLE_NO_TEXT, ChunkFilter
@@ -113,6 +115,27 @@ def test_index_page_is_stored_and_browsable_but_out_of_the_default_ranking(compo
         assert result.candidates and all(not c.chunk.chunk.role for c in result.candidates), question
         wide = retrieve(components, question, flt=ChunkFilter(include_unranked=True))
         assert ROLE_INDEX in {c.chunk.chunk.role for c in wide.candidates}, question
+
+
+def test_a_kept_chunk_takes_its_new_role_on_re_ingest(components):
+    """Same text under the same heading keeps its id (nothing re-embedded), but a role the loader now reads
+    otherwise is written: a collection ingested before index pages were recognised gets them out of ranking."""
+    doc = load_document("handbook.pdf", handbook_pdf())
+    chunks = chunk_document(doc)
+    unmarked = [dataclasses.replace(c, role="") for c in chunks]
+    assert not ingest_files(components, [Prepared(doc, tuple(unmarked))]).errors
+    assert components.store.count(ChunkFilter()) == 2  # as an older loader stored it: the index ranked
+    edited = dataclasses.replace(doc, text=doc.text.replace("three ferries", "four ferries"))
+    again = chunk_document(edited)
+    assert {c.id for c in again} & {c.id for c in chunks} == {chunks[1].id}  # the index chunk is kept
+    result = ingest_files(components, [Prepared(edited, tuple(again))]).files[0]
+    assert (result.written, result.unchanged) == (1, 1)
+    assert [r.chunk.heading_path for r in components.store.records(ChunkFilter())] == [("Ferry services",)]
+    (index,) = components.store.records(ChunkFilter(ids=(chunks[1].id,), include_unranked=True))
+    assert index.chunk.role == ROLE_INDEX
+    # And back: a role the loader no longer reads is cleared.
+    assert not ingest_files(components, [Prepared(doc, tuple(unmarked))]).errors
+    assert components.store.count(ChunkFilter()) == 2
 
 
 @pytest.mark.parametrize("role", [ROLE_INDEX, ROLE_CONTENTS, ROLE_NO_TEXT])

@@ -20,7 +20,9 @@ from rag.store.journal import JournalEntry, settle
 from rag.types import ChunkFilter, Document
 
 log = logging.getLogger(__name__)
-_POSITION_FIELDS = ("start", "end", "index", "page", "heading_path", "heading")
+# Where a kept chunk (same id: same text under the same heading) sits in its document, and its role (a
+# contents or index page, rag.types.ROLE_INDEX), which the loader may now read otherwise: rewritten when changed.
+_POSITION_FIELDS = ("start", "end", "index", "page", "heading_path", "heading", "role")
 _DOC_FIELDS = ("doc_sha", "doc_size", "doc_kind", "doc_notes", "ingested_at", "tags", "original_name")
 
 
@@ -75,9 +77,8 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
             if kept:
                 store.set_payload([c.id for c in kept], plan.doc_meta)
             for chunk_id, chunk in moved.items():
-                store.set_payload(
-                    [chunk_id], {k: v for k, v in chunk_payload(chunk, {}).items() if k in _POSITION_FIELDS}
-                )
+                new = chunk_payload(chunk, {})
+                store.set_payload([chunk_id], {k: new.get(k) for k in _POSITION_FIELDS})  # role None: none now
         except RagError:
             _roll_back(components, apply)
             raise
