@@ -93,7 +93,10 @@ def filter_inputs() -> ChunkFilter:
         left, right = st.columns(2)
         chosen_sources = left.multiselect("Sources", sources, key="inspector_sources")
         chosen_tags = right.multiselect("Tags", tags, key="inspector_tags")
-    return ChunkFilter(sources=tuple(chosen_sources), tags=tuple(chosen_tags))
+        unranked = st.checkbox(
+            "Also contents and index pages", key="inspector_unranked", help="Stored, but out of ranking by default"
+        )
+    return ChunkFilter(sources=tuple(chosen_sources), tags=tuple(chosen_tags), include_unranked=unranked)
 
 
 def run_track(

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from apptest_pages import open_page
 from click.testing import CliRunner
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
@@ -23,6 +24,7 @@ from reportlab.pdfgen import canvas
 from streamlit.testing.v1 import AppTest
 
 from rag.cli import main
+from rag.components import build_components
 from rag.ingest.chunker import chunk_document
 from rag.ingest.loaders.document import load_document
 from rag.ingest.loaders.pdf_reading import fold_ligatures
@@ -197,6 +199,22 @@ def test_scan_is_stored_with_the_ocr_warning_on_the_documents_page():
     assert any("scan.pdf: no text layer: needs OCR" in w for w in warnings), warnings
     (table,) = [d.value for d in at.dataframe if d.proto.alt == "Ingested documents"]
     assert "needs OCR" in table.set_index("source").loc["scan.pdf", "notes"]
+
+
+def test_inspector_searches_index_pages_only_when_asked(settings):
+    components = build_components(settings)
+    assert not ingest_files(components, [("handbook.pdf", handbook_pdf())]).errors
+    components.close()
+    at = open_page("pages/inspector.py", q="windlass anchor crossing ferry life rafts timetable")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+
+    def shown() -> set[str]:
+        return set(at.dataframe(key="inspector_table").value["source > heading"])
+
+    assert shown() == {"handbook.pdf > Ferry services"}
+    at.checkbox(key="inspector_unranked").check().run()
+    assert not at.exception, at.exception
+    assert "handbook.pdf > Index" in shown()
 
 
 # The real manuals: Texinfo (bashref) and LaTeX (gnuplot), a few hundred pages each, with outlines and indexes.
