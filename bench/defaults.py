@@ -137,7 +137,7 @@ def sweep_set(name: str, data_dir: Path, vary: Sequence[str], conditional: bool)
             took = time.perf_counter() - t0
             print(f"{name} {under or 'defaults'}: {len(sweep.results)} configurations, {took:.0f} s", file=sys.stderr)
             out[under] = {
-                "base": dataclasses.asdict(base), "vary": list(vary),
+                "under": under, "base": dataclasses.asdict(base), "vary": list(vary),
                 "results": [{"config": dataclasses.asdict(r.config), "per_query": r.per_query} for r in sweep.results],
             }  # fmt: skip
     finally:
@@ -154,7 +154,8 @@ def families(runs: Mapping[str, Mapping[str, Any]]) -> list[Family]:
     grouped: dict[tuple[str, str], dict[str, dict[Any, Any]]] = {}
     defaults: dict[tuple[str, str], Any] = {}
     for s, sweeps in runs.items():
-        for under, sweep in sweeps.items():
+        for key, sweep in sweeps.items():
+            under = sweep.get("under", key)  # several sweeps of one set (runs merged by --report) share an "under"
             base = sweep["base"]
             results = sweep["results"]
             for name in sweep["vary"]:
@@ -256,6 +257,22 @@ def value_matrix(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def run_words(stored: Mapping[str, Any]) -> str:
+    before, after = stored["load_before"][0], stored["load_after"][0]
+    return f"{stored['date']} · load average before {before:.2f}, after {after:.2f} · sets: {', '.join(stored['runs'])}"
+
+
+def merged(stored: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Several --out files as one: each set's sweeps from every file (a set swept again in a later file, on
+    other settings, adds those settings), and one line per file saying when and at what load it ran."""
+    runs: dict[str, dict[str, Any]] = {}
+    for i, one in enumerate(stored):
+        for s, sweeps in one["runs"].items():
+            for key, sweep in sweeps.items():
+                runs.setdefault(s, {})[f"{i}:{key}"] = {"under": key, **sweep}
+    return runs, [run_words(one) for one in stored]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cache", type=Path, default=Path("/work/bench-cache"), help="cached data dirs, one per set")
@@ -265,12 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--vary", default=",".join(VARY), help="settings swept against the defaults (comma-separated)")
     p.add_argument("--conditional", action="store_true", help="also sweep those applying only under another value")
     p.add_argument("--out", type=Path, help="write every per-question score here (JSON), for --report")
-    p.add_argument("--report", type=Path, help="print the tables of a stored --out file, running nothing")
+    p.add_argument("--report", type=Path, nargs="+", help="print the tables of stored --out files, merged")
     args = p.parse_args(argv)
     load = os.getloadavg()
     if args.report:
-        stored = json.loads(args.report.read_text("utf-8"))
-        runs = stored["runs"]
+        runs, heads = merged([json.loads(path.read_text("utf-8")) for path in args.report])
     else:
         runs = {}
         for name in args.sets.split(","):
@@ -286,9 +302,9 @@ def main(argv: list[str] | None = None) -> int:
         stored = {"date": now, "load_before": load, "load_after": os.getloadavg(), "runs": runs}
         if args.out:
             args.out.write_text(json.dumps(stored), "utf-8")
+        heads = [run_words(stored)]
     lines, proposals = tables(runs)
-    before, after = stored["load_before"][0], stored["load_after"][0]
-    print(f"{stored['date']} · load average before {before:.2f}, after {after:.2f} · sets: {', '.join(runs)}\n")
+    print("\n".join(heads) + "\n")
     print("\n".join(lines))
     print("\nEvery value, per set: mean MRR@10 gain over the default [95% paired interval]\n")
     print("\n".join(value_matrix(runs)))
