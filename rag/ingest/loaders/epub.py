@@ -79,7 +79,10 @@ def _book_sheets(book: Any, chapter: str, source: str, cache: dict[str, str]) ->
             item = book.get_item_with_href(path)
             cache[path] = ""  # an import loop reads as an empty sheet
             if item is not None:
-                css = decode_text(item.get_content(), f"{source}: {path}")
+                try:
+                    css = decode_text(item.get_content(), f"{source}: {path}")
+                except LoaderError:
+                    css = ""  # not text (a font named as a sheet): no rules, as a reading system finds none
                 cache[path] = _IMPORT.sub(lambda m: _imported(read(m.group(1), path, depth + 1), m.group(2)), css)
         return cache[path]
 
