@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 import tune_corpus
@@ -28,9 +31,10 @@ from rag.eval.tune import (
     run_sweep,
     start_sweep,
 )
-from rag.settings.collection_settings import load_collection_settings
+from rag.settings.collection_settings import load_collection_settings, save_collection_settings
 from rag.settings.config import FUSION_METHODS, RetrievalConfig
 
+ROOT = Path(__file__).resolve().parent.parent
 # Dense only over 3 candidates, no reranker: the gadget entries crowd out every gold recipe.
 START = RetrievalConfig(fusion="dense", reranker="none", candidates=3, final_k=3)
 
@@ -117,13 +121,15 @@ def test_cli_tune_reports_intervals_and_apply_stores_them_for_search(corpus, tmp
     data = json.loads(result.stdout)
     assert data["finished"] and data["ranked"][0]["changes"] == {"fusion": ["dense", "sparse"]}
     assert data["ranked"][0]["interval"]["excludes_zero"]
-    assert data["applied"]["values"] == {"fusion": "sparse"}
-    # search now starts from the stored fusion, says so, and an explicit option still wins
+    # The configuration measured, whole: the start's reranker, candidates and k too, not the defaults'.
+    measured = {"fusion": "sparse", "reranker": "none", "candidates": 3, "final_k": 3}
+    assert data["applied"]["values"] == measured
+    # search now starts from the stored settings, says so, and an explicit option still wins
     found = CliRunner().invoke(main, ["search", "What does the zorblaxite device do?", "--json"])
     assert found.exit_code == 0, found.output
     settings = json.loads(found.stdout)["settings"]
-    assert settings["config"]["fusion"] == "sparse" and settings["origins"]["fusion"] == "collection"
-    assert "fusion from this collection's stored settings" in found.stderr
+    assert {k: settings["config"][k] for k in measured} == measured and settings["origins"]["fusion"] == "collection"
+    assert "fusion, candidates, reranker, final_k from this collection's stored settings" in found.stderr
     given = CliRunner().invoke(main, ["search", "What does the zorblaxite device do?", "--fusion", "rrf", "--json"])
     assert json.loads(given.stdout)["settings"]["origins"]["fusion"] == "given"
     text = CliRunner().invoke(main, ["tune", "--list"])
@@ -148,11 +154,38 @@ def test_apply_stores_only_a_gain_whose_interval_is_above_zero(tmp_path):
     assert sweep.best().changes == {"fusion": ("dense", "sparse")} and sweep.best().interval.lo == 0
     assert not sweep.best().beats_current and sweep.winner().changes == {"fusion": ("dense", "rrf")}
     stored = apply_best(tmp_path, sweep)
-    assert stored.values == {"fusion": "rrf"} and load_collection_settings(tmp_path, "docs").values == {"fusion": "rrf"}
+    measured = {"fusion": "rrf", "reranker": "none", "candidates": 3, "final_k": 3}  # START's, with rrf
+    assert stored.values == measured and load_collection_settings(tmp_path, "docs").values == measured
     # Only noise (or losses) beside the current settings: nothing stored, nothing replaced.
     noise = _sweep(base, lucky, {q: -0.1 for q in base})
     assert noise.winner() is None and apply_best(tmp_path / "other", noise) is None
     assert load_collection_settings(tmp_path / "other", "docs") is None
+
+
+def test_cli_apply_from_another_start_stores_what_it_measured_and_ties_go_to_the_current_value(corpus, tmp_path):
+    """From dbsf without a reranker, score-fusion:0.4 and maxsim-fusion:0.4 both rank every gold first (a tie
+    at the top; score-fusion is planned first). The collection runs maxsim-fusion:0.4: the tie keeps it."""
+    data_dir, name = corpus.settings.data_dir, corpus.settings.collection
+    current = {"fusion": "dbsf", "reranker": "maxsim-fusion:0.4", "candidates": 3, "final_k": 3}
+    save_collection_settings(data_dir, name, current)
+    corpus.close()
+    path = tmp_path / "known.jsonl"
+    path.write_text(tune_corpus.QSET, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "rag", "tune", str(path), "--vary", "reranker", "--reranker", "none", "--json",
+         "--apply"], capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    top = [r for r in data["ranked"] if r["score"] == data["ranked"][0]["score"]]
+    assert {r["config"]["reranker"] for r in top} >= {"score-fusion:0.4", "maxsim-fusion:0.4"}, top
+    assert data["ranked"][0]["config"]["reranker"] == "maxsim-fusion:0.4"
+    assert data["applied"]["values"] == {k: v for k, v in current.items() if k != "fusion"}  # dbsf: the default
+    assert "against the sweep's start" in done.stderr
+    shown = subprocess.run([sys.executable, "-m", "rag", "settings", "--json"], capture_output=True, text=True,
+                           timeout=300, cwd=ROOT)  # fmt: skip
+    config = json.loads(shown.stdout)["config"]
+    assert {k: config[k] for k in current} == current
 
 
 def test_cli_apply_stores_nothing_when_no_configuration_beats_the_current(corpus, tmp_path):
@@ -194,7 +227,6 @@ def test_eval_tab_sweeps_from_the_collections_settings_and_stores_the_best(corpu
     from apptest_pages import open_page
 
     from rag.eval.qsets import save_question_set
-    from rag.settings.collection_settings import save_collection_settings
 
     data_dir, name = corpus.settings.data_dir, corpus.settings.collection
     save_question_set(data_dir, "known", tune_corpus.QSET)

@@ -31,6 +31,7 @@ from rag.settings.config import RetrievalConfig
 from rag.settings.spec import knobs
 from ui import forms
 from ui.safe import safe_text, say
+from ui.setup import get_settings
 
 FORMS = ("ask", "eval", "inspector")  # the session-state prefixes of the retrieval forms (ui/forms.py)
 
@@ -80,7 +81,7 @@ def render(components: Components, set_name: str, force: InForce) -> None:
             say("error", "{e}", e=e)
             return
     if latest is not None:
-        _results(components, latest)
+        _results(components, latest, force.config)
     if force.stored is not None:
         say("caption", "This collection's stored settings: {stored}", stored=force.stored.words())
         _reset_button(components)
@@ -103,9 +104,10 @@ def _run(components: Components, sweep: Sweep) -> Sweep:
     return done
 
 
-def _results(components: Components, sweep: Sweep) -> None:
-    """The configurations best first, with the interval against the current settings, and the apply button."""
-    ranked = sweep.ranked()
+def _results(components: Components, sweep: Sweep, current: RetrievalConfig) -> None:
+    """The configurations best first (ties to the `current` settings in force), with the interval against the
+    sweep's start, and the apply button."""
+    ranked = sweep.ranked(current)
     st.caption(
         f"Sweep {sweep.id}: {len(sweep.results)}/{len(sweep.plan)} configurations, ranked by {sweep.metric}; "
         "the interval is the paired-bootstrap 95% interval of the difference from the current settings, "
@@ -120,14 +122,14 @@ def _results(components: Components, sweep: Sweep) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="tune_table")
     if not ranked or not sweep.finished:
         return
-    best = sweep.winner()
+    best = sweep.winner(current)
     if best is None:
         st.info(NOTHING_BEAT.capitalize() + ".")
         return
     if best.result.position != ranked[0].result.position:
         st.caption("The configurations ranked above it score higher within noise (their intervals include 0).")
     if st.button(f"Use these settings for this collection ({best.changes_words()})", key="tune_apply"):
-        stored = apply_best(components.settings.data_dir, sweep)
+        stored = apply_best(components.settings.data_dir, sweep, current, get_settings().retrieval)
         restart_forms()
         st.session_state["tune_applied"] = safe_text(
             "Stored for {name}: {stored}", name=sweep.collection, stored=stored.words() if stored else "-"

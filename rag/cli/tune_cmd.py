@@ -27,6 +27,7 @@ from rag.eval.tune import (
     start_sweep,
 )
 from rag.settings.collection_settings import in_force, reset_collection_settings
+from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 
 
@@ -77,26 +78,30 @@ def tune(
                 raise click.ClickException(
                     f"cancelled; finished configurations are stored: --resume {sweep.id}"
                 ) from None
-        stored = apply_best(data_dir, sweep) if apply and sweep.finished else None
+        current = in_force(components.settings).config  # ties go to its values
+        configured = settings_from_env(collection).retrieval
+        stored = apply_best(data_dir, sweep, current, configured) if apply and sweep.finished else None
     if as_json:
-        click.echo(json.dumps(sweep.as_json() | {"applied": stored.as_json() if stored else None}, indent=2))
+        click.echo(json.dumps(sweep.as_json(current) | {"applied": stored.as_json() if stored else None}, indent=2))
     else:
-        _print(sweep)
+        _print(sweep, current)
     if apply:
         # Not an error: the current settings are as good as anything tried, which is worth knowing (exit 0).
         done = f"stored for collection {sweep.collection}: {stored.words()}" if stored else NOTHING_BEAT
+        if stored and current != sweep.base:
+            done += f"; the gain is against the sweep's start, not the settings it ran with ({config_label(current)})"
         unfinished = f"the sweep is not finished (--resume {sweep.id}); nothing stored"
         click.echo(done if sweep.finished else unfinished, err=as_json)
 
 
-def _print(sweep: Sweep) -> None:
+def _print(sweep: Sweep, current: RetrievalConfig) -> None:
     click.echo(
         f"sweep {sweep.id}  set {sweep.set_name}  collection {sweep.collection}  "
         f"{len(sweep.results)}/{len(sweep.plan)} configurations  ranked by {sweep.metric}"
     )
     click.echo(f"current: {config_label(sweep.base)}")
     click.echo(f"{'#':>3}  {sweep.metric:>9}  {'vs current [95% interval]':<28}  changes")
-    for i, r in enumerate(sweep.ranked(), 1):
+    for i, r in enumerate(sweep.ranked(current), 1):
         vs = "—" if r.is_current else r.interval.words()
         click.echo(f"{i:>3}  {r.score:>9.3f}  {vs:<28}  {r.changes_words()}")
     click.echo("* the interval excludes 0: a difference beyond noise on this set", err=True)

@@ -12,7 +12,8 @@ in the Eval tab) that is not added to the run history; its per-question scores a
 `<data_dir>/tune.sqlite` as soon as it finishes, so a cancelled or crashed sweep resumes where it stopped.
 Results rank best first by one metric, each with the paired-bootstrap 95% interval of its difference from
 the current settings (rag/eval/bootstrap.py); only an interval that excludes zero is a win beyond noise,
-and only a win whose interval is above zero is ever stored for the collection (`apply_best`).
+and only a win whose interval is above zero is ever stored for the collection (`apply_best`), whole: every
+setting it ran with.
 """
 
 from __future__ import annotations
@@ -230,8 +231,10 @@ class Sweep:
     def finished(self) -> bool:
         return len(self.results) == len(self.plan)
 
-    def ranked(self) -> list[Ranked]:
-        """The configurations done, best first by the metric (ties: fewer changes, then plan order)."""
+    def ranked(self, current: RetrievalConfig | None = None) -> list[Ranked]:
+        """The configurations done, best first by the metric. Ties go to the one nearest the collection's
+        `current` settings (the sweep's start when not given: a sweep from other settings, `tune --fusion dense`,
+        must not trade the collection's value for an equal one), then to fewer changes, then to plan order."""
         if not self.results or self.results[0].position != 0:
             return []
         base = self.results[0]
@@ -245,26 +248,29 @@ class Sweep:
                 if getattr(self.base, k) != getattr(r.config, k)
             }
             rows.append(Ranked(r, score, changes, paired_interval(base.scores(self.metric), mine)))
-        return sorted(rows, key=lambda x: (-x.score, len(x.changes), x.result.position))
+        near = current or self.base
+        return sorted(
+            rows, key=lambda x: (-x.score, len(differences(x.result.config, near)), len(x.changes), x.result.position)
+        )
 
-    def best(self) -> Ranked | None:
-        ranked = self.ranked()
+    def best(self, current: RetrievalConfig | None = None) -> Ranked | None:
+        ranked = self.ranked(current)
         return ranked[0] if ranked else None
 
-    def winner(self) -> Ranked | None:
+    def winner(self, current: RetrievalConfig | None = None) -> Ranked | None:
         """The best-ranked configuration that beats the current settings beyond noise; None when none does.
 
         The top score alone is not enough: on a few dozen questions a configuration often tops the ranking
         by noise, and storing it would change the collection for nothing.
         """
-        return next((r for r in self.ranked() if r.beats_current), None)
+        return next((r for r in self.ranked(current) if r.beats_current), None)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self, current: RetrievalConfig | None = None) -> dict[str, Any]:
         return {
             "sweep_id": self.id, "created_at": self.created_at, "set": self.set_name, "collection": self.collection,
             "fingerprint": self.fingerprint, "vary": list(self.vary), "metric": self.metric,
             "planned": len(self.plan), "done": len(self.results), "finished": self.finished,
-            "current": config_label(self.base), "ranked": [r.as_json() for r in self.ranked()],
+            "current": config_label(self.base), "ranked": [r.as_json() for r in self.ranked(current)],
         }  # fmt: skip
 
 
@@ -357,15 +363,31 @@ def run_sweep(
 NOTHING_BEAT = "no configuration beat the current settings with an interval above zero; nothing stored"
 
 
-def apply_best(data_dir: Path, sweep: Sweep) -> CollectionSettings | None:
-    """Store the winner's varied settings (`Sweep.winner`) as the collection's own; None when none beat the current."""
-    best = sweep.winner()
+def apply_best(
+    data_dir: Path, sweep: Sweep, current: RetrievalConfig | None = None, configured: RetrievalConfig | None = None
+) -> CollectionSettings | None:
+    """Store the winner (`Sweep.winner`, ties to `current`, the collection's settings in force) as the collection's
+    own settings; None when none beat the sweep's start.
+
+    The whole configuration measured is stored, not only the varied settings: a sweep started from other settings
+    (`tune --fusion dense --reranker none`) measured its winner with those, and storing the varied ones alone
+    ran them with the collection's others. Stored are the settings that differ from the defaults or from
+    `configured` (the environment's, under the stored ones), replacing what was stored, so the collection then
+    runs exactly the winner.
+    """
+    best = sweep.winner(current)
     if best is None:
         return None
-    note = f"tune sweep {sweep.id} on set {sweep.set_name}: {sweep.metric} {best.interval.words()}"
-    return save_collection_settings(
-        data_dir, sweep.collection, {k: getattr(best.result.config, k) for k in sweep.vary}, note
-    )
+    config = best.result.config
+    values = differences(config, RetrievalConfig()) | differences(config, configured or RetrievalConfig())
+    start = "" if current is None or current == sweep.base else f"; measured from {config_label(sweep.base)}"
+    note = f"tune sweep {sweep.id} on set {sweep.set_name}: {sweep.metric} {best.interval.words()}{start}"
+    return save_collection_settings(data_dir, sweep.collection, values, note, merge=False)
+
+
+def differences(config: RetrievalConfig, other: RetrievalConfig) -> dict[str, Any]:
+    """`config`'s values of the retrieval settings where it differs from `other`."""
+    return {k.name: v for k in knobs(RetrievalConfig) if (v := getattr(config, k.name)) != getattr(other, k.name)}
 
 
 def _check_gold(qset: QuestionSet, index: CollectionIndex, collection: str) -> None:
