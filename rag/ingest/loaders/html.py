@@ -9,7 +9,8 @@ the file carried some. Page chrome is not content either: navigation, site heade
 sidebars, breadcrumbs and tables of contents repeat on every page and would match every question. They
 are known by their element or role; a class or id name (`menu`, `sidebar`) marks chrome only on a block
 that is mostly links, so a restaurant's `<section id="menu">` of dishes is read. When the page marks its
-content (`<main>`, `role="main"`, `<article>`) only that is read.
+content (`<main>`, `role="main"`, `<article>`) only that is read. What a click shows (`<details>`, tab
+panels, blocks a control toggles) is content, each under its label as a heading (rag.ingest.loaders.toggled).
 
 The page is parsed by lxml's HTML parser, which closes elements where a browser does (`<p>` before a
 `<div>`, an open `<li>` at the next one): html.parser nested every unclosed `<li>` inside the last, so a
@@ -32,6 +33,7 @@ from rag.ingest.loaders.hidden import HiddenText
 from rag.ingest.loaders.parsed import Parsed
 from rag.ingest.loaders.tables import rows_to_markdown
 from rag.ingest.loaders.text import decode_text
+from rag.ingest.loaders.toggled import reveal_toggled
 from rag.text.definitions import definition_item
 from rag.text.words import plural
 
@@ -48,6 +50,8 @@ _NEVER_TEXT = [
     "embed",
     "canvas",
     "math",
+    "select",  # form controls: a search box's options and a "show" button are no part of what the page says
+    "button",
 ]
 _CHROME_TAGS = ["nav", "aside", "footer", "header", "menu"]
 _CHROME_ROLES = {"navigation", "banner", "contentinfo", "complementary", "menu", "menubar", "doc-toc", "search"}
@@ -61,6 +65,7 @@ _CHROME_LINK_SHARE = 0.5
 # What WHATWG decodes a page labelled Latin-1 or ASCII as: Windows-1252 (curly quotes in 0x80-0x9F).
 _WINDOWS_1252_LABELS = {"iso-8859-1", "latin-1", "latin1", "l1", "ascii", "us-ascii", "iso8859-1", "cp819"}
 _INERT = ["template", "noscript"]
+_MARKS = {"¶", "#", "§", "🔗"}
 _HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 _BLOCK_TAGS = {"p", "li", "pre", "blockquote", "dt", "dd", "figcaption", "caption", "address"}
 _STRUCTURE = [*_BLOCK_TAGS, "table", *_HEADINGS, "div", "section", "article", "main", "ul", "ol", "dl"]
@@ -85,6 +90,7 @@ def html_to_markdown(markup: str, linked: Callable[[str], str | None] | None = N
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(markup, "lxml")
     title = soup.title.get_text(strip=True) if soup.title else ""
+    reveal_toggled(soup)  # what a click shows (<details>, tabs, toggled blocks) is read, under its label
     hidden = HiddenText(soup, _style_sheets(soup, linked))  # decided on the whole page, before anything goes
     for node in soup.find_all(string=lambda s: isinstance(s, (PreformattedString, Script, Stylesheet, TemplateString))):
         node.extract()  # comments, doctype, <?...?>, CDATA, declarations, script and style bodies
@@ -179,14 +185,14 @@ def _blocks(node: Tag, blocks: list[str]) -> None:
         name = child.name.lower()
         if name in _HEADINGS:
             flush()
-            text = " ".join(child.get_text(" ").split())
+            text = _plain(child)
             if text:
                 blocks.append("#" * int(name[1]) + " " + text)
         elif name == "table":
             flush()
             blocks.append(
                 rows_to_markdown(
-                    [[c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")]
+                    [[_plain(c) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")]
                 )
             )
         elif name == "pre":
@@ -210,7 +216,7 @@ def _blocks(node: Tag, blocks: list[str]) -> None:
             text = " ".join(_inline(child).split())
             if text:
                 blocks.append(text)
-        else:
+        elif not _permalink(child):
             loose.append(_inline(child))
     flush()
 
@@ -242,10 +248,11 @@ def _definition_list(dl: Tag) -> list[str]:
     return [i for i in items if i]
 
 
-def _inline(node: Tag) -> str:
+def _inline(node: Tag, code: str = "`") -> str:
     """A block's text as it reads: inline code in backticks (as Markdown writes it, so a full stop inside
     `git add .` ends no sentence), inline elements joined without an added space (no "git clean ." for
-    `<code>git clean</code>.`), nested blocks kept apart by one."""
+    `<code>git clean</code>.`), nested blocks kept apart by one. Headings and table cells pass `code=""`:
+    their text is what a person copies from the page ("dpkg's options") and gives as a gold heading."""
     out: list[str] = []
     for child in node.children:
         if isinstance(child, NavigableString):
@@ -253,14 +260,24 @@ def _inline(node: Tag) -> str:
         elif isinstance(child, Tag):
             name = child.name.lower()
             if name in ("code", "kbd", "samp", "tt") and child.get_text().strip():
-                out.append(f"`{child.get_text()}`")
+                out.append(f"{code}{child.get_text()}{code}")
             elif name == "br":
                 out.append("\n")
             elif name in _BLOCK_TAGS or name in {"div", "ul", "ol", "dl", "p", "section"}:
-                out.append(" " + _inline(child) + " ")
-            else:
-                out.append(_inline(child))
+                out.append(" " + _inline(child, code) + " ")
+            elif not _permalink(child):
+                out.append(_inline(child, code))
     return "".join(out)
+
+
+def _plain(node: Tag) -> str:
+    """A heading's or table cell's text as the page shows it, code without backticks."""
+    return " ".join(_inline(node, code="").split())
+
+
+def _permalink(tag: Tag) -> bool:
+    """A heading's or term's own link mark (Sphinx's `¶`, `#`, `§`), shown on hover: not part of its text."""
+    return tag.name == "a" and str(tag.get("href") or "").startswith("#") and tag.get_text().strip() in _MARKS
 
 
 def parse_html(data: bytes, source: str) -> Parsed:
