@@ -4,11 +4,11 @@ Typesetting breaks lines to fit the column, and hyphenates words to do it; a rea
 A line continues the one before it when both are body text (not a heading, not fixed-pitch code, which
 keeps its line breaks), the one before it runs to the column's width (a short line ends its paragraph),
 the next starts on the next baseline (a wider gap is a paragraph's space), not indented as a
-paragraph's first line and not as a list item. A word hyphenated at a line's end is joined when the
-joined word occurs elsewhere in the document, or when what follows the hyphen is no word of its own
-("accord-" "ingly"); otherwise the hyphen was a real one ("command-line") and stays, without the line
-break. Paragraphs are then separated by a blank line, so the chunker packs whole paragraphs; a run of
-one-line paragraphs (a list, a table's rows) stays one block.
+paragraph's first line and not as a list item or a table's row (opening with the same sign). A word
+hyphenated at a line's end is joined when the joined word occurs elsewhere in the document, or when
+what follows the hyphen is no word of its own ("accord-" "ingly"); otherwise the hyphen was a real one
+("command-line") and stays, without the line break. Paragraphs are then separated by a blank line, so
+the chunker packs whole paragraphs; a run of one-line paragraphs (a list, a table's rows) stays one block.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def _continues(a: Line, b: Line, layout: Layout) -> bool:
     text = a.text.rstrip()
     if _END_FRAGMENT.search(text) and b.text.lstrip()[:1].isalpha():
         return True  # a word hyphenated at the line's end goes on, whatever the layout says
-    if text.endswith(":") or _LIST_ITEM.match(b.text) or not layout.is_full(a):
+    if text.endswith(":") or _LIST_ITEM.match(b.text) or _same_marker(a.text, b.text) or not layout.is_full(a):
         return False
     if a.y is not None and b.y is not None and layout.spacing:
         if not 0 < a.y - b.y <= _GAP * layout.spacing:
@@ -166,6 +166,13 @@ def _continues(a: Line, b: Line, layout: Layout) -> bool:
     if a.x is not None and b.x is not None and _INDENT[0] < b.x - a.x <= _INDENT[1]:
         return False
     return True
+
+
+def _same_marker(a: str, b: str) -> bool:
+    """Both lines open with the same sign ("%a ...", "%b ..."; "-n ...", "-p ..."): rows of a table or items of
+    a list of options, each its own line, however long."""
+    first, second = a.lstrip()[:1], b.lstrip()[:1]
+    return bool(first) and first == second and not first.isalnum() and not first.isspace()
 
 
 def _join(a: str, b: str, words: set[str]) -> str:
