@@ -54,7 +54,7 @@ def test_link_parameters_drive_the_stage_table(store):
     assert at.number_input(key="inspector_candidates").value == 3
     table = _table(at)
     assert list(table.columns) == [
-        "final", "chunk id", "source > heading", "dense #", "dense", "sparse #", "sparse", "fused #", "fused", "rerank #", "rerank", "movement",
+        "final", "chunk id", "source > heading", "whole path", "dense #", "dense", "sparse #", "sparse", "fused #", "fused", "rerank #", "rerank", "movement",
     ]  # fmt: skip
     top = table.iloc[0]
     assert top["source > heading"] == "billing.md > Billing > Refunds" and top["final"] == 1
@@ -98,8 +98,10 @@ def test_repeated_headings_are_told_apart_and_bm25_headers_fit(settings):
     assert not at.exception, at.exception
     labels = _table(at)["source > heading"].tolist()
     assert len(labels) == 3 and len(set(labels)) == 3  # three chunks under one heading, three different labels
-    assert all(re.fullmatch(r"bank\.md > Bank > Statements · chunk \d+: \S+( \S+){5}…", label) for label in labels), labels
-    assert any(label.endswith(": Monthly statements list every card payment,…") for label in labels), labels
+    assert all(re.fullmatch(r"bank\.md > Bank > Statements · chunk \d+", label) for label in labels), labels
+    whole = _table(at)["whole path"].tolist()
+    assert all(re.fullmatch(r"bank\.md > Bank > Statements · chunk \d+: \S+( \S+){5}…", w) for w in whole), whole
+    assert any(w.endswith(": Monthly statements list every card payment,…") for w in whole), whole
     terms = next(d for d in at.dataframe if "stored tf part" in d.value.columns)
     columns = terms.proto.columns
     for short in ('"label": "tf"', '"label": "adds"', '"label": "q weight"', '"label": "df"'):

@@ -6,7 +6,6 @@ Markdown) or inside dataframes, never as HTML.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 
 import pandas as pd
@@ -23,35 +22,31 @@ from rag.text.markdown import escape_markdown
 from rag.inspect.probe import ProbeReport
 from rag.inspect.track import TrackReport
 from rag.retrieval.result import STAGES, Candidate, RetrievalResult
-from rag.types import ChunkFilter, StoredChunk
+from rag.types import ChunkFilter
 from rag.retrieval.loss import LOSS_TITLES
 from ui import mode_view
 from ui.chunks import chunk_text
 from ui.safe import say
+from ui.where import WIDTH_PX, where_labels
 
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
 ABSENT = "–"  # what a table shows where a stage did not rank a chunk (st.dataframe would print "None")
+WHOLE_PATH = "whole path"
+# The cell keeps the path's end (ui/where.py); the whole path is a column of its own and the row detail's title.
+WHERE_COLUMNS = {
+    "source > heading": st.column_config.TextColumn(
+        "source > heading",
+        width=WIDTH_PX,
+        help="Where the chunk sits: the end of its document > heading path, where sections differ. The whole path: "
+        "in the row's detail below (select the row) and in the 'whole path' column",
+    ),
+    WHOLE_PATH: st.column_config.TextColumn(WHOLE_PATH, width="large", help="The document and its whole heading path"),
+}
 
 
 def where(c: Candidate) -> str:
     return c.chunk.chunk.location
-
-
-def where_labels(chunks: list[StoredChunk]) -> list[str]:
-    """`source > heading` per chunk; where a heading repeats in the list, the chunk's number and first words
-    tell them apart."""
-    base = [c.chunk.location for c in chunks]
-    repeats = Counter(base)
-    return [
-        b if repeats[b] == 1 else f"{b} · chunk {c.chunk.index + 1}: {first_words(c.chunk.text)}"
-        for b, c in zip(base, chunks, strict=True)
-    ]
-
-
-def first_words(text: str, n: int = 6) -> str:
-    words = text.split()
-    return " ".join(words[:n]) + ("…" if len(words) > n else "")
 
 
 def ran_with(result: RetrievalResult) -> str:
@@ -74,7 +69,9 @@ STAGE_HELP = {
 }
 # The compact set fits a 1,280 px window; the toggle adds the chunk id and every stage's score.
 COMPACT = ["final", "source > heading", *(f"{s} #" for s in STAGES), "movement"]
-DETAILS = ["final", "chunk id", "source > heading", *(c for s in STAGES for c in (f"{s} #", s)), "movement"]
+DETAILS = [
+    "final", "chunk id", "source > heading", *(c for s in STAGES for c in (f"{s} #", s)), "movement", WHOLE_PATH,
+]  # fmt: skip
 GLOSSARY = """
 - **dense #**: the chunk's rank by dense (embedding) cosine similarity to the question.
 - **sparse #**: its rank by BM25 keyword score (sparse vectors; Qdrant applies the IDF).
@@ -109,9 +106,7 @@ def stage_columns() -> dict:
             help="Rank in the final top-k; a chunk carried with its section (listed under it) shows the section's rank",
         ),  # fmt: skip
         "chunk id": st.column_config.TextColumn("chunk id", width="small", help="The chunk's id (Track it below)"),
-        "source > heading": st.column_config.TextColumn(
-            "source > heading", width="medium", help="The document and the heading path the chunk sits under"
-        ),
+        **WHERE_COLUMNS,
         "movement": st.column_config.TextColumn(
             "movement",
             width="medium",
@@ -131,10 +126,10 @@ def stage_columns() -> dict:
 def stage_table(result: RetrievalResult) -> Candidate | None:
     """The ranked table of every candidate; returns the selected row's candidate (the first by default)."""
     rows = []
-    for c, label in zip(result.candidates, where_labels([c.chunk for c in result.candidates]), strict=True):
+    for c, (label, whole) in zip(result.candidates, where_labels([c.chunk for c in result.candidates]), strict=True):
         r = c.as_row()  # the same record as the CLI's --json
         # A chunk carried with its section shows under it, at its rank (rag/retrieval/collapse.py).
-        row = {"final": c.shown_rank, "chunk id": r["chunk_id"], "source > heading": label}
+        row = {"final": c.shown_rank, "chunk id": r["chunk_id"], "source > heading": label, WHOLE_PATH: whole}
         for stage in STAGES:
             row[f"{stage} #"], row[stage] = r[f"{stage}_rank"], r[f"{stage}_score"]
         row["movement"] = c.movement
@@ -312,16 +307,19 @@ def show_comparison(cmp: Comparison) -> None:
         labels = where_labels([c.chunk for c in result.final])
         frame = pd.DataFrame(
             [
-                {"rank": c.final_rank, "source > heading": label, "score": c.final_score}
-                for c, label in zip(result.final, labels, strict=True)
+                {"rank": c.final_rank, "source > heading": label, "score": c.final_score, WHOLE_PATH: whole}
+                for c, (label, whole) in zip(result.final, labels, strict=True)
             ]
         )
-        col.dataframe(frame, hide_index=True, key=f"inspector_cmp_{name}", column_config={"rank": RANK, "score": SCORE})
+        col.dataframe(
+            frame, hide_index=True, key=f"inspector_cmp_{name}",
+            column_config={"rank": RANK, "score": SCORE, **WHERE_COLUMNS},
+        )  # fmt: skip
     labels = where_labels([ch.chunk for ch in cmp.changes])
     changes = pd.DataFrame(
         [
             {
-                "source > heading": labels[i],
+                "source > heading": labels[i][0],
                 "rank A": ch.rank_a,
                 "rank B": ch.rank_b,
                 "change": ""
@@ -332,6 +330,7 @@ def show_comparison(cmp: Comparison) -> None:
                 if ch.delta < 0
                 else "=",
                 "in": ch.status,
+                WHOLE_PATH: labels[i][1],
             }
             for i, ch in enumerate(cmp.changes)
         ]
@@ -340,7 +339,7 @@ def show_comparison(cmp: Comparison) -> None:
         changes,
         hide_index=True,
         key="inspector_cmp_changes",
-        column_config={"rank A": RANK, "rank B": RANK},
+        column_config={"rank A": RANK, "rank B": RANK, **WHERE_COLUMNS},
         placeholder=ABSENT,
     )
 
