@@ -79,3 +79,38 @@ def test_inline_code_in_a_heading_leaves_no_space_before_punctuation_and_permali
     assert "Run `dpkg`'s `--audit`, then `apt`." in lines
     assert "\u00b6" not in doc.text and "`os.sep`" in doc.text
     assert "| apt's cache |" in lines
+
+
+def _site_page(n: int, shared: str = "") -> tuple[str, bytes]:
+    """Page n of a small generated site: SQLite's tagline in a plain <div>, DocBook's navigation tables."""
+    html = f"""<html><body>
+    <div class="navheader"><table><tr><th>Chapter {n}. Ferry routes</th></tr>
+      <tr><td><a href="ch{n - 1}.html"><img src="prev.png" alt="Prev"/></a></td></tr></table></div>
+    <div><div class="tagline">Small. Fast. Reliable.<br>Choose any three.</div></div>
+    <h1>Chapter {n}. Ferry routes</h1>
+    <p>Route {n} leaves from pier {n} at {n + 6} o'clock.</p>{shared}
+    <p>This page was last changed on day {n}.</p>
+    <div class="navfooter"><table><tr><td>Chapter {n - 1}. Fares</td><td>Chapter {n + 1}. Piers</td></tr></table></div>
+    </body></html>"""
+    return f"ch{n}.html", html.encode()
+
+
+def test_a_sites_navigation_and_blocks_repeated_on_most_pages_of_an_ingest_are_no_chunk(components):
+    from rag.ingest.pipeline import ingest_files
+
+    shared = "<p>Dogs travel free on every route.</p>"  # content two pages share: kept
+    pages = [_site_page(n, shared if n in (1, 2) else "") for n in range(1, 7)]
+    summary = ingest_files(components, pages)
+    assert not summary.errors, summary.errors
+    texts: dict[str, str] = {}
+    for record in components.store.records():
+        texts[record.chunk.source] = texts.get(record.chunk.source, "") + "\n\n" + record.chunk.text
+    assert len(texts) == 6
+    for n in range(1, 7):
+        text = texts[f"ch{n}.html"]
+        assert f"Route {n} leaves from pier {n}" in text and f"last changed on day {n}." in text
+        assert "Small. Fast." not in text and "Prev" not in text and "Fares" not in text and "Piers" not in text
+    assert all("Dogs travel free" in texts[f"ch{n}.html"] for n in (1, 2))
+    # Alone, a page shows no repetition: only its named bars go.
+    alone = load_document("ch1.html", pages[0][1]).text
+    assert "Small. Fast. Reliable." in alone and "Prev" not in alone and "Piers" not in alone

@@ -17,6 +17,7 @@ from rag.ingest.embed import ENCODE_GROUP, embed_plans
 from rag.ingest.eta import Eta
 from rag.ingest.loaders.document import load_document
 from rag.ingest.plan import Plan, name_clashes, plan_document, repeated_ids, repeated_message
+from rag.ingest.repeated import drop_repeated
 from rag.ingest.results import FileResult, IngestSummary, Prepared
 from rag.ingest.write import keep_original, make_durable, save_plan
 from rag.settings.config import ChunkConfig
@@ -133,12 +134,15 @@ def ingest_files(
 
     names = [item.doc.source if isinstance(item, Prepared) else item[0] for item in files]
     clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, name in enumerate(names)])
+    loaded = _load_all(files, names, clashes, max_bytes)
     for i, (name, item) in enumerate(zip(names, files, strict=True)):
         if i in clashes:
             finish(i, FileResult(name, "error", error=clashes[i]))
             continue
         try:
-            doc = item.doc if isinstance(item, Prepared) else load_document(name, item[1], max_bytes=max_bytes)
+            doc = item.doc if isinstance(item, Prepared) else loaded[i]
+            if isinstance(doc, RagError):
+                raise doc
             plan = plan_document(
                 components,
                 doc,
@@ -157,3 +161,21 @@ def ingest_files(
             flush()
     flush()
     return IngestSummary(tuple(r for r in results if r is not None))
+
+
+def _load_all(
+    files: list[tuple[str, bytes] | Prepared], names: list[str], clashes: dict[int, str], max_bytes: int
+) -> dict[int, Document | RagError]:
+    """Every (name, bytes) file loaded (or its error), before any is chunked: a site's blocks repeated across
+    the batch's pages are its chrome and go (rag.ingest.repeated)."""
+    loaded: dict[int, Document | RagError] = {}
+    for i, (name, item) in enumerate(zip(names, files, strict=True)):
+        if i in clashes or isinstance(item, Prepared):
+            continue
+        try:
+            loaded[i] = load_document(name, item[1], max_bytes=max_bytes)
+        except RagError as e:
+            loaded[i] = e
+    good = [i for i, d in loaded.items() if isinstance(d, Document)]
+    loaded.update(zip(good, drop_repeated([loaded[i] for i in good])))
+    return loaded

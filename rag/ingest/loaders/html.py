@@ -62,6 +62,10 @@ _CHROME_NAMES = re.compile(
 )
 # A block named like chrome is chrome when at least this share of its text is link text.
 _CHROME_LINK_SHARE = 0.5
+# The bars documentation generators name as such (DocBook's previous/next tables, whose links are images
+# beside chapter titles): chrome whatever their share of link text. Blocks no name marks are caught by
+# their repetition across the pages of one ingest (rag.ingest.repeated).
+_BAR_NAMES = {"navheader", "navfooter"}
 # What WHATWG decodes a page labelled Latin-1 or ASCII as: Windows-1252 (curly quotes in 0x80-0x9F).
 _WINDOWS_1252_LABELS = {"iso-8859-1", "latin-1", "latin1", "l1", "ascii", "us-ascii", "iso8859-1", "cp819"}
 _INERT = ["template", "noscript"]
@@ -149,7 +153,7 @@ def _drop_chrome(root: Tag) -> None:
             continue
         role = (tag.get("role") or "").lower()
         names = " ".join([*(tag.get("class") or []), tag.get("id") or ""])
-        named = bool(_CHROME_NAMES.search(names)) and _mostly_links(tag)
+        named = bool(_CHROME_NAMES.search(names)) and _mostly_links(tag) or bool(_BAR_NAMES & set(names.split()))
         if tag.name in _CHROME_TAGS or role in _CHROME_ROLES or named:
             headings = tag.find_all(_HEADINGS) if tag.name == "header" else []
             if headings:
@@ -191,9 +195,7 @@ def _blocks(node: Tag, blocks: list[str]) -> None:
         elif name == "table":
             flush()
             blocks.append(
-                rows_to_markdown(
-                    [[_plain(c) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")]
-                )
+                rows_to_markdown([[_plain(c) for c in tr.find_all(["td", "th"])] for tr in child.find_all("tr")])
             )
         elif name == "pre":
             flush()
