@@ -210,6 +210,17 @@ def verdict(f: Family, fs: Sequence[Fold]) -> tuple[str, Any]:
     return f"change to {value}: chosen by every fold, loses on no set", value
 
 
+def beaten_words(f: Family) -> str:
+    """Where some value the folds did not choose still beats the default beyond noise on MRR@10: what a set
+    would gain from its own tuning (`ragscope tune`), not a default for every set."""
+    found = [
+        f"{s} ({', '.join(str(v) for v in by_value if v != f.default and f.gain(s, v, CHOOSE_BY).lo > 0)})"
+        for s, by_value in f.scores.items()
+        if any(v != f.default and f.gain(s, v, CHOOSE_BY).lo > 0 for v in by_value)
+    ]
+    return f"; beaten on its own set by: {', '.join(found)}" if found else ""
+
+
 def cell(x: Fold, metric: str, default: Any) -> str:  # noqa: ANN401 - a setting's value
     if x.chosen == default:
         return "default"
@@ -234,11 +245,15 @@ def tables(runs: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[str]]
         fs = folds(f)
         words, value = verdict(f, fs)
         name = f"{f.setting}" + (f" (under {f.under})" if f.under else "")
-        cells = " | ".join(cell(x, CHOOSE_BY, f.default) for x in fs)
-        lines.append(f"| {name} | {f.default} | {cells} | {words} |")
+        held = {x.held_out: x for x in fs}
+
+        def row(metric: str, held: dict[str, Fold] = held, default: Any = f.default) -> str:  # noqa: ANN401
+            return " | ".join(cell(held[s], metric, default) if s in held else "not swept" for s in sets)
+
+        lines.append(f"| {name} | {f.default} | {row(CHOOSE_BY)} | {words}{beaten_words(f)} |")
         for m in METRICS[1:]:
             if any(x.chosen != f.default for x in fs):
-                lines.append(f"| ↳ {m} | | " + " | ".join(cell(x, m, f.default) for x in fs) + " | |")
+                lines.append(f"| ↳ {m} | | {row(m)} | |")
         if value != f.default:
             proposals.append(f"- `{f.setting}`{f' (under {f.under})' if f.under else ''}: {f.default} → {value}")
     return lines, proposals
@@ -252,7 +267,7 @@ def value_matrix(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
         for v in f.values():
             if v == f.default:
                 continue
-            cells = [f.gain(s, v, CHOOSE_BY).words() if v in f.scores[s] else "-" for s in sets]
+            cells = [f.gain(s, v, CHOOSE_BY).words() if v in f.scores.get(s, {}) else "-" for s in sets]
             lines.append(f"| {f.setting}{f' ({f.under})' if f.under else ''} = {v} | " + " | ".join(cells) + " |")
     return lines
 
