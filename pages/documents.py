@@ -55,7 +55,7 @@ def show_stats() -> None:
     cols = st.columns(5)
     cols[0].metric("Documents", stats.documents)
     cols[1].metric("Chunks", stats.chunks)
-    cols[2].metric("Flagged", stats.flagged, help="Chunks the injection scan flagged (see below)")
+    cols[2].metric("Flagged", documents_view.flagged_count(stats), help=documents_view.FLAGGED_HELP)
     cols[3].metric("Quarantined", stats.quarantined, help="Stored but never retrieved")
     cols[4].metric(
         "Backend", "embedded" if stats.backend == "edge" else "server", help=f"Collection {settings.collection}"

@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui import kept
 from ui.safe import say
+from rag.catalog.documents import CollectionStats
 from rag.components import Components
 from rag.errors import RagError
 from rag.types import DocumentInfo, StoredChunk
@@ -45,6 +46,15 @@ def documents_overview(docs: Sequence[DocumentInfo]) -> None:
     for d in docs:
         for note in d.notes:
             say("warning", "{source}: {note}", source=d.source, note=note)
+
+
+FLAGGED_HELP = "Chunks the injection scan flagged, and those it could not check (unchecked): the list below holds both"
+
+
+def flagged_count(stats: CollectionStats) -> str:
+    """The Flagged metric as the list under "Flagged chunks" counts: "0, 1 unchecked" when the scan could not read
+    a chunk, so the metric never says 0 above a list of one (issue 38, item 11)."""
+    return f"{stats.flagged:,}" + (f", {stats.unchecked:,} unchecked" if stats.unchecked else "")
 
 
 def flagged_picker(flagged: Sequence[StoredChunk]) -> list[str]:

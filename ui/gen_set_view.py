@@ -37,7 +37,8 @@ NO_KEY = (
     'before the set is saved. Without a key, write a set by hand: one JSON object per line with "question" and '
     '"gold" (a list of {"source", "heading"}, or the answering sentence), optionally "answer" (the sentence '
     'that answers), or "answerable": false. The template '
-    "below names sections of this collection; upload the file above when it is written."
+    'below names sections of this collection; when it is written, upload it under "Upload a question set '
+    '(JSONL)" below this panel.'
 )
 
 

@@ -6,6 +6,7 @@ Markdown-rendering element go through md_escape; chunk text only through st.data
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -150,6 +151,32 @@ def show_summary(summary: IngestSummary) -> None:
     st.dataframe(frame, hide_index=True, alt="Ingest results per file")
 
 
+def same_names(files: list[tuple[str, bytes]]) -> None:
+    """Warn about files of one name in one preview: they are one document, the last ingested replaces the others."""
+    for name, n in Counter(name for name, _ in files).items():
+        if n > 1:
+            say(
+                "warning",
+                "{n} files are named {name}: a document is known by its name, so the last one ingested replaces "
+                "the others. Rename them (or put them in folders of a .zip) to keep each.",
+                n=n, name=name,
+            )  # fmt: skip
+
+
+def loader_notes(notes: list[tuple[str, str]]) -> None:
+    """What loading left out (hidden HTML text, …): one box for the whole preview with the files listed, not a box
+    per file (issue 38, item 11); a scan's OCR warning stays a warning of its own."""
+    for source, note in [n for n in notes if n[1].startswith(NO_TEXT_LAYER)]:
+        say("warning", "{source}: {note}", source=source, note=note)
+    notes = [n for n in notes if not n[1].startswith(NO_TEXT_LAYER)]
+    if len(notes) == 1:
+        say("info", "{source}: {note}", source=notes[0][0], note=notes[0][1])
+    elif notes:
+        files = len({source for source, _ in notes})
+        lines = "\n".join(f"- {md_escape(source)}: {md_escape(note)}" for source, note in notes)
+        st.info(f"Text left out while loading {plural(files, 'file')}:\n\n{lines}")
+
+
 def preview_files(
     components: Components, files: list[tuple[str, bytes]], config: ChunkConfig
 ) -> tuple[list[Item], int]:
@@ -165,6 +192,8 @@ def preview_files(
     loaded: dict[str, tuple[Document, list[Chunk], Any]] = {}
     items: list[Item] = []
     overview = []
+    notes: list[tuple[str, str]] = []
+    same_names(files)
     for name, data in files:
         try:
             doc, chunks = load_and_chunk(name, data, config, max_bytes, components.dense.name, components.dense)
@@ -174,9 +203,7 @@ def preview_files(
             items.append((name, data))
             continue
         items.append(Prepared(doc, tuple(chunks)))
-        for note in doc.notes:  # what the loader left out, e.g. hidden HTML text; a scan's OCR warning as one
-            level = "warning" if note.startswith(NO_TEXT_LAYER) else "info"
-            say(level, "{source}: {note}", source=doc.source, note=note)
+        notes += [(doc.source, note) for note in doc.notes]  # what the loader left out, e.g. hidden HTML text
         stored = bool(diff.unchanged or diff.removed)
         state = ("unchanged" if diff.is_noop else "changed") if stored else "new"
         overview.append(
@@ -201,6 +228,7 @@ def preview_files(
             items.pop()
             overview[-1]["state"] = "over the chunk limit"
         loaded[doc.source] = (doc, chunks, diff)
+    loader_notes(notes)
     changed = sum(row["state"] in ("new", "changed") for row in overview)
     if not loaded:
         return items, 0
