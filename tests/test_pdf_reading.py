@@ -201,6 +201,18 @@ def test_scan_is_stored_with_the_ocr_warning_on_the_documents_page():
     assert "needs OCR" in table.set_index("source").loc["scan.pdf", "notes"]
 
 
+def test_cli_search_reads_index_pages_with_pages_all(tmp_path):
+    path = tmp_path / "handbook.pdf"
+    path.write_bytes(handbook_pdf())
+    assert CliRunner().invoke(main, ["ingest", str(path)]).exit_code == 0
+    question = "windlass anchor crossing ferry life rafts timetable"
+    plain = CliRunner().invoke(main, ["search", question])
+    wide = CliRunner().invoke(main, ["search", question, "--filter", "pages=all"])
+    assert plain.exit_code == wide.exit_code == 0, (plain.output, wide.output)
+    assert "handbook.pdf > Ferry services" in plain.stdout and "handbook.pdf > Index" not in plain.stdout
+    assert "handbook.pdf > Index" in wide.stdout
+
+
 def test_inspector_searches_index_pages_only_when_asked(settings):
     components = build_components(settings)
     assert not ingest_files(components, [("handbook.pdf", handbook_pdf())]).errors

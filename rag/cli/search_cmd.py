@@ -122,7 +122,7 @@ def parse_filters(filters: tuple[str, ...]) -> ChunkFilter:
             unranked = True
             continue
         if not sep or not value or key not in ("source", "tag"):
-            raise click.BadParameter(f"{item!r}: use source=NAME, tag=NAME or pages=all", param_hint="--filter")
+            raise click.BadParameter(f"{item!r}: use source=NAME or tag=NAME (or pages=all)", param_hint="--filter")
         (sources if key == "source" else tags).append(value)
     return ChunkFilter(sources=tuple(sources), tags=tuple(tags), include_unranked=unranked)
 
