@@ -26,6 +26,7 @@ from rag.types import ChunkFilter
 from rag.retrieval.loss import LOSS_TITLES
 from ui import mode_view
 from ui.chunks import chunk_text
+from ui.render import without_fences
 from ui.safe import say
 from ui.where import WIDTH_PX, where_labels
 
@@ -211,7 +212,7 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
         if best:
             shown = "the heading path" if best.heading else "highlighted above"
             st.markdown(f"Best sentence (cosine {best.cosine:.4f}), {shown}:")
-            st.markdown(f"> {escape_markdown(best.text)}")
+            st.markdown(f"> {escape_markdown(without_fences(best.text))}")
             st.caption(
                 "From the sentence vectors stored at ingest: the cosines sentence rescoring read."
                 if ex.dense.stored

@@ -157,6 +157,15 @@ class TextPart:
     language: str = ""
 
 
+_FENCE_MARK = re.compile(r"(?:^|(?<=\s))(?:`{3,}|~{3,})[A-Za-z0-9_+#.-]{0,30}(?=\s|$)")
+
+
+def without_fences(text: str) -> str:
+    """A sentence lifted from a chunk, its fence lines (```python, ```) left out and its lines joined: a quote of
+    one sentence shows no raw fences (issue 38, item 11); the chunk itself shows its code through fence_parts."""
+    return " ".join(_FENCE_MARK.sub(" ", text).split())
+
+
 def fence_parts(text: str) -> list[TextPart]:
     """`text` cut into prose and fenced code, fence lines left out, blank lines around the prose trimmed.
 
