@@ -2,19 +2,17 @@
 
 import streamlit as st
 
-from ui import answer_view, forms, kept, mode_view
+from ui import add_question, answer_view, forms, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.question_hint import question_hint
 from ui.setup import DEMO, page
 from rag.answer.result import Answer
 from rag.ask.answerer import stream_answer
-from ui.render import answer_html, md_escape
+from ui.render import answer_html
 from ui.safe import say
 from rag.ask.log import AskLog, AskRecord
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
-from rag.eval.gold import SectionGold, SectionRef
-from rag.eval.qsets import append_question, list_question_sets
 from rag.settings.links import collection_param, inspector_params
 
 INSPECTOR = "pages/inspector.py"
@@ -60,7 +58,7 @@ def show_answer(answer: Answer, demo: bool) -> None:
         with st.expander(f"How the {answer.retrieval_mode} mode searched (the sources below are its final list)"):
             mode_view.show_mode(answer.mode_result, "ask")
     answer_view.show_sources(answer, settings.answer.min_rerank_score)
-    add_to_question_set(answer)
+    add_question.add_to_question_set(settings.data_dir, answer)
     st.page_link(
         INSPECTOR,
         label="Open in inspector",
@@ -68,44 +66,6 @@ def show_answer(answer: Answer, demo: bool) -> None:
         query_params=inspector_params(answer.question, answer.retrieval.config, settings.retrieval)
         | collection_param(settings.collection),
     )
-
-
-def add_to_question_set(answer: Answer) -> None:
-    """Turn this ask into an eval question: the chosen sources' sections become its gold (robust to re-chunking)."""
-    final = {c.id: c.chunk.chunk for c in answer.retrieval.final}
-    cited = [c.id for c in answer.citations if c.id in final]
-    with st.expander("Add this question to a question set"):
-        with st.form("ask_add_form"):
-            existing = list_question_sets(settings.data_dir)
-            name = st.text_input("Question set", key="ask_add_set", placeholder="a new or existing set name").strip()
-            if existing:
-                st.caption("Existing sets: " + ", ".join(md_escape(n) for n in existing))
-            chosen = st.multiselect(
-                "Gold sources",
-                list(final),
-                default=list(dict.fromkeys(cited)),
-                format_func=lambda i: f"{final[i].source} > {final[i].heading}",
-                key="ask_add_gold",
-            )
-            answerable = st.checkbox(
-                "The documents answer this question", value=not answer.abstained, key="ask_add_answerable"
-            )
-            if st.form_submit_button("Add question"):
-                if not name:
-                    st.error("Name the question set first.")
-                    return
-                gold = (
-                    SectionGold(tuple(SectionRef(final[i].source, final[i].heading) for i in chosen))
-                    if answerable and chosen
-                    else None
-                )
-                try:
-                    qset = append_question(settings.data_dir, name, answer.question, gold, answerable)
-                except RagError as e:
-                    say("error", "{e}", e=e)
-                else:
-                    n = len(qset.questions)
-                    say("success", "Added to {name} ({n} questions). Run it in the Eval tab.", name=qset.name, n=n)
 
 
 def ask_again(record: AskRecord) -> None:
@@ -139,8 +99,9 @@ with ask_tab:
     if (submitted or pending) and config is not None:
         if question.strip():
             run_ask(question, config)
-        else:
-            st.warning("Type a question first.")
+        else:  # an empty ask clears the last answer, so no old answer stands under the warning
+            kept.keep("ask_answer", None, settings.collection)
+            st.warning("Type a question first: the box above is empty.")
     answer = kept.kept("ask_answer", settings.collection)
     if answer is not None:
         show_answer(answer, demo)

@@ -196,17 +196,44 @@ def delete_question_set(data_dir: Path, name: str) -> None:
     _path(data_dir, name).unlink(missing_ok=True)
 
 
+class DuplicateQuestion(EvalSetError):
+    """The set already holds the question (its id in `existing`): added again only when the person confirms."""
+
+    def __init__(self, name: str, existing: str) -> None:
+        super().__init__(f"set {name!r} already has this question (as {existing})")
+        self.existing = existing
+
+
+def _asked(questions: tuple[Question, ...], question: str) -> str | None:
+    """The id of the question among `questions` that reads as `question`, whatever its case and spacing."""
+    key = " ".join(question.casefold().split())
+    return next((q.id for q in questions if " ".join(q.question.casefold().split()) == key), None)
+
+
+def question_in_set(data_dir: Path, name: str, question: str) -> str | None:
+    """The id of the question in set `name` that reads as `question`, or None (also when there is no such set)."""
+    try:
+        qset = load_question_set(data_dir, name)
+    except EvalSetError:
+        return None
+    return _asked(qset.questions, question)
+
+
 def append_question(
-    data_dir: Path, name: str, question: str, gold: Gold | None, answerable: bool = True
+    data_dir: Path, name: str, question: str, gold: Gold | None, answerable: bool = True, again: bool = False
 ) -> QuestionSet:
     """Add one question to a stored set (created if absent): the Ask page's "add to question set".
 
-    The whole set is re-validated before it is written, so a duplicate or malformed entry is refused.
+    The whole set is re-validated before it is written, so a malformed entry is refused; a question the set
+    already asks raises DuplicateQuestion unless `again` (a second copy weighs it twice in every mean).
     """
     path = _path(data_dir, name)
     with locked(path):  # read, add, write: two adds at once both land
         existing = path.read_text(encoding="utf-8") if path.is_file() else ""
-        taken = {q.id for q in parse_question_set(existing, name).questions} if existing.strip() else set()
+        questions = parse_question_set(existing, name).questions if existing.strip() else ()
+        if not again and (same := _asked(questions, question)):
+            raise DuplicateQuestion(name, same)
+        taken = {q.id for q in questions}
         n = len(taken) + 1
         while f"q{n}" in taken:
             n += 1
