@@ -42,6 +42,8 @@ def navigation_strings(markup: bytes) -> set[str]:
     ]
     strings = set()
     for block in chrome:
+        for local in block.find_all("a", href=re.compile("^#")):
+            local.decompose()  # a sidebar's contents of this page: its own headings, not navigation
         for leaf in [block, *block.find_all(_LEAVES)]:
             text = " ".join(leaf.get_text(" ").split())
             if len(text) >= 3 and not leaf.find(_LEAVES[:5]):
@@ -53,14 +55,21 @@ def navigation_strings(markup: bytes) -> set[str]:
 
 
 def is_navigation_line(line: str, strings: set[str]) -> bool:
+    """Whether every cell of the line (the line itself, or a table row's cells) is navigation strings
+    separated by spaces or bars, and nothing else."""
     body = " ".join(line.split()).lstrip("-").strip()  # no-break spaces read as spaces, as in `strings`
     if not body or body.startswith("#") or set(body) <= set("|-: "):
         return False
-    rest = body
+    cells = [c.strip() for c in body.strip("|").split("|") if c.strip()] if body.startswith("|") else [body]
+    return len(re.sub(r"[\W_]", "", body)) >= 3 and all(_only_navigation(cell, strings) for cell in cells)
+
+
+def _only_navigation(cell: str, strings: set[str]) -> bool:
+    rest = f" {cell} "
     for s in sorted(strings, key=len, reverse=True):
-        if s in rest:
-            rest = rest.replace(s, " ")
-    return len(re.sub(r"[\W_]", "", rest)) < 3 and len(re.sub(r"[\W_]", "", body)) >= 3
+        if f" {s} " in rest:
+            rest = rest.replace(f" {s} ", "  ")
+    return not re.sub(r"[\W_]", "", rest)
 
 
 def main(root: str, pattern: str = "**/*.html") -> None:
