@@ -103,7 +103,7 @@ def test_a_sites_navigation_and_blocks_repeated_on_most_pages_of_an_ingest_are_n
     summary = ingest_files(components, pages)
     assert not summary.errors, summary.errors
     texts: dict[str, str] = {}
-    for record in components.store.records():
+    for record in sorted(components.store.records(), key=lambda r: (r.chunk.source, r.chunk.index)):
         texts[record.chunk.source] = texts.get(record.chunk.source, "") + "\n\n" + record.chunk.text
     assert len(texts) == 6
     for n in range(1, 7):
@@ -111,6 +111,11 @@ def test_a_sites_navigation_and_blocks_repeated_on_most_pages_of_an_ingest_are_n
         assert f"Route {n} leaves from pier {n}" in text and f"last changed on day {n}." in text
         assert "Small. Fast." not in text and "Prev" not in text and "Fares" not in text and "Piers" not in text
     assert all("Dogs travel free" in texts[f"ch{n}.html"] for n in (1, 2))
+    # The Documents page's preview of the same batch shows the chunks ingest wrote.
+    from ui.ingest_panel import load_batch
+
+    previewed = load_batch(components, pages, components.settings.chunk, 1 << 20)
+    assert {d.source: "\n\n" + "\n\n".join(c.text for c in chunks) for d, chunks in previewed} == texts
     # Alone, a page shows no repetition: only its named bars go.
     alone = load_document("ch1.html", pages[0][1]).text
     assert "Small. Fast. Reliable." in alone and "Prev" not in alone and "Piers" not in alone

@@ -23,6 +23,7 @@ from rag.settings.config import ChunkConfig
 from rag.errors import RagError
 from rag.ingest.pipeline import ingest_files, preview
 from rag.ingest.plan import diff_document
+from rag.ingest.repeated import drop_repeated
 from rag.ingest.results import IngestSummary, Prepared
 from rag.ingest.loaders.document import load_document
 from rag.ingest.loaders.pdf import NO_TEXT_LAYER
@@ -52,6 +53,25 @@ def load_and_chunk(
 def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArchive:
     """Cached like load_and_chunk: an archive is inflated once, not on every rerun."""
     return expand_zip(name, data, limits)
+
+
+def load_batch(
+    components: Components, files: list[tuple[str, bytes]], config: ChunkConfig, max_bytes: int
+) -> list[tuple[Document, list[Chunk]] | RagError]:
+    """Each file loaded and chunked (cached), then without the blocks repeated across the batch's HTML pages
+    (rag.ingest.repeated), as ingest_files drops them: the preview shows what ingest would write."""
+    read: list[tuple[Document, list[Chunk]] | RagError] = []
+    for name, data in files:
+        try:
+            read.append(load_and_chunk(name, data, config, max_bytes, components.dense.name, components.dense))
+        except RagError as e:
+            read.append(e)
+    trimmed = iter(drop_repeated([r[0] for r in read if not isinstance(r, RagError)]))
+    out: list[tuple[Document, list[Chunk]] | RagError] = []
+    for r in read:
+        doc = r if isinstance(r, RagError) else next(trimmed)
+        out.append(r if isinstance(r, RagError) or doc is r[0] else (doc, preview(doc, config, components.dense)))
+    return out
 
 
 # Streamlit's own "Limit … per file" under the drop zone names the uploader's transport cap, not the app's limit.
@@ -194,9 +214,11 @@ def preview_files(
     overview = []
     notes: list[tuple[str, str]] = []
     same_names(files)
-    for name, data in files:
+    for (name, data), read in zip(files, load_batch(components, files, config, max_bytes), strict=True):
         try:
-            doc, chunks = load_and_chunk(name, data, config, max_bytes, components.dense.name, components.dense)
+            if isinstance(read, RagError):
+                raise read
+            doc, chunks = read
             diff = diff_document(components, chunks, doc.source)
         except RagError as e:
             st.error(md_escape(str(e)))
