@@ -20,7 +20,7 @@ import streamlit as st
 from ui import forms, inspector_link, inspector_tools, inspector_view, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.safe import say
-from ui.setup import page
+from ui.setup import page, retrieval_on_page
 from rag.inspect.compare import feedback_notes
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
@@ -80,6 +80,7 @@ def settings_sidebar() -> RetrievalConfig | None:
             and (stored := sentence_vectors_stored(components)) is False
         ):
             st.caption(sentence_vectors_note(stored))
+    retrieval_on_page(config, base)
     return config
 
 

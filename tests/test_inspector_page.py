@@ -363,3 +363,18 @@ def test_the_url_holds_the_question_as_soon_as_it_is_asked(store):
     assert reloaded.text_input(key="inspector_q").value == KEYWORD_QUESTION
     at.text_input(key="inspector_q").input("  ").run()
     assert "q" not in at.query_params
+
+
+def test_the_sidebar_says_the_stage_settings_after_apply(store):
+    """Issue 38, item 11: after Apply the sidebar's retrieval line names the settings the table ran with."""
+    at = _open(q=PARAPHRASE_QUESTION, fusion="rrf", candidates="3", k="1", reranker="none", track=store)
+    assert not at.exception, at.exception
+    at.button(key="inspector_apply_0").click()
+    at.run()
+    assert not at.exception
+    lines = [c.value.replace("\\", "") for c in at.sidebar.caption if c.value.startswith("Retrieval")]
+    assert len(lines) == 1, lines
+    found = re.fullmatch(r"Retrieval on this page: (.+) \(the stage settings below; the collection's: (.+)\)", lines[0])
+    assert found and found.group(1) != found.group(2), lines
+    ran = [c.value.replace("\\", "") for c in at.caption if c.value.endswith(" ms")]  # the table's own settings line
+    assert len(ran) == 1 and ran[0].startswith(found.group(1) + " · "), (ran, found.group(1))

@@ -10,16 +10,18 @@ import dataclasses
 import hmac
 import importlib.util
 import math
+import threading
 import uuid
 from collections.abc import Mapping
 
 import streamlit as st
 
-from ui.safe import say
+from ui.safe import safe_text, say
 from ui.attempts import AttemptLimiter
 from rag.components import Components, build_components
 from rag.settings.collection_settings import in_force, with_collection_settings
-from rag.settings.config import Settings
+from rag.settings.config import RetrievalConfig, Settings
+from rag.settings.labels import config_label
 from rag.errors import RagError
 from rag.text.redact import redact_url
 from rag.text.words import plural
@@ -30,6 +32,9 @@ APP_ICON = "🔎"
 DEMO = "ask_demo"  # the Ask page's demo-view toggle: app.py hides the page list while it is on
 # Set by the first run of a session (see _leave_pages_folder_mode).
 _SESSION_STARTED = "_ui_session_started"
+# This run's sidebar line on retrieval, which a page rewrites once its own settings differ (retrieval_on_page).
+# Per thread: each session's script runs in a thread of its own.
+_SLOTS = threading.local()
 
 
 @st.cache_resource(show_spinner=False)
@@ -84,6 +89,7 @@ def page(title: str, bare: bool = False) -> Components:
     _leave_pages_folder_mode()
     components = setup()
     st.title(title)
+    _SLOTS.retrieval = None
     if not bare:
         sidebar(components)
     return components
@@ -125,7 +131,8 @@ def sidebar(components: Components) -> None:
             say("caption", "Store unavailable: {e}", e=e)
         collection_ui.manage(get_settings(), components, get_components)
         say("caption", "Dense: {dense} · Sparse: {sparse}", dense=s.dense_model, sparse=s.sparse_model)
-        say("caption", "Retrieval: {settings}", settings=_settings_in_force(s))
+        _SLOTS.retrieval = st.empty()
+        _SLOTS.retrieval.caption(safe_text("Retrieval: {settings}", settings=_settings_in_force(s)))
         answers = "Anthropic " + s.answer.anthropic_model if s.anthropic_api_key else "offline (extractive)"
         say("caption", "Answers: {answers}", answers=answers)
         # Eval is a tab of the Ask page; this link opens it there (the tabs are bound to ?tab=).
@@ -138,6 +145,20 @@ def sidebar(components: Components) -> None:
                 st.logout()
         if not s.password and providers is None:
             st.caption("Access: open (no RAGSCOPE_PASSWORD and no [auth] sign-in configured)")
+
+
+def retrieval_on_page(config: RetrievalConfig | None, base: RetrievalConfig) -> None:
+    """The sidebar's retrieval line says the page's own settings once they differ from the collection's (an
+    applied fix, a changed stage setting), so it never disagrees with the form under it (issue 38, item 11)."""
+    slot = getattr(_SLOTS, "retrieval", None)
+    if slot is None or config is None or config == base:
+        return
+    slot.caption(
+        safe_text(
+            "Retrieval on this page: {now} (the stage settings below; the collection's: {base})",
+            now=config_label(config), base=config_label(base),
+        )  # fmt: skip
+    )
 
 
 def _settings_in_force(settings: Settings) -> str:
