@@ -8,10 +8,14 @@ turn, or part of the turn a caller holds (a document replacement, a journal repl
 of several calls is never interleaved with another process's.
 
 Two costs are kept down:
-- Opening a shard costs tens of milliseconds (bench/store_open.py), so a turn lingers `linger_s` after
-  its last call: a command's or a page run's burst of calls opens the shard once. When another
-  process waits, the turn ends at its first idle moment once it has lasted `slice_s`: handing over
-  at every call made a `ragscope docs` beside a busy app open the shard once per call on both sides.
+- Opening a shard costs tens of milliseconds on a small collection and up to a second on a large one
+  under load (bench/store_open.py), so a turn lingers `linger_s` after its last call: a command's or a
+  page run's burst of calls opens the shard once. When another process waits, the turn ends at its
+  first idle moment once it has had its slice: `slice_s`, or `HANDOVER_SHARE` times what the last hand
+  over cost (opening plus closing the shard), whichever is longer, counted from the moment the shard
+  was open. Handing over at every call made a `ragscope docs` beside a busy app open the shard once per
+  call on both sides; so did a fixed slice counted from before the open, once the open alone outlasted
+  it (a large collection beside a tune sweep: one call per turn; bench/README.md, "CLI beside a sweep").
 - Waiting is fair: a taker first takes `<collection>.queue` and holds it while it waits for the lock,
   so a busy process cannot take the lock again between a waiter's polls (it queues behind it).
 """
@@ -34,9 +38,11 @@ log = logging.getLogger(__name__)
 WAIT_S = 30.0
 # How long a turn stays open after its last call, for the next call of the same burst.
 LINGER_S = 0.5
-# The least a turn lasts when another process waits: a few shard opens, so handing over costs at most
-# about a third of the time both sides spend.
+# The least a turn lasts when another process waits, once the shard is open.
 SLICE_S = 0.2
+# A waited-for turn also lasts this many times what opening and closing the shard cost, so handing over
+# costs at most about a third of the time both sides spend, whatever the collection's size.
+HANDOVER_SHARE = 2.0
 # The longest sleep between two tries of a lock, and between two checks for a waiter while lingering.
 POLL_S = 0.01
 
@@ -71,7 +77,8 @@ class ShardLease:
         self._depth = 0  # holds by the thread inside (only one thread is, holding _mutex)
         self._held = False  # whether this process has its turn (the file lock)
         self._idle_since = 0.0
-        self._taken_at = 0.0
+        self._open_at = 0.0  # when this turn's shard was open (`begin` done)
+        self._begin_s = self._end_s = 0.0  # what this turn's begin and the last turn's end cost
         self._closed = False
         self._lingerer: threading.Thread | None = None
         self._lock_file: IO[str] = open(lock_path, "a+")  # noqa: SIM115 - kept for the lease's life
@@ -150,19 +157,23 @@ class ShardLease:
         finally:
             fcntl.flock(self._queue_file.fileno(), fcntl.LOCK_UN)
         self._held = True
-        self._taken_at = time.monotonic()
+        taken = time.monotonic()
         try:
             self._begin()
         except BaseException:
             self._finish()
             raise
+        self._open_at = time.monotonic()
+        self._begin_s = self._open_at - taken
 
     def _finish(self) -> None:
         self._held = False
+        started = time.monotonic()
         try:
             self._end()
         finally:
             fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
+            self._end_s = time.monotonic() - started
 
     def _wait_for(self, file: IO[str], deadline: float) -> None:
         delay = 0.001
@@ -183,11 +194,12 @@ class ShardLease:
 
     def _left(self) -> float:
         """Seconds the idle turn may still linger: until `linger_s` idle, or while someone waits until
-        it has lasted `slice_s`."""
+        it has had its slice (see the module's docstring)."""
         now = time.monotonic()
         left = self._idle_since + self.linger_s - now
         if left > 0 and self._someone_waits():
-            left = min(left, self._taken_at + self.slice_s - now)
+            slice_s = max(self.slice_s, HANDOVER_SHARE * (self._begin_s + self._end_s))
+            left = min(left, self._open_at + slice_s - now)
         return left
 
     def _someone_waits(self) -> bool:
