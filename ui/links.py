@@ -40,9 +40,18 @@ def empty_collection_notice(components: Components) -> bool:
 
 def language_notice(components: Components) -> None:
     """Warn when the collection's text is in a script its dense model was not trained on (rag.catalog.language)."""
+    s = components.settings
     try:
-        note = dense_language_note(components)
+        note = _language_note(str(s.data_dir), s.collection, s.dense_model, components.store.count(), components)
     except RagError:  # an unreadable store is reported by the page's own call
         return
     if note:
         st.warning(md_escape(note))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _language_note(data_dir: str, collection: str, model: str, chunks: int, _components: Components) -> str:
+    """The note, judged once per collection, model and data version: it reads 200 chunks, and every rerun of
+    the inspector and Ask (each typed question) showed it. The chunk count stands in for the data version
+    (the store keeps none): a script's share changes with what is ingested or deleted, which changes it."""
+    return dense_language_note(_components)
