@@ -98,7 +98,7 @@ def test_repeated_headings_are_told_apart_and_bm25_headers_fit(settings):
     assert not at.exception, at.exception
     labels = _table(at)["source > heading"].tolist()
     assert len(labels) == 3 and len(set(labels)) == 3  # three chunks under one heading, three different labels
-    assert all(re.fullmatch(r"bank\.md > Bank > Statements · chunk \d+", label) for label in labels), labels
+    assert all(re.fullmatch(r"bank\.md > Bank > Statements · #\d+", label) for label in labels), labels
     whole = _table(at)["whole path"].tolist()
     assert all(re.fullmatch(r"bank\.md > Bank > Statements · chunk \d+: \S+( \S+){5}…", w) for w in whole), whole
     assert any(w.endswith(": Monthly statements list every card payment,…") for w in whole), whole

@@ -32,13 +32,14 @@ SECTIONS = ("6.1 Keeping the package lists fresh", "6.2 Upgrading to a new stabl
 
 def test_a_long_path_keeps_its_last_heading_whole():
     parts = ("apt.html", "Administrator's handbook", CHAPTER, "6.2 Upgrading to a new stable release")
-    short = path_tail(parts)
-    assert short == "… > 6.2 Upgrading to a new stable release"  # the source would leave no room for it whole
-    assert path_tail((*parts[:-1], "6.2 Upgrading")) == "apt.html > … > 6.2 Upgrading"  # with room: the source too
+    assert path_tail(parts, 44) == "… > 6.2 Upgrading to a new stable release"  # no room for the source too
+    assert path_tail((*parts[:-1], "6.2 Upgrading"), 44) == "apt.html > … > 6.2 Upgrading"  # room: the source too
     assert path_tail(("a.md", "Short")) == "a.md > Short"  # what fits is left whole
     long_source = ("a-very-long-file-name-for-a-documentation-page.html", "Install")
     assert path_tail(long_source) == "… > Install"
     assert path_tail(("a.md", "x" * 60)) == "…" + "x" * (WIDTH - 1)  # one heading longer than the cell: its end
+    short = path_tail(parts)  # at the column's own width: the end of the last heading, never its start
+    assert len(short) <= WIDTH and short.startswith("…") and short.endswith("a new stable release")
 
 
 def test_labels_of_chunks_end_with_their_last_heading(settings):
@@ -49,7 +50,7 @@ def test_labels_of_chunks_end_with_their_last_heading(settings):
     labels = where_labels(chunks)
     assert len(labels) == 3 and len({short for short, _ in labels}) == 3  # the rows no longer read the same
     for chunk, (short, whole) in zip(chunks, labels, strict=True):
-        assert short.endswith(chunk.chunk.heading_path[-1]) and len(short) <= WIDTH, short
+        assert short.endswith(chunk.chunk.heading_path[-1][-(WIDTH - 1) :]) and len(short) <= WIDTH, short
         assert whole == chunk.chunk.location and CHAPTER in whole
 
 
@@ -65,7 +66,7 @@ def test_the_stage_table_and_compare_show_the_end_and_the_whole_path(settings):
     assert len(rows) == 3
     for short, whole in zip(rows["source > heading"], rows["whole path"], strict=True):
         assert whole.startswith(f"apt-handbook.md > Administrator's handbook > {CHAPTER} > 6.")
-        assert short.endswith(whole.rsplit(" > ", 1)[1]) and len(short) <= WIDTH
+        assert short.endswith(whole.rsplit(" > ", 1)[1][-(WIDTH - 1) :]) and len(short) <= WIDTH
     assert "whole path" not in table.proto.column_order  # the compact table at 1,280 px; the toggle shows it
     assert "where sections differ" in str(table.proto.columns)  # the column's tooltip (its help)
     top = frame.iloc[0]["whole path"]
@@ -77,4 +78,4 @@ def test_the_stage_table_and_compare_show_the_end_and_the_whole_path(settings):
     assert len(compared) >= 3  # A, B and the changes
     for frame in compared:
         for short, whole in zip(frame["source > heading"], frame["whole path"], strict=True):
-            assert short.endswith(whole.rsplit(" > ", 1)[1]) and len(short) <= WIDTH, (short, whole)
+            assert short.endswith(whole.rsplit(" > ", 1)[1][-(WIDTH - 1) :]) and len(short) <= WIDTH, (short, whole)

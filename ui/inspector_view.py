@@ -28,7 +28,7 @@ from ui import mode_view
 from ui.chunks import chunk_text
 from ui.render import without_fences
 from ui.safe import say
-from ui.where import WIDTH_PX, where_labels
+from ui.where import COLUMN_WIDTH, where_labels
 
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
@@ -38,7 +38,7 @@ WHOLE_PATH = "whole path"
 WHERE_COLUMNS = {
     "source > heading": st.column_config.TextColumn(
         "source > heading",
-        width=WIDTH_PX,
+        width=COLUMN_WIDTH,
         help="Where the chunk sits: the end of its document > heading path, where sections differ. The whole path: "
         "in the row's detail below (select the row) and in the 'whole path' column",
     ),

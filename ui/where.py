@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from rag.types import StoredChunk
 
-# Characters the column shows (at its width in pixels, ui/inspector_view.py WHERE_COLUMNS) before it cuts:
-# it fits beside the compact stage table's other columns in a 1,280 px window.
-WIDTH = 44
-WIDTH_PX = 320
+# The column keeps Streamlit's "medium" width, so the compact stage table still fits a 1,280 px window
+# (tests/e2e/test_e2e_first_use.py); it showed 35 characters before cutting ("apt.html > Chapter 6. Maintenance a…").
+COLUMN_WIDTH = "medium"
+WIDTH = 35
 
 
 def path_tail(parts: Sequence[str], width: int = WIDTH) -> str:
@@ -50,8 +50,8 @@ def first_words(text: str, n: int = 6) -> str:
 def where_labels(chunks: list[StoredChunk]) -> list[tuple[str, str]]:
     """(short, whole) per chunk: the path's end for the cell, the whole path for its own column.
 
-    Where a heading repeats in the list, the chunk's number tells the rows apart (after the heading, so the cell
-    still shows it) and the whole path adds the chunk's first words."""
+    Where a heading repeats in the list, the chunk's number tells the rows apart ("· #3", after the heading, so the
+    cell still shows it) and the whole path adds the chunk's first words."""
     repeats = Counter(c.chunk.location for c in chunks)
     labels = []
     for c in chunks:
@@ -59,7 +59,7 @@ def where_labels(chunks: list[StoredChunk]) -> list[tuple[str, str]]:
         if repeats[location] == 1:
             labels.append((path_tail((c.chunk.source, *c.chunk.heading_path)), location))
             continue
-        number = f" · chunk {c.chunk.index + 1}"
+        number = f" · #{c.chunk.index + 1}"  # short, so the heading before it still fits the cell
         short = path_tail((c.chunk.source, *c.chunk.heading_path), WIDTH - len(number)) + number
-        labels.append((short, f"{location}{number}: {first_words(c.chunk.text)}"))
+        labels.append((short, f"{location} · chunk {c.chunk.index + 1}: {first_words(c.chunk.text)}"))
     return labels
