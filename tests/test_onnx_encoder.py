@@ -144,7 +144,7 @@ def test_the_float_encoder_runs_the_fused_graph_and_gets_the_exports_vectors(onn
 
 def test_a_fused_graph_that_cannot_be_written_leaves_the_export_running(tmp_path, models_dir, monkeypatch, caplog):
     folder, shared, where = _linked_export(tmp_path, models_dir)
-    monkeypatch.setattr("rag.files.atomic.os.replace", _full_disk)
+    monkeypatch.setattr("rag.settings.atomic.os.replace", _full_disk)
     with caplog.at_level(logging.WARNING, logger="rag.encoders"):
         assert ensure_fused(folder, tmp_path, MODEL) == where / "model.onnx"
     assert "No space left on device" in caplog.text
@@ -188,14 +188,14 @@ def test_the_int8_export_is_made_once_from_the_float_export_and_reused(tmp_path,
 
 def test_a_failed_quantisation_leaves_nothing_under_the_final_name(tmp_path, models_dir, monkeypatch):
     folder, shared, where = _linked_export(tmp_path, models_dir)
-    monkeypatch.setattr("rag.files.atomic.os.replace", _full_disk)
+    monkeypatch.setattr("rag.settings.atomic.os.replace", _full_disk)
     with pytest.raises(EncoderError, match="could not quantise.*RAGSCOPE_SENTENCE_POOLING=separate"):
         ensure_int8(folder, tmp_path, MODEL)
     assert [p.name for p in where.iterdir()] == ["model.onnx"]  # neither model-int8.onnx nor the temporary file
 
 
 def test_a_failed_export_leaves_nothing_under_the_final_name(tmp_path, monkeypatch):
-    monkeypatch.setattr("rag.files.atomic.os.replace", _full_disk)
+    monkeypatch.setattr("rag.settings.atomic.os.replace", _full_disk)
     with pytest.raises(EncoderError, match="could not export"):
         ensure_export(ModelFolder.read(MODEL), tmp_path, MODEL)
     (where,) = (tmp_path / "onnx").iterdir()

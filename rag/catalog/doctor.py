@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag.encoders.export import ONNX_DIR, export_problem, remake
-from rag.files.atomic import set_aside
+from rag.settings.atomic import set_aside
 from rag.settings.collection_settings import load_collection_settings, settings_dir
 from rag.settings.config import Settings, validate_collection_name
 from rag.errors import ConfigError, EncoderError, StoreError, StoreLockedError

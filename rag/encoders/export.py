@@ -28,7 +28,7 @@ import numpy as np
 from rag.encoders.base import TORCH_EXTRA, offline, resolve_dense_path
 from rag.encoders.bert_graph import build_bert_graph, unsupported
 from rag.errors import EncoderError
-from rag.files.atomic import replacing
+from rag.settings.atomic import replacing
 
 log = logging.getLogger("rag.encoders")  # the model-load lines the CLI shows on stderr
 ONNX_DIR = "onnx"  # under the models folder (Settings.data_dir / "models")
@@ -145,7 +145,7 @@ def export_folder(folder: ModelFolder, models_dir: Path, name: str) -> Path:
 
 def write_graph(folder: ModelFolder, target: Path, attention: str | None = None) -> None:
     """Write the folder's transformer as an ONNX graph (token states out) to `target`, atomically
-    (`rag.files.atomic.replacing`: a crash or a second writer never leaves half a file under the final
+    (`rag.settings.atomic.replacing`: a crash or a second writer never leaves half a file under the final
     name): built from the weights without torch where rag.encoders.bert_graph can, else exported by torch
     (`export_onnx`). `attention` is the attention path either writes ("eager" for `ensure_fused`; None for
     torch's default, which the export and so its int8 graph keep).

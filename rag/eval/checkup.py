@@ -2,7 +2,7 @@
 sweep histories and the ask log (rag.catalog.doctor checks the store's files; this sits above it, with them).
 
 Each file is read by its one reader (a set by `load_question_set`, a SQLite file by SQLite's own check);
-`--fix` sets a damaged one aside (rag.files.atomic.set_aside: kept beside it, renamed) so the product starts
+`--fix` sets a damaged one aside (rag.settings.atomic.set_aside: kept beside it, renamed) so the product starts
 it afresh, and says where it went.
 """
 
@@ -15,8 +15,8 @@ from rag.catalog.doctor import Finding
 from rag.errors import EvalSetError
 from rag.eval import runs, tune
 from rag.eval.qsets import list_question_sets, load_question_set, sets_dir
-from rag.files.atomic import set_aside
-from rag.files.strict import sqlite_problem
+from rag.settings.atomic import set_aside
+from rag.settings.strict import sqlite_problem
 from rag.settings.config import Settings
 
 _SQLITE_SIDES = ("-wal", "-shm")  # a database's write-ahead log and its index: they go where it goes

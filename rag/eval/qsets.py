@@ -27,7 +27,7 @@ from typing import Any
 
 from rag.errors import EvalSetError
 from rag.eval.gold import Gold, gold_to_json, parse_gold
-from rag.files.atomic import locked, write_atomically
+from rag.settings.atomic import locked, write_atomically
 from rag.text.jsonobj import json_object
 
 SAMPLE_SET = "sample"

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag.files.atomic import write_atomically
+from rag.settings.atomic import write_atomically
 from rag.ingest.loaders.names import kind_of
 from rag.ingest.loaders.text import decode_text
 

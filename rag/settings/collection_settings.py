@@ -13,7 +13,7 @@ Ask, Eval and the CLI start from them: the order of precedence, first wins, is
 `InForce` says for each retrieval setting which of these it came from, so every page and command can show
 it. Resetting deletes the file and the collection returns to the configured settings. A damaged or
 hand-edited file is refused whole (ConfigError naming the file, the problem and `reset_command`), never half
-applied. Writes go through rag/files (whole, under the file's lock); deleting the collection resets them.
+applied. Writes go through rag/settings/atomic (whole, under the file's lock); deleting the collection resets them.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import ConfigError
-from rag.files.atomic import locked, write_atomically
-from rag.files.strict import Damage, expect, read_object
+from rag.settings.atomic import locked, write_atomically
+from rag.settings.strict import Damage, expect, read_object
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
 from rag.settings.spec import knobs

@@ -16,8 +16,8 @@ from typing import Any, Callable, Sequence
 import qdrant_edge as qe
 
 from rag.errors import StoreError
-from rag.files.atomic import write_atomically
-from rag.files.strict import read_object
+from rag.settings.atomic import write_atomically
+from rag.settings.strict import read_object
 from rag.store.base import DENSE, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData
 from rag.store.base import FilterTerms, Store, store_call, unlocked_store_call
 from rag.store.lease import LINGER_S, WAIT_S, ShardLease
@@ -151,7 +151,7 @@ class EdgeStore(Store):
 
     @store_call
     def write_models(self, models: CollectionModels) -> None:
-        """Durably (re)write the record of which models built the collection, whole (rag.files.atomic)."""
+        """Durably (re)write the record of which models built the collection, whole (rag.settings.atomic)."""
         write_atomically(self.meta_path, json.dumps(models.as_dict()))
         self._models = None
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from rag.errors import StoreError
-from rag.files.atomic import write_atomically
-from rag.files.strict import Damage, parse_object, read_object
+from rag.settings.atomic import write_atomically
+from rag.settings.strict import Damage, parse_object, read_object
 from rag.settings.config import validate_collection_name
 from rag.store.base import Store
 
@@ -121,7 +121,7 @@ class Journal:
         return self.folder / (hashlib.sha256(source.encode()).hexdigest()[:32] + ".json")
 
     def write(self, entry: JournalEntry) -> Path:
-        """Durably write (or advance) an entry, whole (rag.files.atomic: unique temp, fsync, atomic rename)."""
+        """Durably write (or advance) an entry, whole (rag.settings.atomic: unique temp, fsync, atomic rename)."""
         self.folder.mkdir(exist_ok=True)
         target = self._path(entry.source)
         try:
