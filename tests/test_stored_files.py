@@ -222,3 +222,45 @@ def test_doctor_finds_a_truncated_onnx_export_and_fix_exports_it_again(settings,
     fixed = _doctor("--fix")
     assert fixed.exit_code == 0 and f"fixed: ONNX graph {export}" in fixed.stdout, fixed.output
     assert export.stat().st_size > whole // 2 and export_problem(export) == ""  # loads as the encoder loads it
+
+
+ASK_LOOP = """
+import itertools
+from rag.answer.result import Answer
+from rag.ask.log import AskLog
+from rag.retrieval.result import RetrievalResult
+from rag.settings.config import RetrievalConfig
+log = AskLog(data / "asks.sqlite")
+retrieval = RetrievalResult("{who} asks", RetrievalConfig(), "none", ())
+answer = Answer("{who} asks", "x" * 200_000, (), True, "nothing to cite", "offline", (), (), (), retrieval, 1.0, "")
+for i in itertools.count() if {rounds} < 0 else range({rounds}):
+    log.record(answer, "docs")
+    if i == 0:
+        print("written", flush=True)
+"""
+
+
+def test_two_processes_logging_asks_both_land(tmp_path):
+    from rag.ask.log import AskLog
+
+    data = tmp_path / "data"
+    _finish([_spawn(ASK_LOOP.format(rounds=40, who=who), data) for who in ("first", "second")])
+    asks = AskLog(data / "asks.sqlite").recent(200)
+    assert len(asks) == 80  # SQLite's lock and WAL serialise the two writers: none lost, none torn
+    assert {a.question for a in asks} == {"first asks", "second asks"}
+
+
+def test_a_kill_while_logging_an_ask_leaves_a_log_that_reads_and_takes_the_next_ask(tmp_path):
+    from rag.ask.log import AskLog
+
+    data = tmp_path / "data"
+    for delay in (0.05, 0.2):
+        child = _spawn(ASK_LOOP.format(rounds=-1, who="killed"), data, stdout=subprocess.PIPE)
+        assert child.stdout.readline().strip() == "written"
+        time.sleep(delay)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    _finish([_spawn(ASK_LOOP.format(rounds=1, who="after"), data)])
+    asks = AskLog(data / "asks.sqlite").recent(10_000)
+    assert asks[0].question == "after asks" and len(asks) >= 3  # every committed ask is whole and readable
+    assert all(a.answer == "x" * 200_000 for a in asks)
