@@ -5,7 +5,7 @@ import streamlit as st
 import ui.setup
 
 st.set_page_config(page_title="ragscope", page_icon=ui.setup.APP_ICON, layout="wide")
-ui.setup.setup()
+ui.setup.setup(report=False)
 # Every page has a stable URL path. The default page is served at "/" and Streamlit gives it no other
 # path, so a hidden second entry serves the same file at /documents (a bookmark or a link from a
 # README), which is also where st.page_link("pages/documents.py") goes.

@@ -59,9 +59,10 @@ def password_attempts() -> AttemptLimiter:
     return AttemptLimiter()
 
 
-def setup() -> Components:
+def setup(report: bool = True) -> Components:
     """Settings, access check and the engine on the session's collection; stops the page with a clear
-    message when any fails."""
+    message when any fails. app.py runs it before the page does (`report=False`): a damaged stored-settings
+    file is then said once, by the page, not once per call."""
     st.session_state[_SESSION_STARTED] = True
     try:
         settings = get_settings()
@@ -80,7 +81,8 @@ def setup() -> Components:
     try:
         return dataclasses.replace(components, settings=with_collection_settings(components.settings))
     except RagError as e:
-        say("error", "The collection's stored settings were not applied: {e}", e=e)
+        if report:
+            say("error", "The collection's stored settings were not applied: {e}", e=e)
         return components
 
 

@@ -24,6 +24,8 @@ def test_the_eval_tab_shows_a_damaged_settings_file_and_its_reset_repairs_it(tmp
         app.screenshot("damaged-settings")
         shown = " ".join(app.problems())
         assert "given twice" in shown and path.name in shown, shown
+        said = [p for p in app.problems() if "were not applied" in p]
+        assert len(said) == 1, said  # said once by the page, not again by app.py's own setup
         app.page.get_by_role("button", name="Reset this collection's settings").click()
         app.settle()
         assert not path.exists()
