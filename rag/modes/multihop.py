@@ -94,7 +94,7 @@ def bridge_terms(components: Components, question: str, chunk: Candidate, n: int
     only = ChunkFilter(
         ids=(chunk.id,),
         include_quarantined=flt.include_quarantined or chunk.chunk.quarantined,
-        include_unranked=flt.include_unranked or bool(chunk.chunk.role),
+        include_unranked=flt.include_unranked or bool(chunk.chunk.chunk.role),
     )
     records = store.records(only, with_vectors=True)
     if not records or records[0].sparse is None:
