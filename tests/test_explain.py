@@ -13,6 +13,7 @@ from rag.settings.config import RetrievalConfig, Settings
 from rag.ingest.pipeline import ingest_files
 from rag.errors import RagError
 from rag.inspect.explain import explain, highlight_markdown
+from rag.text.markdown import WORD_JOINER
 from rag.retrieval.retrieve import retrieve
 from rag.ingest.sentences import sentence_texts
 from rag.types import ChunkFilter
@@ -129,7 +130,8 @@ HOSTILE = "Click <script>alert(1)</script> ![x](http://evil.example/a.png) [here
 
 
 def _unescape(markdown: str) -> str:
-    text = markdown.replace("  \n", "\n").replace("\u00a0", " ")
+    """The text a reader sees: escapes read, highlights and the invisible word joiners (no autolink) gone."""
+    text = markdown.replace("  \n", "\n").replace("\u00a0", " ").replace(WORD_JOINER, "")
     text = re.sub(r":blue-background\[((?:\\.|[^\]\\])*)\]", r"\1", text)
     text = text.replace("**", "")
     return re.sub(r"\\(.)", r"\1", text)
