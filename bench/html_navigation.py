@@ -12,6 +12,8 @@ the collection-level pass when the tree has one (rag.ingest.repeated), and chunk
 
 from __future__ import annotations
 
+import argparse
+
 import re
 import sys
 import time
@@ -114,4 +116,8 @@ def main(root: str, pattern: str = "**/*.html") -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    parser = argparse.ArgumentParser(description="Chunks holding site navigation text in a folder of HTML pages.")
+    parser.add_argument("root", help="the folder of HTML pages")
+    parser.add_argument("pattern", nargs="?", default="**/*.html", help="which files (a glob under root)")
+    args = parser.parse_args()
+    main(args.root, args.pattern)

@@ -12,9 +12,9 @@ many "words" run past 25 letters (words run together). The choice and the table:
 from __future__ import annotations
 
 import gzip
+import argparse
 import json
 import re
-import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
@@ -81,8 +81,13 @@ READERS: dict[str, Callable[[str], list[str]]] = {
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description="How well each PDF library reads the bash and gnuplot manuals.")
+    parser.add_argument("libs", nargs="*", metavar="LIB", help=f"libraries to compare: {', '.join(READERS)} (default: all)")
+    libs = parser.parse_args().libs
+    if unknown := [lib for lib in libs if lib not in READERS]:
+        parser.error(f"unknown library {', '.join(unknown)}; choose from {', '.join(READERS)}")
     refs = {doc: words(reference(doc)) for doc in PDFS}
-    for name in sys.argv[1:] or list(READERS):
+    for name in libs or list(READERS):
         for doc, path in PDFS.items():
             try:
                 text = "\n".join(READERS[name](path))
