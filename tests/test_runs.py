@@ -7,6 +7,7 @@ import threading
 import pytest
 from anthropic_mock import MockedMessages, api_error
 
+from rag.catalog.sample import sample_files
 from rag.settings.config import RetrievalConfig
 from rag.errors import GenerationError, RagError
 from rag.eval.qsets import QuestionSet, parse_question_set, sample_question_set_text
@@ -141,7 +142,7 @@ def test_fingerprint_follows_the_collection_and_empty_collection_is_refused(comp
     sample_set = QuestionSet("two", sample_set.questions[:2])
     with pytest.raises(RagError, match="has no chunks"):
         run_eval(components, sample_set)
-    ingest_files(components, [("a.md", b"# A\n\nTidepool refunds take five days.\n")])
+    ingest_files(components, sample_files())  # the set's gold is there: a run of nothing scored is refused
     first = run_eval(components, sample_set, save=False).fingerprint
     assert run_eval(components, sample_set, save=False).fingerprint == first
     ingest_files(components, [("b.md", b"# B\n\nInvoices are emailed.\n")])
