@@ -164,7 +164,7 @@ def run_eval(
         if progress is not None:
             progress(done + 1, total, f"{done + 1}/{total}: {q.question[:80]}")
 
-    if not qrels and (left_out := [row for row in rows if row.invalid]):
+    if save and not qrels and (left_out := [row for row in rows if row.invalid]):  # a run is stored only when it scored
         raise NothingScored(components.settings.collection, left_out)
     per_stage_results = {
         stage: evaluate(runs[stage], qrels)
