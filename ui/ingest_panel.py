@@ -88,13 +88,16 @@ def upload_box(max_upload_mb: int, key: str) -> list:
     if problem := limit_problem(max_upload_mb, server_mb):
         st.warning(problem)
     st.html(HIDE_TRANSPORT_LIMIT)
-    return st.file_uploader(
-        f"Files (Markdown, text, HTML, PDF, DOCX, reStructuredText, AsciiDoc, PowerPoint, EPUB, Python) or .zip "
-        f"archives of folders, up to {mib(max_upload_mb * MIB)} each",
-        accept_multiple_files=True,
-        key=key,
-        max_upload_size=uploader_cap_mb(max_upload_mb, server_mb),
-    ) or []
+    return (
+        st.file_uploader(
+            f"Files (Markdown, text, HTML, PDF, DOCX, reStructuredText, AsciiDoc, PowerPoint, EPUB, Python) or .zip "
+            f"archives of folders, up to {mib(max_upload_mb * MIB)} each",
+            accept_multiple_files=True,
+            key=key,
+            max_upload_size=uploader_cap_mb(max_upload_mb, server_mb),
+        )
+        or []
+    )
 
 
 def expand_uploads(uploads: list, max_upload_mb: int) -> list[tuple[str, bytes]]:

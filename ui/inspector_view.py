@@ -103,7 +103,9 @@ def stage_columns() -> dict:
     """Every stage-table column with a tooltip that says what it holds."""
     return {
         "final": st.column_config.NumberColumn(
-            "final", format="%d", width="small",
+            "final",
+            format="%d",
+            width="small",
             help="Rank in the final top-k; a chunk carried with its section (listed under it) shows the section's rank",
         ),  # fmt: skip
         "chunk id": st.column_config.TextColumn("chunk id", width="small", help="The chunk's id (Track it below)"),
@@ -199,7 +201,9 @@ def chunk_detail(components: Components, result: RetrievalResult, candidate: Can
                 ]
             )
             st.dataframe(
-                terms.astype({"chunks with term": "Int64"}), hide_index=True, column_config=TERM_COLUMNS,
+                terms.astype({"chunks with term": "Int64"}),
+                hide_index=True,
+                column_config=TERM_COLUMNS,
                 placeholder=ABSENT,
             )
         else:

@@ -13,7 +13,7 @@ from rag.errors import RagError
 
 
 def question_hint(components: Components) -> str:
-    """"e.g. What does the “Create a workspace” section say?" from the first document's first sub-heading (its
+    """ "e.g. What does the “Create a workspace” section say?" from the first document's first sub-heading (its
     title when it has none); "" when the collection holds no headed document or cannot be read."""
     try:
         sources = sorted(components.store.sources())

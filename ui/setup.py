@@ -158,7 +158,8 @@ def retrieval_on_page(config: RetrievalConfig | None, base: RetrievalConfig) -> 
     slot.caption(
         safe_text(
             "Retrieval on this page: {now} (the stage settings below; the collection's: {base})",
-            now=config_label(config), base=config_label(base),
+            now=config_label(config),
+            base=config_label(base),
         )  # fmt: skip
     )
 

@@ -88,7 +88,10 @@ def _ingest_paths(
     """Collect, read and ingest `paths` in batches: each file's result, and what was skipped with why."""
     base = components.settings.chunk
     config = ChunkConfig(
-        strategy or base.strategy, size or base.size, base.overlap if overlap is None else overlap, base.heading_weight,
+        strategy or base.strategy,
+        size or base.size,
+        base.overlap if overlap is None else overlap,
+        base.heading_weight,
         base.definition_sections,
     )
     collected = collect_paths(paths, own_folders=[components.settings.data_dir])

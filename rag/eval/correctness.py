@@ -32,6 +32,7 @@ from rag.text.sentences import split_sentences
 if TYPE_CHECKING:
     from rag.eval.judge import FaithfulnessJudge
 
+
 class Answered(Protocol):
     """What the checks read of an answer (rag.answer.result.Answer, or one read back by bench/answer_quality.py)."""
 
@@ -104,8 +105,10 @@ def check_answer(
         return AnswerCheck(True, "a sentence citing gold says the gold answer", recall, recall_basis)
     if judge is not None:
         supported, _ = judge.judge(gold_answer, ["\n".join(said)])
-        why = "Claude: the sentences citing gold state the gold answer" if supported else (
-            "Claude: the sentences citing gold do not state the gold answer"
+        why = (
+            "Claude: the sentences citing gold state the gold answer"
+            if supported
+            else ("Claude: the sentences citing gold do not state the gold answer")
         )
         return AnswerCheck(supported, why, recall, "claude")
     return AnswerCheck(

@@ -18,7 +18,7 @@ class Eta:
     first: int | None = None  # the count at the first report
 
     def left(self, done: int, total: int, now: float | None = None) -> str:
-        """"about 3 min left"; "" at the first report, when done, or under 5 s in (no rate yet)."""
+        """ "about 3 min left"; "" at the first report, when done, or under 5 s in (no rate yet)."""
         spent = (time.monotonic() if now is None else now) - self.started
         if self.first is None:
             self.first = done

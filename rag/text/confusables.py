@@ -25,8 +25,15 @@ _LATIN_NAME = re.compile(
     r"LATIN (?:(SMALL|CAPITAL) )?LETTER (?:(SMALL CAPITAL) )?(?:OPEN |SCRIPT |DOTLESS )?([A-Z])(?: WITH .*)?"
 )
 # The Latin blocks whose letters the names are read for (Latin-1 to Latin Extended-E, IPA, phonetic extensions).
-_LATIN_BLOCKS = ((0x00C0, 0x024F), (0x0250, 0x02AF), (0x1D00, 0x1DBF), (0x1E00, 0x1EFF), (0x2C60, 0x2C7F),
-                 (0xA720, 0xA7FF), (0xAB30, 0xAB6F))
+_LATIN_BLOCKS = (
+    (0x00C0, 0x024F),
+    (0x0250, 0x02AF),
+    (0x1D00, 0x1DBF),
+    (0x1E00, 0x1EFF),
+    (0x2C60, 0x2C7F),
+    (0xA720, 0xA7FF),
+    (0xAB30, 0xAB6F),
+)
 _I_LIKE = ("CAPITAL", "NUMERAL ONE", "DIGIT ONE")
 
 

@@ -33,6 +33,7 @@ _BLOCK_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?"
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$", re.MULTILINE)
 _MARKS_CF = ("Mn", "Me", "Cf")
 
+
 def strip_format(text: str) -> str:
     """NFKC-normalised `text` without format characters (zero-width spaces and joiners, soft hyphens, bidi marks)."""
     text = unicodedata.normalize("NFKC", text)

@@ -176,8 +176,7 @@ def check_zip_container(name: str, data: bytes, kind: str, limits: ArchiveLimits
             for chunk in _inflate(archive, info, name, limits, limits.max_total_bytes - total):
                 if chunk is None:
                     raise LoaderError(
-                        f"{name}: part {info.filename!r} is larger than {mib(limits.max_file_bytes)} "
-                        "uncompressed"
+                        f"{name}: part {info.filename!r} is larger than {mib(limits.max_file_bytes)} uncompressed"
                     )
                 total += len(chunk)
 

@@ -177,7 +177,7 @@ def _next_brace(css: str, at: int) -> int:
 
 
 def media_applies(queries: str) -> str:
-    """"always", "some" or "never": on which screens a media query list (`screen and (min-width: 768px)`,
+    """ "always", "some" or "never": on which screens a media query list (`screen and (min-width: 768px)`,
     `print`) is true."""
     results = [_query_applies(q.strip()) for q in queries.split(",")] or ["always"]
     if "always" in results:

@@ -126,6 +126,7 @@ def _collapsed(d: dict[str, str]) -> bool:
 
 def _off_screen(d: dict[str, str], font: float) -> bool:
     """Moved far past the page's top or left edge: a positioned box's offsets, negative margins, translate."""
+
     def far(value: str | None) -> bool:
         px = length_px(value, em=font) if value else None
         return px is not None and px <= OFF_SCREEN_PX

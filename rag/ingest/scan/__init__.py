@@ -58,9 +58,7 @@ class ScanResult:
         }
 
 
-def scan_text(
-    text: str, heading_path: Sequence[str] = (), source: str = "", hidden: Sequence[str] = ()
-) -> ScanResult:
+def scan_text(text: str, heading_path: Sequence[str] = (), source: str = "", hidden: Sequence[str] = ()) -> ScanResult:
     """Scan a chunk's `text`, its heading path and its source name, each as the model is shown it, and what
     invisible characters ingest removed from the text said (`hidden`: the runs, `rag.text.invisible`)."""
     found: dict[str, str] = {}

@@ -1,4 +1,4 @@
-""""Ignore your instructions" in each covered language, built from its words instead of listed as examples.
+""" "Ignore your instructions" in each covered language, built from its words instead of listed as examples.
 
 An attack on a model's rules has three parts: a verb of setting aside (ignore, oublie, vergiss), the rules
 (instructions, consignes, Anweisungen) and a word that points at the rules the model already has (previous,

@@ -146,6 +146,7 @@ _FAKE_TAG = [
     r"|<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<</?SYS>>",
 ]
 
+
 @dataclass(frozen=True)
 class Matcher:
     """A pattern, and a regex of words every match of it holds (`trigger`, optional): the pattern is only

@@ -71,8 +71,34 @@ _MIN_NOT_RUSSIAN_WORDS = 3
 # English letter frequencies (%): near enough for every Latin-script language to tell them from a cipher.
 _LETTER_LOG = [
     math.log(p / 100)
-    for p in (8.2, 1.5, 2.8, 4.3, 12.7, 2.2, 2.0, 6.1, 7.0, 0.15, 0.77, 4.0, 2.4, 6.7, 7.5, 1.9, 0.095, 6.0, 6.3,
-              9.1, 2.8, 0.98, 2.4, 0.15, 2.0, 0.074)
+    for p in (
+        8.2,
+        1.5,
+        2.8,
+        4.3,
+        12.7,
+        2.2,
+        2.0,
+        6.1,
+        7.0,
+        0.15,
+        0.77,
+        4.0,
+        2.4,
+        6.7,
+        7.5,
+        1.9,
+        0.095,
+        6.0,
+        6.3,
+        9.1,
+        2.8,
+        0.98,
+        2.4,
+        0.15,
+        2.0,
+        0.074,
+    )
 ]
 _MIN_SHIFT_LETTERS = 16  # below this, letter frequencies cannot tell one shift from another
 _MIN_CIPHER_LETTERS = 40  # below this, a line of code or a short heading can fit badly by chance
@@ -172,5 +198,3 @@ def _shift(text: str, k: int) -> str:
 
 def _latin(word: str) -> bool:
     return all(ch <= "\u024f" or "\u1e00" <= ch <= "\u1eff" for ch in word)
-
-
