@@ -125,6 +125,23 @@ class AppPage:
         self.page.wait_for_selector('[data-test-script-state="notRunning"]')
         self.page.wait_for_timeout(200)  # let the last deltas paint
 
+    def choose(self, combobox, option) -> None:  # noqa: ANN001 - playwright Locators
+        """Open a select box and click one of its options.
+
+        A rerun that ends while the menu is open closes it (and a click during a rerun may not open it),
+        so the menu is opened again, a few times, until the option shows.
+        """
+        for _ in range(4):
+            self.settle()
+            combobox.click()
+            try:
+                option.wait_for(timeout=10_000)
+                break
+            except Exception:  # noqa: BLE001 - the menu closed or never opened: settle and open it again
+                self.page.keyboard.press("Escape")
+        option.click()
+        self.settle()
+
     def problems(self) -> list[str]:
         """Exceptions and error alerts on screen (their text)."""
         shown = self.page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')

@@ -61,16 +61,7 @@ def test_documents_samples_upload_and_ingest(app: AppPage):
 
     # The chunk view of the hostile document: its text, raw, in the grid.
     app.settle()  # the ingest reruns once more to show its summary; a menu opened before that closes
-    chooser = app.page.get_by_role("combobox", name="Document")
-    option = app.page.get_by_role("option", name=HOSTILE_NAME)
-    chooser.click()
-    try:
-        option.wait_for(timeout=5000)
-    except Exception:  # noqa: BLE001 - a last rerun closed the menu: open it again
-        app.settle()
-        chooser.click()
-    option.click()
-    app.settle()
+    app.choose(app.page.get_by_role("combobox", name="Document"), app.page.get_by_role("option", name=HOSTILE_NAME))
     text = "\n".join(row["text"] for row in app.dataframe_rows(app.dataframe("Chunks of the chosen document")))
     for payload in PAYLOADS:
         assert payload in text, payload

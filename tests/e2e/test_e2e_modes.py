@@ -46,10 +46,8 @@ def app(sample_server, browser):  # noqa: ANN001, ANN201
 
 def pick_mode(app: AppPage, scope, mode: str) -> None:  # noqa: ANN001 - a playwright Locator
     """Choose `mode` in the retrieval form inside `scope` (its options say "multi-hop (what it does)", "HyDE (...)")."""
-    app.settle()
-    scope.get_by_role("combobox", name="Mode").click()
-    app.page.get_by_role("option", name=re.compile(rf"^{mode.replace('_', '-')} \(", re.IGNORECASE)).click()
-    app.settle()
+    option = app.page.get_by_role("option", name=re.compile(rf"^{mode.replace('_', '-')} \(", re.IGNORECASE))
+    app.choose(scope.get_by_role("combobox", name="Mode"), option)
 
 
 def expander(scope, label: str):  # noqa: ANN001, ANN201 - playwright Locators
