@@ -9,7 +9,8 @@ import numpy as np
 
 from rag.settings.config import Settings
 from rag.encoders.base import DenseEncoder, SpanVectors, SparseEncoder
-from rag.encoders.factory import dense_encoder, sparse_encoder
+from rag.encoders.dense_onnx import Placement
+from rag.encoders.factory import DenseSpec, sparse_encoder
 from rag.encoders.sparse import FastembedBm25Encoder
 from rag.errors import ModelMismatchError
 from rag.store.journal import Journal
@@ -38,10 +39,15 @@ class CollectionDense:
         return self.encoder.name
 
     @property
-    def encoder(self) -> DenseEncoder:
+    def spec(self) -> DenseSpec:
+        """What builds the current encoder (a worker process builds the same one: rag/encoders/pool.py)."""
         record = self._store.collection_models()
         runtime = record.runtime_for(self._settings.dense_runtime) if record else self._settings.dense_runtime
-        return dense_encoder(self._settings.dense_model, runtime, self._settings.data_dir / "models")
+        return dense_spec(self._settings, runtime)
+
+    @property
+    def encoder(self) -> DenseEncoder:
+        return self.spec.build()
 
     @property
     def dim(self) -> int:
@@ -68,6 +74,11 @@ class CollectionDense:
         self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], batch_size: int = 64
     ) -> SpanVectors:
         return self.encoder.encode_spans(texts, spans, batch_size)
+
+
+def dense_spec(settings: Settings, runtime: str) -> DenseSpec:
+    """The configured dense model on `runtime`, placed on the configured device."""
+    return DenseSpec(settings.dense_model, runtime, settings.data_dir / "models", Placement(settings.device))
 
 
 class CollectionSparse:

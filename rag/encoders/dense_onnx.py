@@ -36,21 +36,55 @@ class _Loaded:
     inputs: tuple[str, ...]
 
 
-_sessions: dict[tuple[Path, ModelFolder], _Loaded] = {}
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a session runs the model (Settings.device) and with how many CPU threads (0: ONNX Runtime's
+    default, one per core); a pool's workers each take their share of the cores (rag/encoders/pool.py)."""
+
+    device: str = "auto"  # as Settings.device's default, so the app and a bare `dense_encoder` share one encoder
+    threads: int = 0
+
+
+# Keyed by the providers a placement resolves to, so "auto" and "cpu" share one session on a machine without a GPU.
+_sessions: dict[tuple[Path, ModelFolder, tuple[str, ...], int], _Loaded] = {}
 _sessions_lock = threading.Lock()
 
 
-def _session(folder: ModelFolder, target: Path, name: str) -> _Loaded:
-    """One ONNX Runtime session per export file (and model folder, whose tokenizer it holds) per
-    process, however many data dirs point at it."""
-    key = (target.resolve(), folder)
+def _session(folder: ModelFolder, target: Path, name: str, placement: Placement = Placement()) -> _Loaded:
+    """One ONNX Runtime session per export file (and model folder, whose tokenizer it holds), providers
+    and thread count per process, however many data dirs point at it."""
+    import onnxruntime
+
+    providers, fallback = providers_for(placement.device, onnxruntime.get_available_providers())
+    # Said by every encoder that asked for a GPU, also when its CPU session is already open.
+    if fallback:
+        (log.warning if placement.device == "cuda" else log.debug)(fallback)
+    key = (target.resolve(), folder, tuple(providers), placement.threads)
     with _sessions_lock:
         if key not in _sessions:
-            _sessions[key] = _open_session(folder, target, name)
+            _sessions[key] = _open_session(folder, target, name, providers, placement)
         return _sessions[key]
 
 
-def _open_session(folder: ModelFolder, target: Path, name: str) -> _Loaded:
+def providers_for(device: str, available: Sequence[str]) -> tuple[list[str], str]:
+    """The execution providers for `device` given those this onnxruntime has, and what to tell the user
+    when a GPU was asked for and cannot be used ("" otherwise). The caller warns for "cuda" only: "auto"
+    on a machine without a GPU means CPU, and its every model load saying so would be noise."""
+    if device == "cpu":
+        return [CPU], ""
+    if CUDA in available:
+        return [CUDA, CPU], ""
+    return [CPU], (
+        f"RAGSCOPE_DEVICE={device}: this onnxruntime has no CUDA provider (it has {', '.join(available)}); "
+        "the dense model runs on CPU. For a GPU: pip install onnxruntime-gpu, with an NVIDIA driver and CUDA 12"
+    )
+
+
+def _open_session(folder: ModelFolder, target: Path, name: str, providers: list[str], placement: Placement) -> _Loaded:
     import onnxruntime
     from tokenizers import Tokenizer
 
@@ -58,17 +92,22 @@ def _open_session(folder: ModelFolder, target: Path, name: str) -> _Loaded:
     onnxruntime.disable_telemetry_events()  # onnxruntime would otherwise report usage
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = placement.threads
     # Idle worker threads sleep instead of spinning: on a shared machine spinning burns CPU time that
     # other processes (and our own tokeniser) need.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
-        session = onnxruntime.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+        session = onnxruntime.InferenceSession(str(target), options, providers=providers)
         tokenizer = Tokenizer.from_file(str(folder.path / "tokenizer.json"))
     except Exception as e:  # noqa: BLE001 - a damaged export or tokenizer file
         raise EncoderError(
             f"could not load dense model {name!r} on ONNX Runtime ({type(e).__name__}: {e}); "
             f"delete {target.parent} to export it again, or {TORCH_HINT}"
         ) from None
+    if CUDA in providers and CUDA not in session.get_providers():  # the provider is there, its CUDA libraries not
+        log.warning(
+            "RAGSCOPE_DEVICE=%s: ONNX Runtime could not start CUDA; the dense model runs on CPU", placement.device
+        )
     tokenizer.no_padding()  # tokenizer.json may pin a fixed padding length; batches pad to their longest instead
     tokenizer.enable_truncation(max_length=folder.max_seq_length)
     return _Loaded(session, tokenizer, tuple(i.name for i in session.get_inputs()))
@@ -83,8 +122,9 @@ class OnnxEncoder(LazyModel):
         assert vecs.shape == (1, enc.dim)
     """
 
-    def __init__(self, name: str, models_dir: Path, int8: bool = False) -> None:
+    def __init__(self, name: str, models_dir: Path, int8: bool = False, placement: Placement = Placement()) -> None:
         super().__init__()
+        self.placement = placement
         self.model = name  # the sentence-transformers name or folder the export is made from
         # What identifies its vectors (caches key on it): int8 ones are another space than the float ones.
         self.name = f"{name} (int8)" if int8 else name
@@ -106,7 +146,7 @@ class OnnxEncoder(LazyModel):
     def _build(self) -> _Loaded:
         folder = self.folder
         make = ensure_int8 if self._int8 else ensure_fused
-        return _session(folder, make(folder, self._models_dir, self.model), self.model)
+        return _session(folder, make(folder, self._models_dir, self.model), self.model, self.placement)
 
     def _token_states(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
         """One forward pass over `encodings` padded to their longest: (token states, attention mask)."""

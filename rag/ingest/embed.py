@@ -6,9 +6,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from rag.components import Components
+from rag.components import Components, dense_spec
 from rag.encoders.base import DenseEncoder
-from rag.encoders.factory import dense_encoder
+from rag.encoders.factory import DenseSpec
+from rag.encoders.pool import encode_batches
 from rag.ingest.plan import Plan
 from rag.ingest.scan import scan_text
 from rag.ingest.sentences import sentence_spans, sentence_texts
@@ -41,17 +42,18 @@ def embed_plans(
     texts = [c.embed_text for c in chunks]
     models = components.store.collection_models()
     sentences: list[Any] = [None] * len(added)
+    workers = components.settings.encode_workers  # late pooling stays in this process (encode_late)
     if models is not None and models.sentence_vectors and models.sentence_pooling == "late":
         dense, sentences = encode_late(components.dense, chunks, _stage(progress, "chunks"))
     else:
-        dense = _encode_sorted(components.dense, texts, _stage(progress, "chunks"))
+        spec = getattr(components.dense, "spec", None)  # None: a wrapped encoder (tests count calls), run here
+        dense = encode_texts(components.dense, texts, _stage(progress, "chunks"), spec, workers)
         if models is not None and models.sentence_vectors:
             encoder = components.dense
             if models.sentence_pooling == "separate-int8":
-                encoder = dense_encoder(
-                    components.settings.dense_model, INT8_RUNTIME, components.settings.data_dir / "models"
-                )
-            sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"))
+                spec = dense_spec(components.settings, INT8_RUNTIME)
+                encoder = spec.build()
+            sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"), spec, workers)
     sparse = components.sparse.encode_documents(texts) if texts else []
     points: dict[int, list[PointData]] = {id(p): [] for p in plans}
     for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):
@@ -64,16 +66,21 @@ def embed_plans(
 
 
 def encode_sentences(
-    dense: DenseEncoder, chunks: Sequence[Chunk], progress: Callable[[int, int], None] | None = None
+    dense: DenseEncoder,
+    chunks: Sequence[Chunk],
+    progress: Callable[[int, int], None] | None = None,
+    spec: DenseSpec | None = None,
+    workers: int = 1,
 ) -> list[np.ndarray]:
-    """Each chunk's `sentence_texts` vectors (one array per chunk), every distinct text encoded once.
+    """Each chunk's `sentence_texts` vectors (one array per chunk), every distinct text encoded once
+    (by `workers` processes building `spec`, as `encode_texts`).
 
     Chunks of one section share their heading line, so it is encoded once for all of them. Public so
     that bench/quality.py times exactly the work ingest adds for sentence vectors.
     """
     per_chunk = [sentence_texts(c) for c in chunks]
     unique = list(dict.fromkeys(t for texts in per_chunk for t in texts))
-    vectors = _encode_sorted(dense, unique, progress)
+    vectors = encode_texts(dense, unique, progress, spec, workers)
     row = {text: i for i, text in enumerate(unique)}
     return [vectors[[row[t] for t in texts]] for texts in per_chunk]
 
@@ -105,7 +112,7 @@ def encode_late(
     if beyond:
         alone = [texts[i][slice(*spans[i][j])] for i, j in beyond]
         unique = list(dict.fromkeys(alone))
-        encoded = _encode_sorted(dense, unique, None)
+        encoded = encode_texts(dense, unique, None)
         row = {text: k for k, text in enumerate(unique)}
         for (i, j), text in zip(beyond, alone, strict=True):
             sentences[i][j] = encoded[row[text]]
@@ -119,15 +126,26 @@ def _length_batches(texts: Sequence[str]) -> list[list[int]]:
     return [order[at : at + ENCODE_BATCH] for at in range(0, len(order), ENCODE_BATCH)]
 
 
-def _encode_sorted(
-    dense: DenseEncoder, texts: Sequence[str], progress: Callable[[int, int], None] | None
+def encode_texts(
+    dense: DenseEncoder,
+    texts: Sequence[str],
+    progress: Callable[[int, int], None] | None,
+    spec: DenseSpec | None = None,
+    workers: int = 1,
 ) -> np.ndarray:
-    """`texts` encoded in `_length_batches`, in input order; `progress(done, total)` after each batch."""
+    """`texts` encoded in `_length_batches`, in input order; `progress(done, total)` after each batch.
+
+    With `spec` and more than one of `workers` (Settings.encode_workers), the batches go to a pool of
+    processes each building the encoder `spec` names (rag/encoders/pool.py): the same batches, so the
+    same vectors. Public so that bench/encode_workers.py times exactly what ingest runs.
+    """
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)  # without loading the model for its dimension
     out = np.zeros((len(texts), dense.dim), dtype=np.float32)
-    for n, batch in enumerate(_length_batches(texts)):
-        out[batch] = dense.encode_documents([texts[i] for i in batch], batch_size=ENCODE_BATCH)
+    batches = _length_batches(texts)
+    encoded = encode_batches(dense, [[texts[i] for i in b] for b in batches], ENCODE_BATCH, spec, workers)
+    for n, (batch, vectors) in enumerate(zip(batches, encoded, strict=True)):
+        out[batch] = vectors
         if progress:
             progress(min((n + 1) * ENCODE_BATCH, len(texts)), len(texts))
     return out

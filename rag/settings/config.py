@@ -32,6 +32,7 @@ SENTENCE_POOLINGS = ("separate-int8", "separate", "late")
 # they share a collection; the int8-quantised export gives other vectors.
 INT8_RUNTIME = "onnx-int8"  # the int8-quantised ONNX export: its own vector space (CollectionModels.runtime_for)
 DENSE_RUNTIMES = ("torch", "onnx", INT8_RUNTIME)
+DEVICES = ("auto", "cuda", "cpu")  # where ONNX Runtime runs the dense model (Settings.device)
 # A collection name becomes a file and folder name under the data dir (edge store, journal): no path
 # separators, no leading dot (so never `.` / `..`), and short enough for any file system.
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
@@ -327,6 +328,20 @@ class Settings:
         help="onnx (ONNX Runtime on the same weights, exported once; PyTorch's vectors, no torch in the process), "
         "torch (sentence-transformers) or onnx-int8 (that export quantised to int8: faster, its own vector space); "
         "an existing collection keeps its space",
+    )  # fmt: skip
+    # Ingest's dense encoding in worker processes, each with its share of the cores (rag/encoders/pool.py);
+    # measured against one process in bench/encode_workers.py (bench/README.md, "encode workers").
+    encode_workers: int = setting(
+        1, env="RAGSCOPE_ENCODE_WORKERS", label="encode workers", lo=0, hi=256,
+        help="Processes that encode chunks at ingest: 1 encodes in this process (ONNX Runtime's threads use the "
+        "cores), 0 one per core, N that many",
+    )  # fmt: skip
+    # Where ONNX Runtime runs the dense model (rag/encoders/dense_onnx.py providers_for): a GPU needs
+    # onnxruntime-gpu and a CUDA driver; without them it runs on CPU and says so.
+    device: str = setting(
+        "auto", env="RAGSCOPE_DEVICE", label="device", choices=DEVICES,
+        help="auto (a GPU through ONNX Runtime's CUDA provider when there is one, else CPU), cuda (the same, "
+        "warning when it falls back to CPU) or cpu",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
