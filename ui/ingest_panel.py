@@ -26,6 +26,7 @@ from rag.ingest.plan import diff_document
 from rag.ingest.repeated import drop_repeated
 from rag.ingest.results import IngestSummary, Prepared
 from rag.ingest.loaders.document import load_document
+from rag.ingest.loaders.formats import format_labels
 from rag.ingest.loaders.pdf import NO_TEXT_LAYER
 from rag.ingest.eta import Eta
 from rag.ingest.upload_limit import limit_problem, uploader_cap_mb
@@ -90,8 +91,7 @@ def upload_box(max_upload_mb: int, key: str) -> list:
     st.html(HIDE_TRANSPORT_LIMIT)
     return (
         st.file_uploader(
-            f"Files (Markdown, text, HTML, PDF, DOCX, reStructuredText, AsciiDoc, PowerPoint, EPUB, Python) or .zip "
-            f"archives of folders, up to {mib(max_upload_mb * MIB)} each",
+            f"Files ({format_labels()}) or .zip archives of folders, up to {mib(max_upload_mb * MIB)} each",
             accept_multiple_files=True,
             key=key,
             max_upload_size=uploader_cap_mb(max_upload_mb, server_mb),

@@ -13,6 +13,7 @@ from rag.cli.collections_cmd import collection_option
 from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.components import Components
 from rag.errors import RagError
+from rag.ingest.loaders.formats import format_suffixes
 from rag.ingest.loaders.archive import ArchiveLimits, expand_zip, is_zip_name
 from rag.catalog.documents import delete_document, flagged_chunks, list_documents, sentence_vectors_stored
 from rag.types import clean_tags
@@ -100,7 +101,7 @@ def _ingest_paths(
         click.echo(f"skipped {path}: {reason}", err=True)
     files = list(collected.files)
     if not files:
-        raise click.ClickException("no supported files found (.md, .txt, .html, .pdf, .docx, .zip)")
+        raise click.ClickException(f"no supported files found ({format_suffixes()}, .zip)")
     tag_list = clean_tags(tags.split(",")) if tags is not None else None
     limits = ArchiveLimits.for_upload_mb(components.settings.max_upload_mb)
     clashes = _clashes(files, components.settings.max_upload_mb, limits)

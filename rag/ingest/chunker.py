@@ -19,11 +19,13 @@ import bisect
 import math
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rag.errors import ConfigError
 from rag.ingest.semantic import semantic_breaks
 from rag.settings.config import ChunkConfig
+from rag.settings.extensions import STRATEGIES, check_dispatch
 from rag.text.definitions import definition_items
 from rag.text.headings import ATX_HEADING, stored_title
 from rag.text.sentences import SENTENCE_END, split_sentences, trim_span
@@ -75,22 +77,7 @@ def chunk_document(doc: Document, config: ChunkConfig | None = None, dense: Dens
     sections = parse_sections(doc.text)
     if config.definition_sections:
         sections = definition_sections(doc.text, sections, config.size)
-    if config.strategy == "heading":
-        spans = [
-            span for s in sections for span in _pack(doc.text, _unit_blocks(doc.text, s.start, s.end), config.size)
-        ]
-    elif config.strategy == "sentence":
-        spans = [
-            span for s in sections for span in _pack(doc.text, _sentence_blocks(doc.text, s.start, s.end), config.size)
-        ]
-    elif config.strategy == "fixed":
-        spans = _fixed(doc.text, config.size, config.overlap)
-    elif config.strategy == "semantic":
-        spans = _semantic(doc.text, sections, config.size, dense)
-    elif config.strategy == "code":
-        spans = [span for s in sections for span in _pack(doc.text, _code_units(doc.text, s.start, s.end), config.size)]
-    else:
-        spans = [span for s in sections for span in _recursive(doc.text, s.start, s.end, config.size, config.overlap)]
+    spans = _SPANS[config.strategy](doc.text, sections, config, dense)
     return _make_chunks(doc, sections, spans, config.heading_weight)
 
 
@@ -425,3 +412,28 @@ def _make_chunks(
             )
         )
     return chunks
+
+
+_Spans = Callable[[str, "list[Section]", ChunkConfig, "DenseEncoder | None"], list[tuple[int, int]]]
+
+
+def _per_section(blocks: Callable[[str, int, int], list[_Block]]) -> _Spans:
+    """A strategy that packs `blocks` (units of one section) up to the size, section by section."""
+    return lambda text, sections, config, _dense: [
+        span for s in sections for span in _pack(text, blocks(text, s.start, s.end), config.size)
+    ]
+
+
+# strategy -> its spans; the names and what each does are registered in rag/settings/extensions.py, and a
+# strategy registered there without spans here fails at import.
+_SPANS: dict[str, _Spans] = {
+    "heading": _per_section(_unit_blocks),
+    "sentence": _per_section(_sentence_blocks),
+    "code": _per_section(_code_units),
+    "fixed": lambda text, _sections, config, _dense: _fixed(text, config.size, config.overlap),
+    "semantic": lambda text, sections, config, dense: _semantic(text, sections, config.size, dense),
+    "recursive": lambda text, sections, config, _dense: [
+        span for s in sections for span in _recursive(text, s.start, s.end, config.size, config.overlap)
+    ],
+}
+check_dispatch("chunk strategies", STRATEGIES, _SPANS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.settings.config import MODES
+from rag.settings.extensions import MODES_TABLE
 from rag.errors import ConfigError
 from rag.modes.fusion import HOP_FUSIONS
 
@@ -20,29 +21,14 @@ AGENT_OFFLINE = (
     "to search next; use multi_hop or corrective for what can be done without a model"
 )
 
-# What each mode does, offline and with Claude: one line for pickers, captions and the CLI.
-_OFFLINE = {
-    "plain": "plain (one hybrid search, reranked)",
-    "hyde": "HyDE (pseudo-document: extractive first pass)",
-    "multi_hop": "multi-hop (2 hops: hop 2 adds salient terms of hop 1's best chunk)",
-    "corrective": (
-        "corrective (graded by the answer gate's relevance; retries with PRF, more candidates, union; else abstains)"
-    ),
-    "agent": "agent (unavailable: needs ANTHROPIC_API_KEY)",
-}
-_CLAUDE = {
-    "plain": _OFFLINE["plain"],
-    "hyde": "HyDE (Claude writes the hypothetical passage)",
-    "multi_hop": "multi-hop (Claude judges sufficiency and writes each follow-up query)",
-    "corrective": "corrective (Claude grades each chunk 0-3; retries with PRF, more candidates, union; else abstains)",
-    "agent": "agent (Claude calls search_docs as often as it needs, then answers with citations)",
-}
-
 
 def describe_mode(mode: str, claude: bool) -> str:
-    """What `mode` does with (`claude`) or without a model, honestly:
+    """What `mode` does with (`claude`) or without a model, honestly (its row in rag/settings/extensions.py):
     "HyDE (pseudo-document: extractive first pass)"."""
-    return (_CLAUDE if claude else _OFFLINE).get(mode, mode)
+    row = next((m for m in MODES_TABLE if m.name == mode), None)
+    if row is None:
+        return mode
+    return row.with_claude if claude else row.description
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ without one, each does what can honestly be done offline and says so in `ModeRes
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rag.components import Components
@@ -20,6 +21,7 @@ from rag.modes.llm import Claude
 from rag.modes.multihop import run_multi_hop
 from rag.modes.options import AGENT_OFFLINE, ModeOptions
 from rag.settings.config import MODES
+from rag.settings.extensions import MODES_TABLE, check_dispatch
 from rag.modes.result import ModeResult
 from rag.retrieval.retrieve import retrieve
 from rag.types import ChunkFilter
@@ -39,6 +41,18 @@ def mode_unavailable(settings: Settings, mode: str, client: anthropic.Anthropic 
     if mode == "agent" and client is None and not settings.anthropic_api_key:
         return AGENT_OFFLINE
     return ""
+
+
+# mode -> its runner, over one signature; the names and descriptions are registered in
+# rag/settings/extensions.py, and a mode registered there without a runner here fails at import.
+_RUNNERS: dict[str, Callable[..., ModeResult]] = {
+    "plain": lambda c, q, config, flt, _options, _claude: ModeResult("plain", q, retrieve(c, q, config, flt)),
+    "hyde": lambda c, q, config, flt, _options, claude: run_hyde(c, q, config, flt, claude),
+    "multi_hop": run_multi_hop,
+    "corrective": run_corrective,
+    "agent": lambda c, q, config, flt, options, claude: SearchAgent(c, config, flt, options, claude).run(q),
+}
+check_dispatch("modes", MODES_TABLE, _RUNNERS)
 
 
 def run_mode(
@@ -79,17 +93,8 @@ def run_mode(
     question = " ".join(question.split())
     if not question:
         raise QuestionError("type a question first")
-    if mode == "plain":
-        return ModeResult("plain", question, retrieve(components, question, config, flt))
-    claude = Claude.from_settings(components.settings, client)
-    if mode == "hyde":
-        mr = run_hyde(components, question, config, flt, claude)
-    elif mode == "multi_hop":
-        mr = run_multi_hop(components, question, config, flt, options, claude)
-    elif mode == "corrective":
-        mr = run_corrective(components, question, config, flt, options, claude)
-    else:
-        mr = SearchAgent(components, config, flt, options, claude).run(question)
+    claude = None if mode == "plain" else Claude.from_settings(components.settings, client)
+    mr = _RUNNERS[mode](components, question, config, flt, options, claude)
     # A corrective retry changes the settings of its own search (PRF, candidates, fusion); the final
     # result carries the settings asked for, so replaying it re-runs the mode, and each attempt keeps its own.
     return dataclasses.replace(mr, result=dataclasses.replace(mr.result, config=config))

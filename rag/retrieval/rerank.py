@@ -25,7 +25,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -34,7 +34,8 @@ from rag.errors import ConfigError, EncoderError
 from rag.lazy import LazyModel
 from rag.ingest.sentences import sentence_texts
 from rag.store.base import Store
-from rag.settings.rerankers import CROSS_ENCODER_PREFIX, DEFAULT_WEIGHT, parse_reranker
+from rag.settings.extensions import check_dispatch
+from rag.settings.rerankers import CROSS_ENCODER_PREFIX, DEFAULT_WEIGHT, RERANKER_TABLE, RerankerName, parse_reranker
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
 
@@ -183,16 +184,19 @@ def get_reranker(name: str) -> Reranker:
     parsed = parse_reranker(name)
     if parsed.is_cross_encoder:
         return CrossEncoderReranker(parsed.model)
-    if parsed.base == "none":
-        return NoReranker()
-    if parsed.base == "dense-cosine":
-        return DenseCosineReranker()
-    weighted = {
-        "score-fusion": ScoreFusionReranker,
-        "sentence-maxsim": SentenceMaxSimReranker,
-        "maxsim-fusion": MaxSimFusionReranker,
-    }
-    return weighted[parsed.base](parsed.weight)
+    return _BUILT_IN[parsed.base](parsed)
+
+
+# Built-in name -> the reranker for its parsed setting; the names, what each does and which take a weight are
+# registered in rag/settings/rerankers.py, and one registered there without a class here fails at import.
+_BUILT_IN: dict[str, Callable[[RerankerName], Reranker]] = {
+    "none": lambda _parsed: NoReranker(),
+    "dense-cosine": lambda _parsed: DenseCosineReranker(),
+    "score-fusion": lambda parsed: ScoreFusionReranker(parsed.weight),
+    "sentence-maxsim": lambda parsed: SentenceMaxSimReranker(parsed.weight),
+    "maxsim-fusion": lambda parsed: MaxSimFusionReranker(parsed.weight),
+}
+check_dispatch("rerankers", RERANKER_TABLE, _BUILT_IN)
 
 
 def exact_dense_scores(ctx: RerankContext, chunks: Sequence[StoredChunk]) -> list[float]:

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from rag.errors import ConfigError
+from rag.settings.extensions import MODES_TABLE, STRATEGIES, names
 from rag.settings.rerankers import parse_reranker
 from rag.text.cjk import SPARSE_TOKENIZERS
 from rag.settings.spec import check_fields, from_env, setting
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
-# "semantic" cuts where neighbouring sentences' dense vectors drift apart (rag/ingest/semantic.py); "code" keeps
-# code blocks and Python's functions and classes whole (rag/ingest/loaders/code.py). Neither is the default.
-CHUNK_STRATEGIES = ("heading", "recursive", "sentence", "fixed", "semantic", "code")
+# Registered once, with what each does (rag/settings/extensions.py).
+CHUNK_STRATEGIES = names(STRATEGIES)
 # What the answerer is handed for each final hit: the chunk itself, or the whole section around it.
 ANSWER_CONTEXTS = ("chunk", "section")
 SENTENCE_POOLINGS = ("separate-int8", "separate", "late")
@@ -52,8 +52,9 @@ def validate_collection_name(name: str) -> str:
     return name
 
 
-# Retrieval modes (rag/modes): every one but plain adds steps around retrieve(); off (plain) by default.
-MODES = ("plain", "hyde", "multi_hop", "corrective", "agent")
+# Retrieval modes (rag/modes, registered in rag/settings/extensions.py): every one but plain adds steps around
+# retrieve(); off (plain) by default.
+MODES = names(MODES_TABLE)
 
 
 @dataclass(frozen=True)

@@ -11,20 +11,40 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.errors import ConfigError
+from rag.settings.extensions import Extension
 
+
+@dataclass(frozen=True)
+class RerankerRow(Extension):
+    """A built-in reranker: `weight` names what its `:<weight>` parameter weighs ("" for none); `sentences`:
+    it scores sentences (reads the sentence vectors stored at ingest, or encodes them per question)."""
+
+    weight: str = ""
+    sentences: bool = False
+
+
+# Every built-in reranker, registered once (cross-encoder:<model> is the one open-ended name): the picker's
+# lines, error messages and `rag.retrieval.rerank.get_reranker`'s dispatch (checked at import there) derive
+# from it, and tests/test_docs_match_registries.py holds the docs to it.
+_RERANK = "rag.retrieval.rerank"
+RERANKER_TABLE: tuple[RerankerRow, ...] = (
+    RerankerRow("none", "keep the fused order", _RERANK),
+    RerankerRow("dense-cosine", "cosine with the stored dense vectors", _RERANK),
+    RerankerRow("score-fusion", "min-max mix of exact dense and BM25 scores (score-fusion:<dense weight>)", _RERANK,
+                "dense weight"),
+    RerankerRow("sentence-maxsim",
+                "best sentence vs question, blended with chunk cosine (sentence-maxsim:<sentence weight>)", _RERANK,
+                "sentence weight"),
+    RerankerRow("maxsim-fusion", "score-fusion with sentence-maxsim as its dense side (maxsim-fusion:<dense weight>)",
+                _RERANK, "dense weight", sentences=True),
+)  # fmt: skip
 # Name -> one line for the inspector's reranker picker and error messages.
-RERANKERS = {
-    "none": "keep the fused order",
-    "dense-cosine": "cosine with the stored dense vectors",
-    "score-fusion": "min-max mix of exact dense and BM25 scores (score-fusion:<dense weight>)",
-    "sentence-maxsim": "best sentence vs question, blended with chunk cosine (sentence-maxsim:<sentence weight>)",
-    "maxsim-fusion": "score-fusion with sentence-maxsim as its dense side (maxsim-fusion:<dense weight>)",
-}
+RERANKERS = {row.name: row.description for row in RERANKER_TABLE}
 CROSS_ENCODER_PREFIX = "cross-encoder:"
-_WEIGHTED = ("score-fusion", "sentence-maxsim", "maxsim-fusion")
+_WEIGHTED = tuple(row.name for row in RERANKER_TABLE if row.weight)
 DEFAULT_WEIGHT = 0.5
 ACCEPTED = (
-    f"one of {', '.join(RERANKERS)} (score-fusion, sentence-maxsim and maxsim-fusion take :<weight between 0 and 1>) "
+    f"one of {', '.join(RERANKERS)} ({', '.join(_WEIGHTED)} take :<weight between 0 and 1>) "
     f"or {CROSS_ENCODER_PREFIX}<model name or path>"
 )
 
@@ -71,7 +91,7 @@ def is_cross_encoder(name: str) -> bool:
 def reads_sentence_vectors(name: str) -> bool:
     """Whether the reranker scores sentences (it reads the sentence vectors stored at ingest, or encodes them
     per question)."""
-    return name.partition(":")[0] in ("sentence-maxsim", "maxsim-fusion")
+    return name.partition(":")[0] in {row.name for row in RERANKER_TABLE if row.sentences}
 
 
 def describe_reranker(name: str) -> str:
@@ -97,8 +117,8 @@ def offered_reranker(name: str, configured: str) -> str:
         return name
     offered = ", ".join(dict.fromkeys([configured, *RERANKERS]))
     raise ConfigError(
-        f"reranker {name!r} is not offered here; choose one of {offered} (score-fusion, sentence-maxsim and "
-        "maxsim-fusion take :<weight>); another model has to be configured as RAGSCOPE_RERANKER"
+        f"reranker {name!r} is not offered here; choose one of {offered} ({', '.join(_WEIGHTED)} take "
+        ":<weight>); another model has to be configured as RAGSCOPE_RERANKER"
     )
 
 

@@ -6,9 +6,12 @@ in fastembed and onnxruntime, seconds of start-up that `ragscope --help` should 
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rag.settings.config import Settings
+from rag.settings.extensions import Extension
 from rag.store.base import CollectionModels, FusedQuery, PointData, Store, chunk_payload, document_info
 
 if TYPE_CHECKING:
@@ -29,15 +32,28 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class Backend(Extension):
+    """A store backend: `cls` is its `Store` subclass in `module`, `chosen_when` the setting that picks it."""
+
+    cls: str = ""
+    chosen_when: str = ""
+
+
+# Every store backend, registered once: the lazy attributes below and the docs' list derive from it
+# (tests/test_docs_match_registries.py); each must pass tests/test_store_contract.py.
+BACKENDS: tuple[Backend, ...] = (
+    Backend("edge", "Qdrant's own engine in-process (qdrant-edge-py), under the data dir", "rag.store.edge",
+            "EdgeStore", "QDRANT_URL is unset"),
+    Backend("client", "qdrant-client: a Qdrant server, or its local mode", "rag.store.client", "ClientStore",
+            "QDRANT_URL is set"),
+)  # fmt: skip
+
+
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - PEP 562 lazy attributes
-    if name == "ClientStore":
-        from rag.store.client import ClientStore
-
-        return ClientStore
-    if name == "EdgeStore":
-        from rag.store.edge import EdgeStore
-
-        return EdgeStore
+    for backend in BACKENDS:
+        if backend.cls == name:
+            return getattr(importlib.import_module(backend.module), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

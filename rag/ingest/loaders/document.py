@@ -13,6 +13,7 @@ from typing import Callable
 
 from rag.errors import LoaderError
 from rag.ingest.loaders.archive import ArchiveLimits, check_zip_container
+from rag.ingest.loaders.formats import BY_KIND
 from rag.ingest.loaders.names import ZIP_KINDS, kind_of, original_name, safe_source
 from rag.ingest.loaders.parsed import Parsed
 from rag.types import Document
@@ -101,23 +102,7 @@ def _clean_part(text: str) -> tuple[str, tuple[tuple[int, str], ...]]:
     return drop_invisible(text.strip("\n"))
 
 
-# kind -> (module, parser): each format's module, and the library it wraps (BeautifulSoup, pypdf,
-# python-docx, docutils, python-pptx, ebooklib), is imported the first time a file of that kind is read,
-# so start-up pays for none.
-_PARSERS: dict[str, tuple[str, str]] = {
-    "markdown": ("rag.ingest.loaders.text", "parse_markdown"),
-    "text": ("rag.ingest.loaders.text", "parse_text"),
-    "html": ("rag.ingest.loaders.html", "parse_html"),
-    "pdf": ("rag.ingest.loaders.pdf", "parse_pdf"),
-    "docx": ("rag.ingest.loaders.docx", "parse_docx"),
-    "rst": ("rag.ingest.loaders.rst", "parse_rst"),
-    "asciidoc": ("rag.ingest.loaders.adoc", "parse_adoc"),
-    "pptx": ("rag.ingest.loaders.pptx", "parse_pptx"),
-    "epub": ("rag.ingest.loaders.epub", "parse_epub"),
-    "python": ("rag.ingest.loaders.code", "parse_python"),
-}
-
-
 def _parser(kind: str) -> Callable[[bytes, str], Parsed | tuple[str, tuple[int, ...], str]]:
-    module, name = _PARSERS[kind]
+    """The kind's parser (formats.FORMATS), its module (and the library it wraps) imported on first use."""
+    module, name = BY_KIND[kind].parser.split(":")
     return getattr(importlib.import_module(module), name)

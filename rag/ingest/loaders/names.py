@@ -7,25 +7,12 @@ import posixpath
 import unicodedata
 
 from rag.errors import LoaderError
+from rag.ingest.loaders.formats import FORMATS
 
-KINDS = {
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".txt": "text",
-    ".text": "text",
-    ".html": "html",
-    ".htm": "html",
-    ".pdf": "pdf",
-    ".docx": "docx",
-    ".rst": "rst",
-    ".adoc": "asciidoc",
-    ".asciidoc": "asciidoc",
-    ".pptx": "pptx",
-    ".epub": "epub",
-    ".py": "python",
-}
+# suffix -> kind, and the kinds that are zip archives: both from the one format table (formats.py).
+KINDS = {suffix: f.kind for f in FORMATS for suffix in f.suffixes}
 SUPPORTED_SUFFIXES = tuple(KINDS)
-ZIP_KINDS = {"docx", "pptx", "epub"}  # formats that are zip archives: held to the archive limits before parsing
+ZIP_KINDS = {f.kind for f in FORMATS if f.zipped}  # held to the archive limits before parsing
 MAX_SOURCE_CHARS = 200
 # Longer given names are recorded as their start and a hash: still one identity each, never a huge payload.
 MAX_ORIGINAL_CHARS = 1000
