@@ -2,18 +2,18 @@
 
 import streamlit as st
 
+from rag.answer.result import Answer
+from rag.ask.answerer import stream_answer
+from rag.ask.log import AskLog, AskRecord
+from rag.errors import RagError
+from rag.settings.config import RetrievalConfig
+from rag.settings.links import collection_param, inspector_params
 from ui import add_question, answer_view, forms, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.question_hint import question_hint
-from ui.setup import DEMO, page
-from rag.answer.result import Answer
-from rag.ask.answerer import stream_answer
 from ui.render import answer_html
 from ui.safe import say
-from rag.ask.log import AskLog, AskRecord
-from rag.settings.config import RetrievalConfig
-from rag.errors import RagError
-from rag.settings.links import collection_param, inspector_params
+from ui.setup import DEMO, page
 
 INSPECTOR = "pages/inspector.py"
 

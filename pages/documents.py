@@ -12,16 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import documents_view, ingest_panel
-from ui.chunks import chunk_browser
-from ui.outline import document_outline
-from ui.collections import switch_collection
-from ui.links import language_notice
-from ui.setup import page
-from ui.safe import say
 from rag.catalog.collections import SAMPLE_COLLECTION
-from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
-from rag.errors import RagError
 from rag.catalog.documents import (
     collection_stats,
     delete_document,
@@ -31,11 +22,20 @@ from rag.catalog.documents import (
     set_quarantine,
     set_tags,
 )
-from rag.types import clean_tags
-from rag.ingest.results import Prepared
 from rag.catalog.sample import SAMPLE_TAG, sample_files
+from rag.errors import RagError
+from rag.ingest.results import Prepared
 from rag.ingest.sentences import sentence_vectors_note
+from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.text.words import plural
+from rag.types import clean_tags
+from ui import documents_view, ingest_panel
+from ui.chunks import chunk_browser
+from ui.collections import switch_collection
+from ui.links import language_notice
+from ui.outline import document_outline
+from ui.safe import say
+from ui.setup import page
 
 components = page("Documents")
 settings = components.settings

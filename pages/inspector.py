@@ -17,21 +17,21 @@ from collections.abc import Hashable
 
 import streamlit as st
 
+from rag.catalog.documents import document_chunks, sentence_vectors_stored
+from rag.errors import RagError
+from rag.ingest.sentences import sentence_vectors_note
+from rag.inspect.compare import feedback_notes
+from rag.inspect.track import TrackReport, TrackTarget, find_target, refreshed, track
+from rag.modes.run import run_mode
+from rag.settings.config import RetrievalConfig
+from rag.settings.links import parse_inspector_params
+from rag.settings.rerankers import reads_sentence_vectors
+from rag.text.markdown import escape_markdown
+from rag.types import ChunkFilter
 from ui import forms, inspector_link, inspector_tools, inspector_view, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.safe import say
 from ui.setup import page, retrieval_on_page
-from rag.inspect.compare import feedback_notes
-from rag.settings.config import RetrievalConfig
-from rag.errors import RagError
-from rag.text.markdown import escape_markdown
-from rag.catalog.documents import document_chunks, sentence_vectors_stored
-from rag.settings.links import parse_inspector_params
-from rag.modes.run import run_mode
-from rag.ingest.sentences import sentence_vectors_note
-from rag.inspect.track import TrackReport, TrackTarget, find_target, refreshed, track
-from rag.settings.rerankers import reads_sentence_vectors
-from rag.types import ChunkFilter
 
 components = page("Search inspector")
 base = components.settings.retrieval

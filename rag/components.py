@@ -7,16 +7,16 @@ from typing import Sequence
 
 import numpy as np
 
-from rag.settings.config import Settings
 from rag.encoders.base import DenseEncoder, SpanVectors, SparseEncoder
 from rag.encoders.dense_onnx import Placement
 from rag.encoders.factory import DenseSpec, sparse_encoder
 from rag.encoders.sparse import FastembedBm25Encoder
 from rag.errors import ModelMismatchError
-from rag.store.journal import Journal
 from rag.lazy import LazyModel
+from rag.settings.config import Settings
 from rag.store import open_store
 from rag.store.base import CollectionModels, Store
+from rag.store.journal import Journal
 from rag.types import SparseVector
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import uuid
 import unicodedata
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 

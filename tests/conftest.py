@@ -18,7 +18,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from rag.components import Components, build_components  # noqa: E402
+from rag.components import build_components  # noqa: E402
 from rag.settings.config import Settings  # noqa: E402
 from rag.encoders.base import DenseEncoder  # noqa: E402
 from rag.encoders.factory import dense_encoder  # noqa: E402

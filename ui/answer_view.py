@@ -13,13 +13,13 @@ import pandas as pd
 import streamlit as st
 
 from rag.answer.result import Answer
-from rag.retrieval.result import Candidate
-from rag.retrieval.context import span_context
-from ui.render import SourcePanel, answer_html, md_escape, sources_html
-from ui.safe import say
 from rag.ask.log import AskRecord
 from rag.components import Components
+from rag.retrieval.context import span_context
+from rag.retrieval.result import Candidate
 from rag.text.words import plural, readable_time
+from ui.render import SourcePanel, answer_html, md_escape, sources_html
+from ui.safe import say
 
 
 def show_answer(components: Components, answer: Answer, demo: bool = False) -> None:

@@ -13,14 +13,19 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from ui.safe import say
-from ui.render import md_escape
-from rag.catalog.collections import create_collection, delete_collection, describe_collection, for_collection
-from rag.catalog.collections import require_collection
+from rag.catalog.collections import (
+    create_collection,
+    delete_collection,
+    describe_collection,
+    for_collection,
+    require_collection,
+)
 from rag.components import Components
-from rag.settings.config import Settings
 from rag.errors import RagError
+from rag.settings.config import Settings
 from rag.settings.links import COLLECTION
+from ui.render import md_escape
+from ui.safe import say
 
 ACTIVE = "ui_collection"  # the session's collection name
 _LINKED = "ui_collection_link"  # the last ?collection= applied

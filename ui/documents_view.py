@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import streamlit as st
 
-from ui import kept
-from ui.safe import say
 from rag.catalog.documents import CollectionStats
 from rag.components import Components
 from rag.errors import RagError
 from rag.types import DocumentInfo, StoredChunk
+from ui import kept
 from ui.chunks import CHUNK_COLUMNS, stored_rows
+from ui.safe import say
 
 
 def documents_overview(docs: Sequence[DocumentInfo]) -> None:

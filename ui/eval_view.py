@@ -17,13 +17,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ui.safe import say
-from ui import forms, gen_set_view, tune_view
-from ui.render import md_escape
-from rag.settings.labels import config_label
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
+from rag.eval.answers import metric_text
 from rag.eval.judge import FaithfulnessJudge
 from rag.eval.metrics import CONTEXT_PRECISION, KS
 from rag.eval.qsets import (
@@ -49,9 +45,13 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
-from rag.text.words import plural, readable_time
-from rag.eval.answers import metric_text
+from rag.settings.config import RetrievalConfig
+from rag.settings.labels import config_label
 from rag.text.wording import STAGE_TITLES
+from rag.text.words import plural, readable_time
+from ui import forms, gen_set_view, tune_view
+from ui.render import md_escape
+from ui.safe import say
 
 INSPECTOR = "pages/inspector.py"
 INSPECTOR_URL = "inspector"  # the inspector page's URL path, relative to this page

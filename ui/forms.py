@@ -16,12 +16,12 @@ from typing import Any
 
 import streamlit as st
 
-from ui.safe import say
-from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.modes.options import AGENT_OFFLINE, describe_mode
+from rag.settings.config import RetrievalConfig
 from rag.settings.rerankers import RERANKERS, describe_reranker, offered_reranker
 from rag.settings.spec import Knob, knobs
+from ui.safe import say
 
 CUSTOM = "other…"  # the reranker picker's entry for a name typed by hand
 GROUPS = ("mode", "core", "fusion", "cut", "expansion")

@@ -13,27 +13,27 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui.safe import say
-from ui.chunks import CHUNK_COLUMNS, chunk_rows, diff_rows
-from ui.render import md_escape
-from rag.ingest.loaders.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
 from rag.components import Components
 from rag.encoders.base import DenseEncoder
-from rag.settings.config import ChunkConfig
 from rag.errors import RagError
+from rag.ingest.eta import Eta
+from rag.ingest.loaders.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
+from rag.ingest.loaders.document import load_document
+from rag.ingest.loaders.formats import format_labels
+from rag.ingest.loaders.pdf import NO_TEXT_LAYER
 from rag.ingest.pipeline import ingest_files, preview
 from rag.ingest.plan import diff_document
 from rag.ingest.repeated import drop_repeated
 from rag.ingest.results import IngestSummary, Prepared
-from rag.ingest.loaders.document import load_document
-from rag.ingest.loaders.formats import format_labels
-from rag.ingest.loaders.pdf import NO_TEXT_LAYER
-from rag.ingest.eta import Eta
 from rag.ingest.upload_limit import limit_problem, uploader_cap_mb
+from rag.settings.config import ChunkConfig
 from rag.text.sizes import MIB, mib
-from ui.model_notes import model_notes
 from rag.text.words import plural
 from rag.types import Chunk, Document
+from ui.chunks import CHUNK_COLUMNS, chunk_rows, diff_rows
+from ui.model_notes import model_notes
+from ui.render import md_escape
+from ui.safe import say
 
 Item = tuple[str, bytes] | Prepared
 

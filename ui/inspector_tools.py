@@ -11,7 +11,6 @@ from collections.abc import Hashable
 
 import streamlit as st
 
-from ui.safe import say
 from rag.components import Components
 from rag.errors import RagError
 from rag.inspect.compare import Comparison, compare
@@ -20,6 +19,7 @@ from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 from rag.types import ChunkFilter
 from ui import forms, inspector_view, kept
+from ui.safe import say
 
 
 def compare_section(

@@ -13,17 +13,17 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.inspect.compare import Comparison, feedback_notes
-from rag.settings.labels import config_label
 from rag.inspect.explain import explain
-from rag.text.markdown import escape_markdown
 from rag.inspect.probe import ProbeReport
 from rag.inspect.track import TrackReport
-from rag.retrieval.result import STAGES, Candidate, RetrievalResult
-from rag.types import ChunkFilter
 from rag.retrieval.loss import LOSS_TITLES
+from rag.retrieval.result import STAGES, Candidate, RetrievalResult
+from rag.settings.config import RetrievalConfig
+from rag.settings.labels import config_label
+from rag.text.markdown import escape_markdown
+from rag.types import ChunkFilter
 from ui import mode_view
 from ui.chunks import chunk_text
 from ui.render import without_fences

@@ -15,8 +15,8 @@ from typing import Any
 
 import streamlit as st
 
-from rag.components import Components
 from rag.catalog.documents import list_documents
+from rag.components import Components
 from rag.retrieval.result import RetrievalResult
 
 

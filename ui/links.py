@@ -11,11 +11,11 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from ui.render import md_escape
 from rag.catalog.language import dense_language_note
 from rag.components import Components
 from rag.errors import RagError
 from rag.settings.links import collection_param
+from ui.render import md_escape
 
 
 def page_url(path: str, components: Components, **params: str) -> str:

@@ -16,17 +16,17 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from ui.safe import safe_text, say
-from ui.attempts import AttemptLimiter
 from rag.components import Components, build_components
+from rag.errors import RagError
 from rag.settings.collection_settings import in_force, with_collection_settings
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
-from rag.errors import RagError
 from rag.text.redact import redact_url
 from rag.text.words import plural
 from ui import collections as collection_ui
+from ui.attempts import AttemptLimiter
 from ui.links import page_url
+from ui.safe import safe_text, say
 
 APP_ICON = "🔎"
 DEMO = "ask_demo"  # the Ask page's demo-view toggle: app.py hides the page list while it is on

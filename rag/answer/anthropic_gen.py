@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from rag.answer.anthropic_client import AnthropicClient, sdk_client, text_of
 from rag.answer.prompt import NOT_IN_SOURCES, SYSTEM_PROMPT, build_user_message
 from rag.answer.result import Generation, Source
-from rag.settings.config import AnswerConfig
 from rag.errors import GenerationError
 from rag.retrieval.result import RetrievalResult
+from rag.settings.config import AnswerConfig
 
 if TYPE_CHECKING:
     import anthropic

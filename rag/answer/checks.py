@@ -24,14 +24,14 @@ from typing import Mapping, Sequence
 
 from rag.answer.citations import CitationMarker, answer_sentences, marker_like, parse_citations
 from rag.answer.prompt import NOT_IN_SOURCES
-from rag.answer.section_reads import section_reads
 from rag.answer.result import Source, source_label
+from rag.answer.section_reads import section_reads
 from rag.components import Components
-from rag.settings.config import AnswerConfig
 from rag.retrieval.rerank import stored_dense_scores
+from rag.retrieval.result import RetrievalResult
+from rag.settings.config import AnswerConfig
 from rag.settings.rerankers import is_cross_encoder
 from rag.text.fold import fold
-from rag.retrieval.result import RetrievalResult
 from rag.types import ChunkFilter
 
 

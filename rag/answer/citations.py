@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.text.sentences import split_sentences
 from rag.text.fold import fold
+from rag.text.sentences import split_sentences
 
 _ID = r"(?:[Ss]\d+|\d+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
 _MARKER = re.compile(rf"(?<!\w)\[\s*({_ID}(?:\s*[,;]\s*{_ID})*)\s*\](?!\()")

@@ -44,9 +44,9 @@ from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
 from rag.answer.terms import content_terms, idf, key_terms, without_term
 from rag.answer.units import Unit, quotable_units
-from rag.text.cjk import has_cjk
 from rag.encoders.base import DenseEncoder, english_only
 from rag.retrieval.result import RetrievalResult
+from rag.text.cjk import has_cjk
 from rag.text.words import plural
 
 _DENSE_WEIGHT = 0.6

@@ -25,21 +25,34 @@ from rag.answer.units import Unit
 OTHER = "other"
 
 _I = re.IGNORECASE
+# Each kind's cue in a question, tried in this order (`question_kind`).
+_REASON_CUE = re.compile(r"\bwhy\b|\bwhat('s| is) going on\b|\bwhat am i doing wrong\b|\bhow come\b|为什么|为何", _I)
+_VALUE_CUE = re.compile(
+    r"\bdefaults?\b|\bhow (many|much|long|big|large|often|old)\b|\bwhat (port|value|size|limit|version|number|"
+    r"timeout|encoding|format|range)\b|\b(maximum|minimum|max|min)\b|默认|缺省|多少|多大|多长|多久",
+    _I,
+)
+_LIST_CUE = re.compile(
+    r"\b(advantages|disadvantages|drawbacks|downsides|benefits|limitations|pros|cons|steps|options|"
+    r"differences|features|kinds|types|ways|requirements|caveats|restrictions|prerequisites)\b|"
+    r"\blist (the|all)\b|有哪些|哪些",
+    _I,
+)
+_HOW_CUE = re.compile(
+    r"\bhow (do|can|should|would|could|does|did|to|is|are|will)\b|\bhow\?|\bwhat('s| is) the (proper|right|best|"
+    r"correct|recommended|easiest|simplest) way\b|\bwhat (command|option|flag|function|method|setting|class)\b|"
+    r"\bwhich (command|option|flag|function|method|setting|class)\b|如何|怎么|怎样|用什么",
+    _I,
+)
+_DEFINITION_CUE = re.compile(
+    r"^\s*(what (is|are) (an? |the )?\S+( \S+)?\s*\??\s*$|what does \S+ mean)|什么是|是什么", _I
+)
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("reason", re.compile(r"\bwhy\b|\bwhat('s| is) going on\b|\bwhat am i doing wrong\b|\bhow come\b|为什么|为何", _I)),
-    ("value", re.compile(
-        r"\bdefaults?\b|\bhow (many|much|long|big|large|often|old)\b|\bwhat (port|value|size|limit|version|number|"
-        r"timeout|encoding|format|range)\b|\b(maximum|minimum|max|min)\b|默认|缺省|多少|多大|多长|多久", _I)),
-    ("list", re.compile(
-        r"\b(advantages|disadvantages|drawbacks|downsides|benefits|limitations|pros|cons|steps|options|"
-        r"differences|features|kinds|types|ways|requirements|caveats|restrictions|prerequisites)\b|"
-        r"\blist (the|all)\b|有哪些|哪些", _I)),
-    ("how", re.compile(
-        r"\bhow (do|can|should|would|could|does|did|to|is|are|will)\b|\bhow\?|\bwhat('s| is) the (proper|right|best|"
-        r"correct|recommended|easiest|simplest) way\b|\bwhat (command|option|flag|function|method|setting|class)\b|"
-        r"\bwhich (command|option|flag|function|method|setting|class)\b|如何|怎么|怎样|用什么", _I)),
-    ("definition", re.compile(
-        r"^\s*(what (is|are) (an? |the )?\S+( \S+)?\s*\??\s*$|what does \S+ mean)|什么是|是什么", _I)),
+    ("reason", _REASON_CUE),
+    ("value", _VALUE_CUE),
+    ("list", _LIST_CUE),
+    ("how", _HOW_CUE),
+    ("definition", _DEFINITION_CUE),
 )
 
 _CODE = re.compile(r"`[^`]+`")
@@ -47,11 +60,15 @@ _NUMBER = re.compile(r"\d")
 _SOLUTION = re.compile(
     r"\b(you (can|could|need to|have to|should|must|may)|use|pass|set|add|call|run|declare|import|create|"
     r"define|configure|install|enable|disable|specify|wrap|mount|override|raise|"
-    r"instead)\b|\bby \w+ing\b|\bto do (that|this|so)\b|可以|使用|运行|执行|设置|安装", _I)
+    r"instead)\b|\bby \w+ing\b|\bto do (that|this|so)\b|可以|使用|运行|执行|设置|安装",
+    _I,
+)
 _DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|默认|缺省", _I)
 _REASON = re.compile(
     r"\b(because|since|so that|in order to|otherwise|that's why|this is why|the reason|due to|as a result|"
-    r"which means|this means|so)\b|因为|由于|所以|因此|否则", _I)
+    r"which means|this means|so)\b|因为|由于|所以|因此|否则",
+    _I,
+)
 _IF = re.compile(r"\b(if|when|unless)\b|如果", _I)
 _DEFINES = re.compile(r"\b(is|are|means|refers to|is called|stands for)\b (an?|the|one|used)\b|是一", _I)
 _ENUMERATES = re.compile(r"[,;，、；].*[,;，、；]|\b(include|includes|such as)\b", _I)

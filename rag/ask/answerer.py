@@ -16,18 +16,18 @@ import time
 from typing import TYPE_CHECKING, Iterator
 
 from rag.answer.anthropic_gen import AnthropicGenerator
+from rag.answer.build import build_answer
 from rag.answer.checks import Gate, gate
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generator import Generator, relay
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Answer, Generation
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
-from rag.retrieval.result import RetrievalResult
-from rag.retrieval.retrieve import check_question
-from rag.answer.build import build_answer
 from rag.modes.result import ModeResult
 from rag.modes.run import run_mode
+from rag.retrieval.result import RetrievalResult
+from rag.retrieval.retrieve import check_question
+from rag.settings.config import RetrievalConfig
 from rag.types import ChunkFilter
 
 if TYPE_CHECKING:  # the SDK is imported where a client is made: importing it costs seconds

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from rag.answer.result import Answer
-from rag.settings.config import RetrievalConfig, Settings
 from rag.errors import ConfigError, StoreError
+from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.links import collection_param, inspector_params
 from rag.types import ChunkFilter
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag.components import Components, build_components
+from rag.errors import ConfigError, RagError
 from rag.settings.collection_settings import reset_collection_settings
 from rag.settings.config import Settings, validate_collection_name
-from rag.errors import ConfigError, RagError
 from rag.store import list_collections
 from rag.store.base import CollectionModels
 

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag.encoders.export import ONNX_DIR, export_problem, remake
+from rag.errors import ConfigError, EncoderError, StoreError, StoreLockedError
 from rag.settings.atomic import set_aside
 from rag.settings.collection_settings import load_collection_settings, settings_dir
 from rag.settings.config import Settings, validate_collection_name
-from rag.errors import ConfigError, EncoderError, StoreError, StoreLockedError
-from rag.store.journal import dead_owner, entry_problem
 from rag.store import list_collections
 from rag.store.base import CollectionModels
 from rag.store.client import ClientStore
 from rag.store.edge import EdgeStore
+from rag.store.journal import dead_owner, entry_problem
 from rag.text.redact import redact_url
 
 

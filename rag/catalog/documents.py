@@ -12,9 +12,8 @@ from typing import Sequence
 from rag.components import Components
 from rag.ingest.originals import Originals
 from rag.store.base import document_info
-from rag.types import QUARANTINED
 from rag.text.fold import match_key
-from rag.types import ChunkFilter, DocumentInfo, StoredChunk, clean_tags, stored_name
+from rag.types import QUARANTINED, ChunkFilter, DocumentInfo, StoredChunk, clean_tags, stored_name
 
 
 def list_documents(components: Components) -> list[DocumentInfo]:

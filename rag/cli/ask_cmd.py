@@ -9,11 +9,11 @@ import click
 from rag.answer.result import Answer
 from rag.ask.answerer import answer_question, stream_answer
 from rag.ask.log import AskLog
-from rag.cli.main import main, opened
 from rag.cli.collections_cmd import collection_option
+from rag.cli.main import main, opened
 from rag.cli.options import retrieval_options, with_options
-from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
+from rag.settings.config import RetrievalConfig
 
 
 @main.command()

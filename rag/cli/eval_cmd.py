@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from rag.cli.main import main, opened, progress_bar, settings_from_env
 from rag.cli.collections_cmd import collection_option
+from rag.cli.main import main, opened, progress_bar, settings_from_env
 from rag.cli.options import retrieval_options, with_options
-from rag.settings.labels import config_label
+from rag.eval.answers import metric_text
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir
 from rag.eval.judge import FaithfulnessJudge
 from rag.eval.metrics import CONTEXT_PRECISION
@@ -29,9 +29,9 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import verdict_title
-from rag.text.words import plural
-from rag.eval.answers import metric_text
+from rag.settings.labels import config_label
 from rag.text.wording import STAGE_TITLES
+from rag.text.words import plural
 
 MIN_CANDIDATES = 20  # so that recall@20 / hit@20 can count
 

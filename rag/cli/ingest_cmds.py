@@ -8,22 +8,21 @@ from pathlib import Path
 
 import click
 
-from rag.cli.main import main, opened, progress_bar
+from rag.catalog.documents import delete_document, flagged_chunks, list_documents, sentence_vectors_stored
 from rag.cli.collections_cmd import collection_option
-from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
+from rag.cli.main import main, opened, progress_bar
 from rag.components import Components
 from rag.errors import RagError
-from rag.ingest.loaders.formats import format_suffixes
 from rag.ingest.loaders.archive import ArchiveLimits, expand_zip, is_zip_name
-from rag.catalog.documents import delete_document, flagged_chunks, list_documents, sentence_vectors_stored
-from rag.types import clean_tags
+from rag.ingest.loaders.formats import format_suffixes
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.plan import name_clashes
-from rag.ingest.results import FileResult, IngestSummary
 from rag.ingest.reading import read_regular
-from rag.ingest.walk import collect_paths
+from rag.ingest.results import FileResult, IngestSummary
 from rag.ingest.sentences import sentence_vectors_note
-
+from rag.ingest.walk import collect_paths
+from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
+from rag.types import clean_tags
 
 # Files read and handed to ingest_files at a time: enough documents for its cross-document embedding
 # batches, few enough that a folder of large PDFs is never all in memory at once.

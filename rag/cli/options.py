@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from rag.settings.config import RetrievalConfig
 from rag.errors import ConfigError
+from rag.settings.config import RetrievalConfig
 from rag.settings.spec import Knob, knobs
 
 

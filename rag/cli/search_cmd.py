@@ -6,16 +6,16 @@ import json
 
 import click
 
-from rag.cli.main import main, opened
 from rag.cli.collections_cmd import collection_option
+from rag.cli.main import main, opened
 from rag.cli.options import retrieval_options, with_options
-from rag.inspect.compare import feedback_notes
-from rag.settings.labels import config_label
 from rag.components import Components
-from rag.settings.collection_settings import in_force
-from rag.settings.config import RetrievalConfig
+from rag.inspect.compare import feedback_notes
 from rag.retrieval.result import STAGES, Candidate
 from rag.retrieval.retrieve import retrieve
+from rag.settings.collection_settings import in_force
+from rag.settings.config import RetrievalConfig
+from rag.settings.labels import config_label
 from rag.types import ChunkFilter
 
 

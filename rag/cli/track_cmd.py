@@ -17,7 +17,6 @@ from rag.retrieval.loss import LOSS_TITLES
 from rag.retrieval.result import STAGES
 from rag.settings.config import RetrievalConfig
 
-
 _HELP = (
     "Follow a chunk (--chunk), a section (--source and --heading) or a chunk holding --text through every stage of "
     "QUESTION's retrieval: where it ranked, where it was lost, and the verified setting changes that bring it back. "

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag.components import Components
-from rag.settings.config import ChunkConfig
 from rag.errors import EvalSetError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import Question, QuestionSet
+from rag.ingest.loaders.names import safe_source
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.results import IngestSummary
-from rag.ingest.loaders.names import safe_source
+from rag.settings.config import ChunkConfig
 
 
 @dataclass(frozen=True)

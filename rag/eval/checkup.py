@@ -16,8 +16,8 @@ from rag.errors import EvalSetError
 from rag.eval import runs, tune
 from rag.eval.qsets import list_question_sets, load_question_set, sets_dir
 from rag.settings.atomic import set_aside
-from rag.settings.strict import sqlite_problem
 from rag.settings.config import Settings
+from rag.settings.strict import sqlite_problem
 
 _SQLITE_SIDES = ("-wal", "-shm")  # a database's write-ahead log and its index: they go where it goes
 

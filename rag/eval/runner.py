@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from rag.answer.generator import Generator
 from rag.ask.answerer import answer_question, default_generator
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord, answer_metrics
 from rag.eval.correctness import check_answer
@@ -30,13 +29,14 @@ from rag.eval.metrics import CONTEXT_PRECISION, by_query, context_precision_at_k
 from rag.eval.qsets import Question, QuestionSet
 from rag.eval.runs import EvalRun, QuestionResult, save_run
 from rag.eval.verdicts import inspector_link, judge_question
-from rag.settings.collection_settings import stored_in_run
-from rag.settings.labels import config_label
-from rag.settings.links import collection_param
-from rag.modes.run import run_mode
 from rag.modes.result import ModeResult
+from rag.modes.run import run_mode
 from rag.retrieval.fusion import uncut_fused_rank
 from rag.retrieval.result import STAGES, RetrievalResult
+from rag.settings.collection_settings import stored_in_run
+from rag.settings.config import RetrievalConfig
+from rag.settings.labels import config_label
+from rag.settings.links import collection_param
 
 Progress = Callable[[int, int, str], None]
 

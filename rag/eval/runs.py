@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord
 from rag.eval.history import opened
 from rag.eval.verdicts import INVALID, Verdict
+from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 
 FINAL_STAGE = "rerank"  # the pipeline's own order: what the answer is built from

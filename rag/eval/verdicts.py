@@ -22,13 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rag.settings.config import RetrievalConfig
 from rag.eval.answers import AnswerRecord
 from rag.eval.gold import GoldUnit, Resolution, SectionRef
-from rag.settings.links import inspector_params
 from rag.retrieval.fusion import QDRANT_FUSIONS
 from rag.retrieval.loss import LOSS_TITLES, outranked_by, where_lost
 from rag.retrieval.result import Candidate, RetrievalResult
+from rag.settings.config import RetrievalConfig
+from rag.settings.links import inspector_params
 
 if TYPE_CHECKING:
     from rag.modes.result import ModeResult

@@ -18,8 +18,8 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rag.errors import ConfigError

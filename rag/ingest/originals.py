@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag.settings.atomic import write_atomically
 from rag.ingest.loaders.names import kind_of
 from rag.ingest.loaders.text import decode_text
+from rag.settings.atomic import write_atomically
 
 _XML_TEXT = re.compile(rb"<w:t(?:\s[^>]*)?>([^<]*)</w:t>")
 

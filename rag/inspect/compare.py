@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.retrieval.result import RetrievalResult
 from rag.retrieval.retrieve import retrieve
+from rag.settings.config import RetrievalConfig
 from rag.types import ChunkFilter, StoredChunk
 
 

@@ -29,9 +29,9 @@ import numpy as np
 
 from rag.components import Components
 from rag.errors import RagError
+from rag.ingest.sentences import sentence_spans
 from rag.retrieval.rerank import sentence_cosines
 from rag.retrieval.result import RetrievalResult
-from rag.ingest.sentences import sentence_spans
 from rag.text.markdown import escape_markdown
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 

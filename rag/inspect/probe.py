@@ -12,12 +12,12 @@ import random
 from dataclasses import dataclass
 from typing import Callable
 
-from rag.text.fold import match_key
-from rag.text.sentences import split_sentences
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.retrieval.retrieve import retrieve
+from rag.settings.config import RetrievalConfig
+from rag.text.fold import match_key
+from rag.text.sentences import split_sentences
 from rag.types import ChunkFilter, StoredChunk
 
 Progress = Callable[[float, str], None]

@@ -22,19 +22,19 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from rag.components import Components
-from rag.settings.config import FUSION_METHODS, RetrievalConfig
 from rag.errors import RagError
-from rag.text.fold import reader_form
-from rag.text.headings import heading_names
 from rag.inspect.explain import get_chunk
 from rag.inspect.mode_trail import ModeTrail, mode_trail
 from rag.modes.result import ModeResult
 from rag.retrieval.fusion import uncut_fused_rank
 from rag.retrieval.loss import outranked_by, where_lost
 from rag.retrieval.rerank import RerankContext, get_reranker
-from rag.settings.rerankers import RERANKERS
 from rag.retrieval.result import Candidate, RetrievalResult
 from rag.retrieval.retrieve import retrieve
+from rag.settings.config import FUSION_METHODS, RetrievalConfig
+from rag.settings.rerankers import RERANKERS
+from rag.text.fold import reader_form
+from rag.text.headings import heading_names
 from rag.types import ChunkFilter, Hit, StoredChunk, stored_name
 
 FINAL = "final"

@@ -27,7 +27,6 @@ from rag.answer.prompt import (
 )
 from rag.answer.result import Generation, Source
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.errors import GenerationError, QuestionError, RagError
 from rag.modes.fusion import merge
 from rag.modes.llm import Claude
@@ -35,6 +34,7 @@ from rag.modes.options import ModeOptions
 from rag.modes.result import AgentStep, LlmCall, ModeResult, ToolCall
 from rag.retrieval.result import RetrievalResult
 from rag.retrieval.retrieve import check_question, retrieve
+from rag.settings.config import RetrievalConfig
 from rag.text.jsonobj import json_object
 from rag.types import ChunkFilter
 

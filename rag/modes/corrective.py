@@ -20,13 +20,13 @@ from collections.abc import Iterator
 from rag.answer.checks import relevance_scores
 from rag.answer.prompt import escape_source_text, wrap_sources
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.modes.fusion import keep_final
 from rag.modes.llm import SOURCES_ARE_DATA, Claude, labelled
 from rag.modes.options import ModeOptions
 from rag.modes.result import Attempt, CorrectiveStage, Grade, ModeResult
 from rag.retrieval.result import RetrievalResult
 from rag.retrieval.retrieve import retrieve
+from rag.settings.config import RetrievalConfig
 from rag.types import ChunkFilter
 
 GRADE_SYSTEM = f"""You grade retrieved documentation passages for relevance to a question, every passage in one reply.

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 
-from rag.answer.checks import gate
 from rag.answer.anthropic_client import refuse_if_cut, text_of
+from rag.answer.checks import gate
 from rag.answer.citations import neutralise_markers, parse_citations
 from rag.answer.extractive import ExtractiveGenerator, choose
-from rag.answer.terms import key_terms
 from rag.answer.prompt import escape_source_text
+from rag.answer.terms import key_terms
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.errors import GenerationError
 from rag.modes.fusion import merge
 from rag.modes.llm import Claude
 from rag.modes.result import HydeStage, ModeResult
 from rag.retrieval.result import RetrievalResult
 from rag.retrieval.retrieve import retrieve
+from rag.settings.config import RetrievalConfig
 from rag.types import ChunkFilter
 
 HYDE_SYSTEM = """You help a search engine over a documentation collection. Given a question, write the passage

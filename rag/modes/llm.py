@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from rag.answer.anthropic_client import AnthropicClient
 from rag.answer.result import Source, source_label
-from rag.settings.config import AnswerConfig, Settings
 from rag.modes.result import LlmCall
 from rag.retrieval.result import Candidate
+from rag.settings.config import AnswerConfig, Settings
 
 if TYPE_CHECKING:  # the SDK is imported where a client is made or called: importing it costs seconds
     import anthropic

@@ -19,13 +19,13 @@ from collections.abc import Sequence
 
 from rag.answer.prompt import escape_source_text, wrap_sources
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.modes.fusion import merge
 from rag.modes.llm import SOURCES_ARE_DATA, Claude, labelled
 from rag.modes.options import ModeOptions
 from rag.modes.result import Hop, ModeResult
 from rag.retrieval.result import Candidate
 from rag.retrieval.retrieve import retrieve
+from rag.settings.config import RetrievalConfig
 from rag.types import ChunkFilter, SparseVector
 
 JUDGE_SYSTEM = f"""You decide whether retrieved documentation passages are enough to answer a question, and if not,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag.settings.config import MODES
-from rag.settings.extensions import MODES_TABLE
 from rag.errors import ConfigError
 from rag.modes.fusion import HOP_FUSIONS
+from rag.settings.config import MODES
+from rag.settings.extensions import MODES_TABLE
 
 __all__ = ["AGENT_OFFLINE", "MODES", "ModeOptions", "describe_mode"]
 

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rag.components import Components
-from rag.settings.config import RetrievalConfig, Settings
 from rag.errors import ConfigError, QuestionError
 from rag.modes.agent import SearchAgent
 from rag.modes.corrective import run_corrective
@@ -20,10 +19,10 @@ from rag.modes.hyde import run_hyde
 from rag.modes.llm import Claude
 from rag.modes.multihop import run_multi_hop
 from rag.modes.options import AGENT_OFFLINE, ModeOptions
-from rag.settings.config import MODES
-from rag.settings.extensions import MODES_TABLE, check_dispatch
 from rag.modes.result import ModeResult
 from rag.retrieval.retrieve import retrieve
+from rag.settings.config import MODES, RetrievalConfig, Settings
+from rag.settings.extensions import MODES_TABLE, check_dispatch
 from rag.types import ChunkFilter
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from rag.components import Components
 from rag.catalog.documents import document_chunks
+from rag.components import Components
 from rag.types import Chunk
 
 # Small-to-big stops growing a section's context past this (a 100-page section is not one source).

@@ -31,11 +31,11 @@ import numpy as np
 
 from rag.encoders.base import TORCH_EXTRA, DenseEncoder
 from rag.errors import ConfigError, EncoderError
-from rag.lazy import LazyModel
 from rag.ingest.sentences import sentence_texts
-from rag.store.base import Store
+from rag.lazy import LazyModel
 from rag.settings.extensions import check_dispatch
 from rag.settings.rerankers import CROSS_ENCODER_PREFIX, DEFAULT_WEIGHT, RERANKER_TABLE, RerankerName, parse_reranker
+from rag.store.base import Store
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
 

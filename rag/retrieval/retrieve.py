@@ -23,17 +23,16 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-
 from rag.components import Components
-from rag.settings.config import RetrievalConfig
 from rag.errors import QuestionError
 from rag.retrieval.collapse import carried_siblings, fold_sections
 from rag.retrieval.context import section_contexts
 from rag.retrieval.dedupe import Repeats, find_repeats
-from rag.retrieval.prf import expand_query, rocchio
 from rag.retrieval.fusion import fused_search
+from rag.retrieval.prf import expand_query, rocchio
 from rag.retrieval.rerank import RerankContext, get_reranker
 from rag.retrieval.result import Candidate, QueryVectors, RetrievalResult, StageScore
+from rag.settings.config import RetrievalConfig
 from rag.store.base import stored_chunk
 from rag.types import Chunk, ChunkFilter, Hit
 

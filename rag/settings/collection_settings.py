@@ -28,10 +28,10 @@ from typing import Any
 
 from rag.errors import ConfigError
 from rag.settings.atomic import locked, write_atomically
-from rag.settings.strict import Damage, expect, read_object
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
 from rag.settings.spec import knobs
+from rag.settings.strict import Damage, expect, read_object
 
 DEFAULT, ENVIRONMENT, COLLECTION, GIVEN = "default", "environment", "collection", "given"
 _ORIGIN_WORDS = {

@@ -18,8 +18,8 @@ from typing import Any, Mapping
 from rag.errors import ConfigError
 from rag.settings.extensions import MODES_TABLE, STRATEGIES, names
 from rag.settings.rerankers import parse_reranker
-from rag.text.cjk import SPARSE_TOKENIZERS
 from rag.settings.spec import check_fields, from_env, setting
+from rag.text.cjk import SPARSE_TOKENIZERS
 
 FUSION_METHODS = ("rrf", "dbsf", "weighted_rrf", "union", "dense", "sparse")
 # Registered once, with what each does (rag/settings/extensions.py).

@@ -24,8 +24,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rag.settings.config import RetrievalConfig
 from rag.errors import ConfigError
+from rag.settings.config import RetrievalConfig
 from rag.settings.rerankers import offered_reranker
 from rag.settings.spec import Knob, knobs
 from rag.types import ChunkFilter, stored_name

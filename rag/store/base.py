@@ -7,15 +7,15 @@ The same contract tests run on both.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from abc import ABC, abstractmethod
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
-from rag.settings.config import INT8_RUNTIME, validate_collection_name
 from rag.errors import ModelMismatchError, RagError, StoreError
+from rag.settings.config import INT8_RUNTIME, validate_collection_name
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
 from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
 

@@ -12,8 +12,8 @@ from typing import Any, Sequence
 from qdrant_client import QdrantClient, models
 
 from rag.errors import StoreError
-from rag.store.base import SPARSE, CollectionModels, FilterTerms, FusedQuery, PointData, Store, store_call
 from rag.settings.config import validate_collection_name
+from rag.store.base import SPARSE, CollectionModels, FilterTerms, FusedQuery, PointData, Store, store_call
 from rag.text.redact import redact_url
 from rag.types import ChunkFilter, SparseVector
 

@@ -18,8 +18,18 @@ import qdrant_edge as qe
 from rag.errors import StoreError
 from rag.settings.atomic import write_atomically
 from rag.settings.strict import read_object
-from rag.store.base import DENSE, SENTENCES, SPARSE, CollectionModels, FusedQuery, PointData
-from rag.store.base import FilterTerms, Store, store_call, unlocked_store_call
+from rag.store.base import (
+    DENSE,
+    SENTENCES,
+    SPARSE,
+    CollectionModels,
+    FilterTerms,
+    FusedQuery,
+    PointData,
+    Store,
+    store_call,
+    unlocked_store_call,
+)
 from rag.store.lease import LINGER_S, WAIT_S, ShardLease
 from rag.types import ChunkFilter, SparseVector
 

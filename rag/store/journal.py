@@ -27,8 +27,8 @@ from typing import IO, Any, Iterator
 
 from rag.errors import StoreError
 from rag.settings.atomic import write_atomically
-from rag.settings.strict import Damage, parse_object, read_object
 from rag.settings.config import validate_collection_name
+from rag.settings.strict import Damage, parse_object, read_object
 from rag.store.base import Store
 
 PHASES = ("apply", "commit")

@@ -16,9 +16,9 @@ from rag.ingest.loaders.archive import ArchiveLimits, check_zip_container
 from rag.ingest.loaders.formats import BY_KIND
 from rag.ingest.loaders.names import ZIP_KINDS, kind_of, original_name, safe_source
 from rag.ingest.loaders.parsed import Parsed
-from rag.types import Document
 from rag.text.invisible import drop_invisible
 from rag.text.sizes import mib
+from rag.types import Document
 
 
 def load_document(name: str, data: bytes, max_bytes: int = 50 * 1024 * 1024) -> Document:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import io
 import re
 
+from rag.ingest.loaders.fences import fenced
 from rag.ingest.loaders.tables import rows_to_markdown
 from rag.ingest.loaders.text import decode_text
-from rag.ingest.loaders.fences import fenced
 
 # Never read a file, a URL or raw markup; never stop or print on a problem in the text.
 _SAFE_SETTINGS = {

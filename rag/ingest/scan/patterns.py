@@ -13,7 +13,9 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from rag.ingest.scan.lexicon import CHINESE, SPACED, C as _C, S as _S, ignore_patterns
+from rag.ingest.scan.lexicon import CHINESE, SPACED, ignore_patterns
+from rag.ingest.scan.lexicon import C as _C
+from rag.ingest.scan.lexicon import S as _S
 from rag.text.fold import skeleton
 
 _EN_RULES = r"(instructions?|prompts?|rules|directions|guidelines|guidance|directives|orders|commands)"
