@@ -45,80 +45,101 @@ class Unit:
 
 def quotable_units(source: Source) -> list[Unit]:
     """Sentences of a chunk's prose and list items, rows of its tables, with document spans (module docstring)."""
-    chunk = source.candidate.answer_chunk
-    text = chunk.text
-    units: list[Unit] = []
-    para_start: int | None = None
-    header: list[str] | None = None
-    in_fence = False
-    intro: int | None = None  # the unit that introduces what follows (a code block or a list)
-    items = 0  # list items carried by `intro` so far
-    pos = fence_start = 0
+    reader = _UnitReader(source)
+    for line in reader.text.split("\n"):
+        reader.line(line)
+    reader.close_paragraph(len(reader.text), reader.item_open)
+    return reader.units
 
-    def add(sentence: str, a: int, b: int, carries: str = "") -> None:
-        units.append(Unit(source.label, sentence, chunk.start + a, chunk.start + b, chunk.heading, carries, len(units)))
 
-    def close_paragraph(at: int, item: bool = False) -> None:
+class _UnitReader:
+    """One pass over a chunk's lines, a step per kind of line (fence, table row, blank, list item, prose)."""
+
+    def __init__(self, source: Source) -> None:
+        self.label = source.label
+        self.chunk = source.candidate.answer_chunk
+        self.text = self.chunk.text
+        self.units: list[Unit] = []
+        self.para_start: int | None = None
+        self.header: list[str] | None = None
+        self.in_fence = False
+        self.intro: int | None = None  # the unit that introduces what follows (a code block or a list)
+        self.items = 0  # list items carried by `intro` so far
+        self.pos = self.fence_start = 0
+        self.item_open = False  # the paragraph being read is a list item
+
+    def add(self, sentence: str, a: int, b: int, carries: str = "") -> None:
+        chunk = self.chunk
+        self.units.append(Unit(self.label, sentence, chunk.start + a, chunk.start + b, chunk.heading, carries,
+                               len(self.units)))  # fmt: skip
+
+    def close_paragraph(self, at: int, item: bool = False) -> None:
         """Add the paragraph's sentences; remember the last one when it introduces what follows."""
-        nonlocal para_start, intro, items
-        if para_start is None:
+        if self.para_start is None:
             return
-        line = " ".join(text[para_start:at].split())
-        if item and intro is not None and items < MAX_CARRIED_ITEMS:
-            u = units[intro]
+        text, units = self.text, self.units
+        line = " ".join(text[self.para_start : at].split())
+        if item and self.intro is not None and self.items < MAX_CARRIED_ITEMS:
+            u = units[self.intro]
             if len(u.text) + len(line) <= MAX_CARRIED_CHARS:
-                units[intro] = Unit(u.label, f"{u.text}\n{line}", u.start, chunk.start + at, u.heading, "list", u.index)
-                items += 1
+                carried = f"{u.text}\n{line}"
+                units[self.intro] = Unit(u.label, carried, u.start, self.chunk.start + at, u.heading, "list", u.index)
+                self.items += 1
         elif not item:
-            intro, items = None, 0
+            self.intro, self.items = None, 0
         last = None
-        for a, b in split_sentences(text, para_start, at):
+        for a, b in split_sentences(text, self.para_start, at):
             sentence = " ".join(text[a:b].split())
             if not sentence.endswith(_QUESTION_ENDS):
-                add(sentence, a, b)
+                self.add(sentence, a, b)
                 last = sentence
         if not item and last is not None and _INTRODUCES.search(last):
-            intro = len(units) - 1
-        para_start = None
+            self.intro = len(units) - 1
+        self.para_start = None
 
-    item_open = False  # the paragraph being read is a list item
-    for line in text.split("\n"):
-        end = pos + len(line)
+    def line(self, line: str) -> None:
+        """Read one line of the chunk at `pos`."""
+        pos, end = self.pos, self.pos + len(line)
         if _FENCE.match(line):
-            if not in_fence:
-                close_paragraph(pos, item_open)
-                item_open = False
-                fence_start = pos
-            elif intro is not None and not units[intro].carries:
-                u = units[intro]
-                code = text[fence_start:end]
-                carried = f"{u.text}\n{code}"
-                units[intro] = Unit(u.label, carried, u.start, chunk.start + end, u.heading, "code", u.index)
-                intro = None
-            else:
-                intro = None
-            in_fence = not in_fence
-        elif in_fence:
+            self._fence(pos, end)
+        elif self.in_fence:
             pass
         elif line.lstrip().startswith("|"):
-            close_paragraph(pos, item_open)
-            item_open, intro = False, None
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if header is None:
-                header = cells
-            elif not _TABLE_SEPARATOR.match(line):
-                row = "; ".join(f"{h}: {v}" for h, v in zip(header, cells) if v)
-                add(row, pos, end, "row")
+            self._table_row(line, pos, end)
         elif not line.strip():
-            close_paragraph(pos, item_open)
-            item_open, header = False, None
+            self.close_paragraph(pos, self.item_open)
+            self.item_open, self.header = False, None
         elif _LIST_ITEM.match(line):
-            close_paragraph(pos, item_open)
-            header, para_start, item_open = None, pos, True
+            self.close_paragraph(pos, self.item_open)
+            self.header, self.para_start, self.item_open = None, pos, True
         else:
-            header = None
-            if para_start is None:
-                para_start = pos
-        pos = end + 1
-    close_paragraph(len(text), item_open)
-    return units
+            self.header = None
+            if self.para_start is None:
+                self.para_start = pos
+        self.pos = end + 1
+
+    def _fence(self, pos: int, end: int) -> None:
+        """A fence opens or closes a code block; a closed block is carried by the sentence introducing it."""
+        if not self.in_fence:
+            self.close_paragraph(pos, self.item_open)
+            self.item_open = False
+            self.fence_start = pos
+        elif self.intro is not None and not self.units[self.intro].carries:
+            u = self.units[self.intro]
+            carried = f"{u.text}\n{self.text[self.fence_start : end]}"
+            self.units[self.intro] = Unit(u.label, carried, u.start, self.chunk.start + end, u.heading, "code", u.index)
+            self.intro = None
+        else:
+            self.intro = None
+        self.in_fence = not self.in_fence
+
+    def _table_row(self, line: str, pos: int, end: int) -> None:
+        """A table's first row is its header; each later row (not the separator) is a unit naming its cells."""
+        self.close_paragraph(pos, self.item_open)
+        self.item_open, self.intro = False, None
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if self.header is None:
+            self.header = cells
+        elif not _TABLE_SEPARATOR.match(line):
+            row = "; ".join(f"{h}: {v}" for h, v in zip(self.header, cells) if v)
+            self.add(row, pos, end, "row")

@@ -21,6 +21,7 @@ from rag.ingest.repeated import drop_repeated
 from rag.ingest.results import FileResult, IngestSummary, Prepared
 from rag.ingest.write import keep_original, make_durable, save_plan
 from rag.settings.config import ChunkConfig
+from rag.store.base import PointData
 from rag.text.words import plural
 from rag.types import Chunk, Document
 
@@ -64,80 +65,13 @@ def ingest_files(
     files = list(files)
     config = config or components.settings.chunk
     max_bytes = components.settings.max_upload_mb * 1024 * 1024
-    results: list[FileResult | None] = [None] * len(files)
-    pending: list[tuple[int, Plan]] = []
-
-    def finish(i: int, result: FileResult) -> None:
-        results[i] = result
-        if progress:
-            done = sum(r is not None for r in results)
-            progress(done / len(files), f"{done}/{len(files)} {result.source}: {result.status}")
-
-    etas: dict[tuple[str, int], Eta] = {}  # one clock per embedding stage of a group (its total tells them apart)
-
-    def encoding(what: str, done: int, total: int) -> None:
-        if progress:
-            finished = sum(r is not None for r in results)
-            left = etas.setdefault((what, total), Eta()).left(done, total)
-            if done >= total:
-                etas.pop((what, total))
-            progress(
-                finished / len(files),
-                f"embedding {what} {done:,}/{total:,} ({plural(len(pending), 'file')})" + (f", {left}" if left else ""),
-            )
-
-    def flush() -> None:
-        if not pending:
-            return
-        # Ids are unique per document (checked in _plan) and contain the source; this is the check
-        # across the group, before anything of it is written.
-        repeated = repeated_ids(c for _, p in pending for c in p.chunks)
-        for i, plan in [(i, p) for i, p in pending if repeated & {c.id for c in p.chunks}]:
-            finish(
-                i,
-                FileResult(
-                    plan.doc.source,
-                    "error",
-                    error=f"{plan.doc.source}: {repeated_message((c for _, p in pending for c in p.chunks), repeated)}",
-                ),
-            )
-            pending.remove((i, plan))
-        if not pending:
-            return
-        try:
-            groups = embed_plans(components, [p for _, p in pending], encoding)
-        except RagError as e:  # an encoder failure fails the whole group; nothing of it was written
-            for i, plan in pending:
-                finish(i, FileResult(plan.doc.source, "error", error=str(e)))
-            pending.clear()
-            return
-        done: list[tuple[int, FileResult]] = []
-        for (i, plan), points in zip(pending, groups):
-            try:
-                result = save_plan(components, plan, points, tags, durable=False)
-            except RagError as e:
-                result = FileResult(plan.doc.source, "error", error=str(e))
-            done.append((i, result))
-        written = [r for _, r in done if r.status != "error"]
-        try:
-            if written:
-                make_durable(components, [r.source for r in written])
-        except RagError as e:
-            message = f"written but not flushed ({e}); the next open of the store finishes it"
-            done = [
-                (i, r if r.status == "error" else FileResult(r.source, "error", error=f"{r.source}: {message}"))
-                for i, r in done
-            ]
-        for i, result in done:
-            finish(i, result)
-        pending.clear()
-
+    batch = _Batch(components, len(files), tags, progress)
     names = [item.doc.source if isinstance(item, Prepared) else item[0] for item in files]
     clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, name in enumerate(names)])
     loaded = _load_all(files, names, clashes, max_bytes)
     for i, (name, item) in enumerate(zip(names, files, strict=True)):
         if i in clashes:
-            finish(i, FileResult(name, "error", error=clashes[i]))
+            batch.finish(i, FileResult(name, "error", error=clashes[i]))
             continue
         try:
             doc = item.doc if isinstance(item, Prepared) else loaded[i]
@@ -150,17 +84,101 @@ def ingest_files(
                 tags,
             )
         except RagError as e:
-            finish(i, FileResult(name, "error", error=str(e)))
+            batch.finish(i, FileResult(name, "error", error=str(e)))
             continue
         if plan.unchanged:
             keep_original(components, doc)  # the file may differ where its chunks do not (an HTML page's navigation)
-            finish(i, plan.result("unchanged"))
+            batch.finish(i, plan.result("unchanged"))
             continue
-        pending.append((i, plan))
-        if sum(len(p.added) for _, p in pending) >= ENCODE_GROUP:
-            flush()
-    flush()
-    return IngestSummary(tuple(r for r in results if r is not None))
+        batch.add(i, plan)
+    batch.flush()
+    return IngestSummary(tuple(r for r in batch.results if r is not None))
+
+
+class _Batch:
+    """The planned documents waiting to be embedded together: `add` a plan (flushed once the group is
+    big enough), `flush` (embed the group, write each document, make the store durable once), `finish` a
+    file's result (with progress)."""
+
+    def __init__(
+        self, components: Components, files: int, tags: Sequence[str] | None, progress: Progress | None
+    ) -> None:
+        self.components, self.tags, self.progress = components, tags, progress
+        self.results: list[FileResult | None] = [None] * files
+        self.pending: list[tuple[int, Plan]] = []
+        # One clock per embedding stage of a group (its total tells them apart).
+        self.etas: dict[tuple[str, int], Eta] = {}
+
+    def finish(self, i: int, result: FileResult) -> None:
+        self.results[i] = result
+        if self.progress:
+            done = sum(r is not None for r in self.results)
+            self.progress(done / len(self.results), f"{done}/{len(self.results)} {result.source}: {result.status}")
+
+    def encoding(self, what: str, done: int, total: int) -> None:
+        if self.progress:
+            finished = sum(r is not None for r in self.results)
+            left = self.etas.setdefault((what, total), Eta()).left(done, total)
+            if done >= total:
+                self.etas.pop((what, total))
+            files = plural(len(self.pending), "file")
+            self.progress(
+                finished / len(self.results),
+                f"embedding {what} {done:,}/{total:,} ({files})" + (f", {left}" if left else ""),
+            )
+
+    def add(self, i: int, plan: Plan) -> None:
+        self.pending.append((i, plan))
+        if sum(len(p.added) for _, p in self.pending) >= ENCODE_GROUP:
+            self.flush()
+
+    def flush(self) -> None:
+        self._refuse_repeated()
+        if not self.pending:
+            return
+        try:
+            groups = embed_plans(self.components, [p for _, p in self.pending], self.encoding)
+        except RagError as e:  # an encoder failure fails the whole group; nothing of it was written
+            for i, plan in self.pending:
+                self.finish(i, FileResult(plan.doc.source, "error", error=str(e)))
+            self.pending.clear()
+            return
+        for i, result in self._write(groups):
+            self.finish(i, result)
+        self.pending.clear()
+
+    def _refuse_repeated(self) -> None:
+        """Ids are unique per document (checked in the plan) and contain the source; this is the check across
+        the group, before anything of it is written."""
+        pending = self.pending
+        if not pending:
+            return
+        repeated = repeated_ids(c for _, p in pending for c in p.chunks)
+        for i, plan in [(i, p) for i, p in pending if repeated & {c.id for c in p.chunks}]:
+            message = repeated_message((c for _, p in pending for c in p.chunks), repeated)
+            self.finish(i, FileResult(plan.doc.source, "error", error=f"{plan.doc.source}: {message}"))
+            pending.remove((i, plan))
+
+    def _write(self, groups: list[list[PointData]]) -> list[tuple[int, FileResult]]:
+        """Each document of the group replaced on its own, then the store flushed once for them all."""
+        done: list[tuple[int, FileResult]] = []
+        for (i, plan), points in zip(self.pending, groups):
+            try:
+                result = save_plan(self.components, plan, points, self.tags, durable=False)
+            except RagError as e:
+                result = FileResult(plan.doc.source, "error", error=str(e))
+            done.append((i, result))
+        written = [r for _, r in done if r.status != "error"]
+        try:
+            if written:
+                make_durable(self.components, [r.source for r in written])
+        except RagError as e:
+            message = f"written but not flushed ({e}); the next open of the store finishes it"
+            done = [
+                (i, r if r.status == "error" else FileResult(r.source, "error", error=f"{r.source}: {message}"))
+                for i, r in done
+            ]
+        return done
 
 
 def _load_all(
