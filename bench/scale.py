@@ -55,12 +55,13 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep each size's data dir")
     parser.add_argument("--out", type=Path, help="append one JSON line per size here")
     parser.add_argument("--plot", type=Path, help="draw cost against size from --out's lines into this PNG")
+    parser.add_argument("--plot-only", action="store_true", help="only draw --out's lines into --plot")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # the child process for one size
     args = parser.parse_args()
     if args.one:
         print(json.dumps(run_size(args.one, args)), flush=True)
         return
-    for n in args.sizes:
+    for n in [] if args.plot_only else args.sizes:
         child = [sys.executable, __file__, "--one", str(n), "--sentences", str(args.sentences)]
         child += ["--queries", str(args.queries), "--root", str(args.root)] + (["--keep"] if args.keep else [])
         done = subprocess.run(child, capture_output=True, text=True)
@@ -105,12 +106,14 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
         out["write_per_s"] = n / out["write_s"]
         out["rss_after_write_mb"] = rss_mb()
         queries = [query_vectors(rng, store, n) for _ in range(args.queries)]
-        out["before_optimize"] = time_stages(components, queries[: max(10, args.queries // 5)], full=False)
+        # retrieve() gets questions of its own: on the stages' vectors it would read what they just cached.
+        questions = [query_vectors(rng, store, n) for _ in range(args.queries)]
+        out["before_optimize"] = time_stages(components, queries[: max(10, args.queries // 5)], [])
         t0 = time.perf_counter()
         store.optimize()
         out["optimize_s"] = time.perf_counter() - t0
         out["rss_after_optimize_mb"] = rss_mb()
-        out["after_optimize"] = time_stages(components, queries, full=True)
+        out["after_optimize"] = time_stages(components, queries, questions)
         store.flush()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["rss_end_mb"] = rss_mb()
@@ -163,16 +166,15 @@ def query_vectors(rng: np.random.Generator, store: object, n: int) -> object:
     return QueryVectors(dense, sparse, dense, sparse)
 
 
-def time_stages(components: object, queries: list, full: bool) -> dict:
-    """p50 and p95 in ms of each stage's store query, and (`full`) of the whole retrieve()."""
+def time_stages(components: object, queries: list, questions: list) -> dict:
+    """p50 and p95 in ms of each stage's store query over `queries`, and of the whole retrieve() over
+    `questions` (when there are any)."""
     from rag.retrieval.retrieve import retrieve
     from rag.store.base import FusedQuery
 
     store, config = components.store, components.settings.retrieval
     n = config.candidates
     times: dict[str, list[float]] = {"dense": [], "sparse": [], "fused": [], "sentences": []}
-    if full:
-        times["retrieve"] = []
     for q in queries:
         times["dense"].append(_ms(lambda: store.search_dense(q.dense, n)))
         times["sparse"].append(_ms(lambda: store.search_sparse(q.sparse, n)))
@@ -181,8 +183,10 @@ def time_stages(components: object, queries: list, full: bool) -> dict:
         times["fused"].append(_ms(lambda: hits.extend(store.search_fused(fused))))
         ids = _ids_filter([h.id for h in hits])
         times["sentences"].append(_ms(lambda: store.search_sentences(q.dense, len(hits), ids)))
-        if full:
-            times["retrieve"].append(_ms(lambda: retrieve(components, "synthetic question", config, encoded=q)))
+    if questions:
+        times["retrieve"] = [
+            _ms(lambda: retrieve(components, "synthetic question", config, encoded=q)) for q in questions
+        ]
     return {k: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95))} for k, v in times.items()}
 
 
@@ -194,21 +198,30 @@ def plot(lines: Path, png: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = sorted((json.loads(x) for x in lines.read_text().splitlines() if x.strip()), key=lambda r: r["chunks"])
-    sizes = [r["chunks"] for r in rows]
-    fig, axes = plt.subplots(1, 4, figsize=(18, 4.2))
-    axes[0].plot(sizes, [r["write_per_s"] for r in rows], "o-")
+    fig, axes = plt.subplots(1, 4, figsize=(19, 4.4))
+    # One series per shape: with sentence vectors (what ingest stores by default) and without them.
+    for sentences in sorted({r["sentences_per_chunk"] for r in rows}, reverse=True):
+        group = [r for r in rows if r["sentences_per_chunk"] == sentences]
+        sizes = [r["chunks"] for r in group]
+        tag = f"{sentences} sentence vectors" if sentences else "no sentence vectors"
+        style = "o-" if sentences else "s--"
+        axes[0].plot(sizes, [r["write_per_s"] for r in group], style, label=tag)
+        axes[1].plot(sizes, [r["optimize_s"] for r in group], style, label=tag)
+        for stage in ("dense", "sparse", "fused", "sentences", "retrieve"):
+            if sentences or stage != "sentences":
+                p50 = [r["after_optimize"][stage]["p50"] for r in group]
+                axes[2].plot(sizes, p50, style, label=f"{stage} p50, {tag}")
+        axes[3].plot(sizes, [r["peak_rss_mb"] for r in group], style, label=f"peak RSS, {tag}")
+        heap = [(r["chunks"], r["rss_anon_mb"]) for r in group if "rss_anon_mb" in r]
+        axes[3].plot([n for n, _ in heap], [m for _, m in heap], style, label=f"heap RSS at the end, {tag}")
+        axes[3].plot(sizes, [r["disk_mb"] or 0 for r in group], style, label=f"disk, {tag}")
     axes[0].set_title("write throughput (points/s)")
-    axes[1].plot(sizes, [r["optimize_s"] for r in rows], "o-")
     axes[1].set_title("optimize (s)")
-    for stage in ("dense", "sparse", "fused", "sentences", "retrieve"):
-        axes[2].plot(sizes, [r["after_optimize"][stage]["p50"] for r in rows], "o-", label=f"{stage} p50")
-    axes[2].plot(sizes, [r["after_optimize"]["retrieve"]["p95"] for r in rows], "k--", label="retrieve p95")
-    axes[2].set_title("search after optimize (ms)")
-    axes[2].legend(fontsize=7)
-    axes[3].plot(sizes, [r["peak_rss_mb"] for r in rows], "o-", label="peak RSS")
-    axes[3].plot(sizes, [r["disk_mb"] or 0 for r in rows], "s-", label="disk")
-    axes[3].set_title("memory and disk (MB)")
-    axes[3].legend(fontsize=7)
+    axes[2].set_title("search after optimize, p50 (ms)")
+    axes[2].set_yscale("log")
+    axes[3].set_title("memory (RSS: heap + mapped segment files) and disk (MB)")
+    for ax in axes:
+        ax.legend(fontsize=6)
     for ax in axes:
         ax.set_xscale("log")
         ax.set_xlabel("chunks")
