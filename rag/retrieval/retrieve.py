@@ -53,7 +53,7 @@ def check_question(question: str) -> str:
     return question
 
 
-def retrieve(
+def retrieve(  # noqa: PLR0915 - the one retrieval path, stage by stage; its split into steps is open (issue 36)
     components: Components, question: str, config: RetrievalConfig | None = None, flt: ChunkFilter | None = None,
     encoded: QueryVectors | None = None,
 ) -> RetrievalResult:  # fmt: skip
