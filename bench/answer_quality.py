@@ -142,7 +142,7 @@ def _under(heading: list[str], gold: str, source: str, gold_source: str) -> bool
 
 
 def score(args: argparse.Namespace) -> int:
-    from bench.retrieval import paired_bootstrap
+    from rag.eval.bootstrap import paired_interval
     from rag.eval.correctness import check_answer
 
     lines = {
@@ -180,9 +180,7 @@ def score(args: argparse.Namespace) -> int:
             a = {q: s[metric][q] for q in shared}
             b = {q: base[metric][q] for q in shared}
             mean = float(np.mean(list(a.values())))
-            lo, hi = paired_bootstrap(a, b)
-            gain = float(np.mean([a[q] - b[q] for q in shared]))
-            row += f" {mean:>8.3f} {f'{gain:+.3f} [{lo:+.3f}, {hi:+.3f}]':>28}"
+            row += f" {mean:>8.3f} {paired_interval(b, a).words():>28}"
         print(row)
     print(f"{'run':<28} {'false abstentions':>18} {'unanswerable abstained':>23}")
     for run in runs:

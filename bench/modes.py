@@ -35,8 +35,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
-from quality import FASTAPI_DOCS, FASTAPI_QA, REPO, SAMPLE_QA, SCIFACT, gain_interval, interval, open_docs  # noqa: E402
+from quality import FASTAPI_DOCS, FASTAPI_QA, REPO, SAMPLE_QA, SCIFACT, open_docs  # noqa: E402
 
+from rag.eval.bootstrap import interval_of_differences  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
 from rag.settings.config import RetrievalConfig, Settings  # noqa: E402
 from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_beir  # noqa: E402
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             qids = sorted(per_q)
             a = np.array([per_q[q][metric] for q in qids])
             b = np.array([base[q][metric] for q in qids])
-            cells += [f"{a.mean():.3f}", interval(*gain_interval(a, b, args.resamples)) if label != "plain" else ""]
+            cells += [f"{a.mean():.3f}", interval_of_differences(a - b, args.resamples).words() if label != "plain" else ""]
         print(f"{label:<32}" + "".join(f" {cells[i]:>22} {cells[i + 1]:>26}" for i in range(0, len(cells), 2)) + f" {by_set[wanted[0]][1]:>24.2f}")
     return 0
 

@@ -47,6 +47,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
+from rag.eval.bootstrap import interval_of_differences  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
 from rag.settings.config import INT8_RUNTIME, ChunkConfig, RetrievalConfig, Settings  # noqa: E402
 from rag.encoders.base import DenseEncoder  # noqa: E402
@@ -203,20 +204,6 @@ def measure(components: Components, qset: QuestionSet, config: RetrievalConfig, 
     return Measured(per_query, float(np.median(durations)))
 
 
-def gain_interval(a: np.ndarray, b: np.ndarray, resamples: int, seed: int = 0) -> tuple[float, float, float]:
-    """Mean of a - b and its paired-bootstrap 95% interval (queries resampled with replacement)."""
-    diff = a - b
-    rng = np.random.default_rng(seed)
-    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(diff.mean()), float(lo), float(hi)
-
-
-def interval(mean: float, lo: float, hi: float) -> str:
-    """`+0.012 [+0.004, +0.020] *`: the star marks an interval that excludes 0."""
-    return f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]{' *' if lo > 0 or hi < 0 else '  '}"
-
-
 def gain_table(
     column: str, runs: dict[str, dict[str, dict]], base: str, stages: Sequence[str], metrics: Sequence[str], resamples: int
 ) -> list[str]:
@@ -233,7 +220,7 @@ def gain_table(
                 cell = f"{values.mean():.3f}"
                 if label != base:
                     other = np.array([runs[base][q][stage][metric] for q in qids])
-                    cell += " (" + interval(*gain_interval(values, other, resamples)).strip() + ")"
+                    cell += " (" + interval_of_differences(values - other, resamples).words().strip() + ")"
                 cells.append(cell)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
@@ -539,14 +526,14 @@ def sections_main(args: argparse.Namespace) -> int:
                 continue
             m = r[key]
             ids = sorted(base[key].per_query)
-            g = "(baseline)" if label == baseline else interval(*gain_interval(m.values("mrr@10", ids), base[key].values("mrr@10", ids), args.resamples))
-            gr = "" if label == baseline else interval(*gain_interval(m.values("recall@5", ids), base[key].values("recall@5", ids), args.resamples))
+            g = "(baseline)" if label == baseline else interval_of_differences(m.values("mrr@10", ids) - base[key].values("mrr@10", ids), args.resamples).words()
+            gr = "" if label == baseline else interval_of_differences(m.values("recall@5", ids) - base[key].values("recall@5", ids), args.resamples).words()
             cells.append(f"{m.mean('mrr@10'):>{14 if key == 'fastapi' else 16}.3f} {m.mean('recall@5'):>5.3f} {g:>26} {gr:>26}")
         cells.append(f"{r['sample'].mean('hit@5'):>10.3f}" if "sample" in r else f"{'not run':>10}")
         if "scifact" in r:
             ids = sorted(base["scifact"].per_query)
             sf = r["scifact"]
-            g = "(baseline)" if label == baseline else interval(*gain_interval(sf.values("ndcg@10", ids), base["scifact"].values("ndcg@10", ids), args.resamples))
+            g = "(baseline)" if label == baseline else interval_of_differences(sf.values("ndcg@10", ids) - base["scifact"].values("ndcg@10", ids), args.resamples).words()
             cells.append(f"{sf.mean('ndcg@10'):>15.3f} {g:>26}")
         elif "scifact" in base and label in same_on_scifact:
             cells.append(f"{'= today':>15} {'(same ranking)':>26}")
@@ -558,7 +545,7 @@ def sections_main(args: argparse.Namespace) -> int:
     if args.levers:
         for key in (k for k in ("fastapi", "starlette") if k in base):
             ids, today = sorted(base[key].per_query), results[DOCS_BASELINE][key]
-            gains = [interval(*gain_interval(base[key].values(metric, ids), today.values(metric, ids), args.resamples)) for metric in ("mrr@10", "recall@5")]
+            gains = [interval_of_differences(base[key].values(metric, ids) - today.values(metric, ids), args.resamples).words() for metric in ("mrr@10", "recall@5")]
             print(f"{key}: {baseline} vs '{DOCS_BASELINE}': MRR@10 {gains[0]}, R@5 {gains[1]}")
     if args.misses:
         variant, config = next((v, c) for label, v, c in rows if label == baseline)
@@ -658,9 +645,8 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     for name, r in results.items():
         sf = r["scifact"]
-        mean, lo, hi = gain_interval(sf.values("ndcg@10", qids), base["scifact"].values("ndcg@10", qids), args.resamples)
-        gain = "(baseline)" if name == BASELINE else interval(mean, lo, hi)
-        vs_old = "" if name == OLD_DEFAULT else interval(*gain_interval(sf.values("ndcg@10", qids), results[OLD_DEFAULT]["scifact"].values("ndcg@10", qids), args.resamples))
+        gain = "(baseline)" if name == BASELINE else interval_of_differences(sf.values("ndcg@10", qids) - base["scifact"].values("ndcg@10", qids), args.resamples).words()
+        vs_old = "" if name == OLD_DEFAULT else interval_of_differences(sf.values("ndcg@10", qids) - results[OLD_DEFAULT]["scifact"].values("ndcg@10", qids), args.resamples).words()
         added = sf.p50_ms - base["scifact"].p50_ms
         print(
             f"{name:<34} {sf.mean('ndcg@10'):>7.3f} {gain:>26} {vs_old:>26} {sf.mean('recall@10'):>6.3f} {sf.mean('mrr@10'):>6.3f} "
@@ -673,10 +659,10 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [(n, "sv:" + n.split(":", 1)[1]) for n in results if n.startswith(("late:", "pooled:", "sv8:", "q8:"))]
     pairs += [(n, "sv8:" + n.split(":", 1)[1]) for n in results if n.startswith("q8:")]
     for late, separate in (p for p in pairs if p[1] in results):
-        diff = interval(*gain_interval(results[late]["scifact"].values("ndcg@10", qids), results[separate]["scifact"].values("ndcg@10", qids), args.resamples))
+        diff = interval_of_differences(results[late]["scifact"].values("ndcg@10", qids) - results[separate]["scifact"].values("ndcg@10", qids), args.resamples).words()
         hits = ", ".join(f"{key} hit@5 {results[late][key].mean('hit@5'):.3f} vs {results[separate][key].mean('hit@5'):.3f}" for key in ("sample", "fastapi"))
         fa_ids = sorted(results[separate]["fastapi"].per_query)
-        mrr = interval(*gain_interval(results[late]["fastapi"].values("mrr@10", fa_ids), results[separate]["fastapi"].values("mrr@10", fa_ids), args.resamples))
+        mrr = interval_of_differences(results[late]["fastapi"].values("mrr@10", fa_ids) - results[separate]["fastapi"].values("mrr@10", fa_ids), args.resamples).words()
         print(f"{late} - {separate}: nDCG@10 {diff}; {hits}; fastapi MRR@10 {mrr}")
     tmp.cleanup()
     return 0

@@ -35,7 +35,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from quality import FASTAPI_DOCS, FASTAPI_QA, STARLETTE_QA, gain_interval, interval, open_docs  # noqa: E402
+from quality import FASTAPI_DOCS, FASTAPI_QA, STARLETTE_QA, open_docs  # noqa: E402
+from rag.eval.bootstrap import interval_of_differences  # noqa: E402
 from rag.settings.config import RetrievalConfig  # noqa: E402
 from rag.eval.gold import CollectionIndex  # noqa: E402
 from rag.eval.metrics import mrr_at_k, recall_at_k  # noqa: E402
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'default':<22} {base['mrr@10'].mean():>7.3f} {base['recall@5'].mean():>6.3f}")
         for w in weights:
             m = per_question(rows, golds, w)
-            gains = [interval(*gain_interval(m[k], base[k], args.resamples)) for k in ("mrr@10", "recall@5")]
+            gains = [interval_of_differences(m[k] - base[k], args.resamples).words() for k in ("mrr@10", "recall@5")]
             print(f"{f'LM share {w:g}':<22} {m['mrr@10'].mean():>7.3f} {m['recall@5'].mean():>6.3f} {gains[0]:>27} {gains[1]:>27}")
         components.close()
     return 0

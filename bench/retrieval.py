@@ -51,6 +51,7 @@ from rag.settings.labels import config_label  # noqa: E402
 from rag.components import Components, build_components  # noqa: E402
 from rag.settings.config import RetrievalConfig, Settings  # noqa: E402
 from rag.eval.beir import BeirData, collection_name, ingest_beir, load_beir  # noqa: E402
+from rag.eval.bootstrap import paired_interval  # noqa: E402
 from rag.eval.metrics import evaluate  # noqa: E402
 from rag.retrieval.rerank import clear_sentence_cache  # noqa: E402
 from rag.retrieval.fusion import QDRANT_FUSIONS  # noqa: E402
@@ -170,22 +171,13 @@ def quality(components: Components, data: BeirData, configs: dict[str, Retrieval
     return out
 
 
-def paired_bootstrap(a: dict[str, float], b: dict[str, float], rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """95% interval of mean(a - b) over queries, resampling queries with replacement."""
-    diffs = np.array([a[q] - b[q] for q in a])
-    rng = np.random.default_rng(seed)
-    means = diffs[rng.integers(0, len(diffs), size=(rounds, len(diffs)))].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
-
-
 def print_quality(scores: dict[str, dict], n_queries: int, n_docs: int) -> str:
     default = next(m for m in scores if m.startswith(DEFAULT))
 
     def gain(mode: str, over: str) -> str:
         if mode == over:
             return "—"
-        lo, hi = paired_bootstrap(scores[mode]["per_query"], scores[over]["per_query"])
-        return f"{scores[mode]['ndcg@10'] - scores[over]['ndcg@10']:+.4f} [{lo:+.4f}, {hi:+.4f}]"
+        return paired_interval(scores[over]["per_query"], scores[mode]["per_query"]).words()
 
     lines = [
         f"SciFact train: {n_queries} queries, {n_docs} documents (one chunk each); 30 candidates per stage unless named; every candidate reranked",

@@ -51,7 +51,7 @@ import numpy as np
 from scipy import sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quality import gain_interval, interval
+from rag.eval.bootstrap import interval_of_differences  # noqa: E402
 from rag.ingest.sentences import sentence_texts
 
 from rag.ingest.chunker import chunk_document
@@ -276,8 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"vs default = nDCG@10 - {DEFAULT}, the product's default rescoring.")
     print(f"{'signal or mix':<58} {'nDCG@10':>7} {'gain [95% CI]':>26} {'vs default [95% CI]':>26}")
     for name, values in rows.items():
-        gain = "(baseline)" if name == BASELINE else interval(*gain_interval(values, base, args.resamples))
-        vs_default = "" if name == DEFAULT else interval(*gain_interval(values, default, args.resamples))
+        gain = "(baseline)" if name == BASELINE else interval_of_differences(values - base, args.resamples).words()
+        vs_default = "" if name == DEFAULT else interval_of_differences(values - default, args.resamples).words()
         print(f"{name:<58} {values.mean():>7.4f} {gain:>26} {vs_default:>26}")
     encode = {k: v for k, v in cache.seconds.items() if k in ("chunk-dense", "sentence-dense", "splade-tiny")}
     if "chunk-dense" in encode:

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from rag.cli import main
 from rag.components import build_components
 from rag.errors import ConfigError
-from rag.eval.bootstrap import paired_interval
+from rag.eval.bootstrap import interval_of_differences, paired_interval
 from rag.eval.qsets import parse_question_set
 from rag.eval.tune import (
     METRIC,
@@ -109,6 +109,16 @@ def test_paired_interval_is_deterministic_and_centred_on_the_mean_difference():
     iv = paired_interval(a, b)
     assert iv == paired_interval(a, b) and iv.mean == 0.5 and iv.lo > 0 and iv.excludes_zero
     assert not paired_interval(a, a).excludes_zero
+
+
+def test_paired_interval_is_the_interval_of_its_differences_b_minus_a():
+    # One resampling loop and one sign: the benchmarks' aligned arrays and the sweep's dicts give the same interval.
+    a = {f"q{i}": (i % 3) / 2 for i in range(15)}
+    b = {f"q{i}": (i % 5) / 4 for i in range(15)}
+    by_id = paired_interval(a, b)
+    aligned = interval_of_differences([b[q] - a[q] for q in sorted(a)])
+    assert by_id == aligned and by_id.n == 15
+    assert interval_of_differences([]).n == 0 and paired_interval(a, {}).n == 0
 
 
 def test_cli_tune_reports_intervals_and_apply_stores_them_for_search(corpus, tmp_path):

@@ -1,13 +1,13 @@
 """The paired bootstrap over questions: how sure a difference between two configurations on one question set is.
 
-bench/quality.py reports gains the same way; the sweep (rag/eval/tune.py) needs it in the product, where a
+Every benchmark in bench/ reports gains through it too; the sweep (rag/eval/tune.py) needs it in the product, where a
 "best" configuration that wins by noise must not be sold as a win. Questions are resampled with
 replacement and both configurations' scores move together (paired), so question difficulty cancels out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,10 +45,19 @@ def paired_interval(
     Deterministic for a seed, so a stored sweep shows the same interval each time it is opened.
     """
     ids = sorted(set(a) & set(b))
-    if not ids:
+    return interval_of_differences([b[q] - a[q] for q in ids], resamples, seed)
+
+
+def interval_of_differences(diff: Sequence[float], resamples: int = RESAMPLES, seed: int = 0) -> Interval:
+    """The bootstrap 95% interval of the mean of per-question differences (already paired, in one order).
+
+    The one resampling loop: `paired_interval` and the benchmarks, which hold their scores as aligned arrays,
+    both come here, so every interval the product and bench/ print is computed the same way.
+    """
+    values = np.asarray(diff, dtype=float)
+    if not len(values):
         return Interval(0.0, 0.0, 0.0, 0)
-    diff = np.array([b[q] - a[q] for q in ids], dtype=float)
     rng = np.random.default_rng(seed)
-    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
-    return Interval(float(diff.mean()), float(lo), float(hi), len(ids))
+    return Interval(float(values.mean()), float(lo), float(hi), len(values))
