@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from rag.eval.answers import AnswerRecord
 from rag.eval.gold import GoldUnit, Resolution, SectionRef
 from rag.retrieval.fusion import QDRANT_FUSIONS
-from rag.retrieval.loss import LOSS_TITLES, outranked_by, where_lost
+from rag.retrieval.loss import LOSS_TITLES, Loss, outranked_by, where_lost
 from rag.retrieval.result import Candidate, RetrievalResult
 from rag.settings.config import RetrievalConfig
 from rag.settings.links import inspector_params
@@ -222,45 +222,49 @@ def _retrieval_verdict(gold: Resolution, result: RetrievalResult, fused_rank: Fu
             where += f"ranks {holder.final_rank}" if holder and holder.final_rank else "is itself below the final k"
             above = outranked_by(result, best)
             outranked = f"; {_named([above.id], result)} outranks it, so its section does not carry it" if above else ""
-            return Verdict(
-                loss.code,
+            return _ranked_loss(
+                loss,
                 f"the gold chunk was collapsed behind another chunk of its section ({where}){outranked}; the gold "
                 "names the chunk, not its section",
-                {"collapsed_into": best.collapsed_into, **_ranks(best)},
-                best.id,
+                collapsed_into=best.collapsed_into,
             )
         case "repeat":
-            return Verdict(
-                loss.code,
+            return _ranked_loss(
+                loss,
                 f"the gold chunk's text is the same as {_named([best.repeat_of], result)}'s, which stands for it "
                 "(repeated passages once); the gold names this place",
-                {"repeat_of": best.repeat_of, **_ranks(best)},
-                best.id,
+                repeat_of=best.repeat_of,
             )
         case "reranker_dropped":
-            return Verdict(
-                loss.code,
+            return _ranked_loss(
+                loss,
                 f"gold was fused rank {best.fused.rank} (inside k={k}) but the {result.reranker} reranker moved it "
                 f"to rank {best.rerank.rank}",
-                {"reranker": result.reranker, "final_k": k, **_ranks(best)},
-                best.id,
+                reranker=result.reranker,
+                final_k=k,
             )
         case "min_score":
-            return Verdict(
-                loss.code,
+            return _ranked_loss(
+                loss,
                 f"gold ranked {best.rerank.rank} but its score {best.rerank.score:.3f} is below the minimum score "
                 f"{config.min_score:g}",
-                {"min_score": config.min_score, "score": best.rerank.score, "final_k": k, **_ranks(best)},
-                best.id,
+                min_score=config.min_score,
+                score=best.rerank.score,
+                final_k=k,
             )
         case "final_k":
-            return Verdict(
-                loss.code,
+            return _ranked_loss(
+                loss,
                 f"gold ranked {best.rerank.rank} after reranking ({result.reranker}); only the top k={k} are kept",
-                {"final_k": k, **_ranks(best)},
-                best.id,
+                final_k=k,
             )
     raise AssertionError(f"no retrieval verdict for {loss.code!r}: the gold is in the final k")
+
+
+def _ranked_loss(loss: Loss, detail: str, **evidence: object) -> Verdict:
+    """The verdict on a gold chunk that the lists held but the final k did not: what explains its loss, then its
+    rank at every stage, and the chunk to track."""
+    return Verdict(loss.code, detail, {**evidence, **_ranks(loss.best)}, loss.best.id)
 
 
 def _partial_verdict(

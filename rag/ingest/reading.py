@@ -21,21 +21,21 @@ from rag.text.sizes import mib
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
 
 
+# What each kind of file that is not a regular one is called in a refusal, by its `st_mode` test.
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
 def special_kind(mode: int) -> str:
     """What a file of this `st_mode` is when it is not a regular file ("" when it is one)."""
     if stat.S_ISREG(mode):
         return ""
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a regular file"
+    return next((name for is_kind, name in _SPECIAL_KINDS if is_kind(mode)), "not a regular file")
 
 
 def read_regular(path: Path, name: str, limit: int, what: str = "RAGSCOPE_MAX_UPLOAD_MB") -> bytes:
