@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag.text.cjk import cjk_characters
 from rag.text.fold import fold
 from rag.text.sentences import split_sentences
 
@@ -25,7 +26,6 @@ _ID_LIST = re.compile(rf"\s*{_ID}(?:\s*[,;]\s*{_ID})*\s*")
 _BRACKETED = re.compile(r"[\[［【〔〚⟦]([^\[\]［］【】〔〕〚〛⟦⟧\n]{1,300})[\]］】〕〛⟧]")
 _SPLIT_IDS = re.compile(r"\s*[,;]\s*")
 _WORD = re.compile(r"[^\W\d_]{2,}")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A sentence this short ("Yes.", "In short:") states nothing that needs a source.
 _MIN_WORDS = 3
 _MIN_CJK = 4
@@ -51,7 +51,7 @@ class AnswerSentence:
 
     @property
     def needs_citation(self) -> bool:
-        return len(_WORD.findall(self.text)) >= _MIN_WORDS or len(_CJK.findall(self.text)) >= _MIN_CJK
+        return len(_WORD.findall(self.text)) >= _MIN_WORDS or cjk_characters(self.text) >= _MIN_CJK
 
 
 def parse_citations(text: str) -> list[CitationMarker]:

@@ -23,13 +23,20 @@ from functools import lru_cache
 
 SPARSE_TOKENIZERS = ("bigram", "jieba", "whitespace")
 # Han (with extension A and compatibility ideographs), Hiragana, Katakana, Hangul syllables and jamo.
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]+")
+_CJK_CHAR = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]"
+_CJK_ONE = re.compile(_CJK_CHAR)
+_CJK_RUN = re.compile(_CJK_CHAR + "+")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def has_cjk(text: str) -> bool:
     """Whether `text` holds any CJK character (the analyzers change nothing else)."""
     return _CJK_RUN.search(text) is not None
+
+
+def cjk_characters(text: str) -> int:
+    """How many CJK characters `text` holds: their count, not their words, says how much a CJK sentence says."""
+    return len(_CJK_ONE.findall(text))
 
 
 def bigrams(run: str) -> list[str]:
