@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from rag.answer.generator import Generator
@@ -25,7 +25,7 @@ from rag.eval.answers import AnswerRecord, answer_metrics
 from rag.eval.correctness import check_answer
 from rag.eval.gold import CollectionIndex, Resolution, SectionGold, SectionRef
 from rag.eval.judge import FaithfulnessJudge
-from rag.eval.metrics import CONTEXT_PRECISION, by_query, context_precision_at_k, evaluate, means
+from rag.eval.metrics import CONTEXT_PRECISION, MetricResult, by_query, context_precision_at_k, evaluate, means
 from rag.eval.qsets import Question, QuestionSet
 from rag.eval.runs import EvalRun, QuestionResult, save_run
 from rag.eval.verdicts import inspector_link, judge_question
@@ -34,7 +34,7 @@ from rag.modes.run import run_mode
 from rag.retrieval.fusion import uncut_fused_rank
 from rag.retrieval.result import STAGES, RetrievalResult
 from rag.settings.collection_settings import stored_in_run
-from rag.settings.config import RetrievalConfig
+from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
 from rag.settings.links import collection_param
 
@@ -93,89 +93,194 @@ def run_eval(
 
     Raises:
         EvalCancelled: `cancel` was set; nothing was stored.
+        NothingScored: saving, and every question with gold was left out; nothing was stored.
         RagError: the collection is empty, or retrieval / generation failed.
     """
     config = config or components.settings.retrieval
+    index = _collection_index(components)
+    if generator is None and answers:
+        generator = default_generator(components)
+    scored = [
+        _score_question(components, index, q, config, generator, judge)
+        for q in _paced(qset.questions, cancel, progress)
+    ]
+    if save and not any(s.row.scored for s in scored):  # a run is stored only when it scored
+        if left_out := [s.row for s in scored if s.row.invalid]:
+            raise NothingScored(components.settings.collection, left_out)
+    run = _build_run(components, qset, config, index, scored, generator, judge, name)
+    if save:
+        save_run(components.settings.data_dir, run)
+    return run
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """One question's share of a run: its row (scores still empty) and, when the row counts toward the
+    retrieval metrics (`row.scored`), its gold and each stage's ranking in the form the metric functions read."""
+
+    row: QuestionResult
+    reranker: str  # the reranker that really ran (a name resolved by retrieve)
+    qrels: dict[str, int] = field(default_factory=dict)  # {gold unit: grade}
+    chunk_qrels: dict[str, int] = field(default_factory=dict)  # chunk-level, for context precision
+    runs: dict[str, dict[str, float]] = field(default_factory=dict)  # per stage: the ranking over gold units
+    contexts: dict[str, dict[str, float]] = field(default_factory=dict)  # per stage: the final k chunks
+
+
+def _collection_index(components: Components) -> CollectionIndex:
+    """The collection's chunks for resolving gold; an empty collection is refused before any question runs."""
     index = CollectionIndex.from_components(components)
     if not index.by_id:
         raise RagError(
             f"collection {components.settings.collection!r} has no chunks: ingest documents "
             "(or the sample help centre) before running an eval"
         )
-    if generator is None and answers:
-        generator = default_generator(components)
-    total = len(qset.questions)
-    rows: list[QuestionResult] = []
-    runs: dict[str, dict[str, dict[str, float]]] = {stage: {} for stage in STAGES}
-    contexts: dict[str, dict[str, dict[str, float]]] = {
-        stage: {} for stage in STAGES
-    }  # chunk-level, for context precision
-    qrels: dict[str, dict[str, int]] = {}
-    chunk_qrels: dict[str, dict[str, int]] = {}
-    reranker = config.reranker
-    for done, q in enumerate(qset.questions):
+    return index
+
+
+def _paced(
+    questions: Sequence[Question], cancel: threading.Event | None, progress: Progress | None
+) -> Iterator[Question]:
+    """The questions one by one: `cancel` is checked before each (a set event raises `EvalCancelled`), and
+    `progress` told after each, once the caller has finished with it."""
+    total = len(questions)
+    for done, q in enumerate(questions):
         if cancel is not None and cancel.is_set():
             raise EvalCancelled(f"eval cancelled after {done} of {total} questions; nothing was stored")
-        gold = index.resolve(q.gold)
-        mr, record = _ask(components, q, gold.chunk_ids, config, generator, judge)
-        result = mr.result
-        reranker = result.reranker
-        invalid = gold.invalid
-        if q.answerable and invalid is None:
-            qrels[q.id] = gold.qrels()
-            # Gold that no chunk holds still counts, as a miss (0), like every other metric.
-            chunk_qrels[q.id] = dict.fromkeys(gold.chunk_ids or ("(gold in no chunk)",), 1)
-            for stage in STAGES:
-                ranked = [c.id for c in result.ranked(stage)]
-                # A chunk carried with its section counts at the section's rank (rag/retrieval/collapse.py).
-                runs[stage][q.id] = gold.collapse([tuple(c.id for c in g) for g in result.ranked_groups(stage)])
-                contexts[stage][q.id] = {cid: -float(i) for i, cid in enumerate(ranked[: config.final_k])}
-        verdict = (
-            None
-            if invalid
-            else judge_question(
-                q.answerable,
-                gold,
-                result,
-                record,
-                lambda cid, r=result: _rank_of(uncut_fused_rank(components.store, r, cid)),
-                mr,
-            )
-        )
-        track = verdict.track if verdict and verdict.track else gold.track()
-        section = _tracked_section(q, gold, track)
-        rows.append(
-            QuestionResult(
-                id=q.id,
-                question=q.question,
-                answerable=q.answerable,
-                gold=q.as_json().get("gold"),
-                gold_labels=tuple(u.label for u in gold.units),
-                gold_chunks=tuple(sorted(gold.chunk_ids)),
-                scores={},
-                gold_ranks=_gold_ranks(result, gold.chunk_ids),
-                verdict=verdict,
-                inspector=inspector_link(q.question, config, track, components.settings.retrieval, section)
-                | collection_param(components.settings.collection),
-                answer=record,
-                invalid=invalid,
-            )
-        )
+        yield q
         if progress is not None:
             progress(done + 1, total, f"{done + 1}/{total}: {q.question[:80]}")
 
-    if save and not qrels and (left_out := [row for row in rows if row.invalid]):  # a run is stored only when it scored
-        raise NothingScored(components.settings.collection, left_out)
-    per_stage_results = {
-        stage: evaluate(runs[stage], qrels)
-        | {CONTEXT_PRECISION: context_precision_at_k(contexts[stage], chunk_qrels, config.final_k)}
-        for stage in STAGES
-    }
+
+def _score_question(
+    components: Components,
+    index: CollectionIndex,
+    q: Question,
+    config: RetrievalConfig,
+    generator: Generator | None,
+    judge: FaithfulnessJudge | None,
+) -> _Scored:
+    """Retrieve (and answer) one question the app's way: its row, and its rankings when it counts. Gold the
+    collection lacks leaves the question out of the metrics, so a broken set never looks like bad retrieval."""
+    gold = index.resolve(q.gold)
+    mr, record = _ask(components, q, gold.chunk_ids, config, generator, judge)
+    result = mr.result
+    row = _question_row(components, q, config, gold, mr, record)
+    if not row.scored:
+        return _Scored(row, result.reranker)
+    return _Scored(
+        row,
+        result.reranker,
+        qrels=gold.qrels(),
+        # Gold that no chunk holds still counts, as a miss (0), like every other metric.
+        chunk_qrels=dict.fromkeys(gold.chunk_ids or ("(gold in no chunk)",), 1),
+        # A chunk carried with its section counts at the section's rank (rag/retrieval/collapse.py).
+        runs={stage: gold.collapse([tuple(c.id for c in g) for g in result.ranked_groups(stage)]) for stage in STAGES},
+        contexts={
+            stage: {c.id: -float(i) for i, c in enumerate(result.ranked(stage)[: config.final_k])} for stage in STAGES
+        },
+    )
+
+
+def _question_row(
+    components: Components,
+    q: Question,
+    config: RetrievalConfig,
+    gold: Resolution,
+    mr: ModeResult,
+    record: AnswerRecord | None,
+) -> QuestionResult:
+    """The stored row of one question: its gold ranks, its verdict (none when its gold is invalid), the
+    inspector link that tracks the chunk the verdict follows, and its answer; scores are filled in later."""
+    result = mr.result
+    verdict = (
+        None
+        if gold.invalid
+        else judge_question(
+            q.answerable,
+            gold,
+            result,
+            record,
+            lambda cid, r=result: _rank_of(uncut_fused_rank(components.store, r, cid)),
+            mr,
+        )
+    )
+    track = verdict.track if verdict and verdict.track else gold.track()
+    section = _tracked_section(q, gold, track)
+    return QuestionResult(
+        id=q.id,
+        question=q.question,
+        answerable=q.answerable,
+        gold=q.as_json().get("gold"),
+        gold_labels=tuple(u.label for u in gold.units),
+        gold_chunks=tuple(sorted(gold.chunk_ids)),
+        scores={},
+        gold_ranks=_gold_ranks(result, gold.chunk_ids),
+        verdict=verdict,
+        inspector=inspector_link(q.question, config, track, components.settings.retrieval, section)
+        | collection_param(components.settings.collection),
+        answer=record,
+        invalid=gold.invalid,
+    )
+
+
+def _build_run(
+    components: Components,
+    qset: QuestionSet,
+    config: RetrievalConfig,
+    index: CollectionIndex,
+    scored: Sequence[_Scored],
+    generator: Generator | None,
+    judge: FaithfulnessJudge | None,
+    name: str | None,
+) -> EvalRun:
+    """The run: each stage's metrics over the questions that count, every row with its own scores, and what
+    ran (models, the collection's stored settings), so a later reader knows what the numbers measured."""
+    per_stage_results = _stage_metrics(scored, config.final_k)
     tables = {stage: by_query(r) for stage, r in per_stage_results.items()}
+    rows = [s.row for s in scored]
     questions = tuple(
         replace(row, scores={s: tables[s].get(row.id, {}) for s in STAGES}) if row.scored else row for row in rows
     )
     settings = components.settings
+    reranker = scored[-1].reranker if scored else config.reranker
+    now = datetime.now(UTC)
+    return EvalRun(
+        id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",
+        created_at=now.isoformat(timespec="seconds"),
+        set_name=qset.name,
+        collection=settings.collection,
+        config=config,
+        models=_models(settings, config, reranker, generator, judge),
+        fingerprint=index.fingerprint,
+        per_stage={stage: means(r) for stage, r in per_stage_results.items()},
+        answers=answer_metrics((r.answerable, r.answer) for r in rows if r.answer) if generator is not None else {},
+        questions=questions,
+        name=name or config_label(config),
+    )
+
+
+def _stage_metrics(scored: Sequence[_Scored], final_k: int) -> dict[str, dict[str, MetricResult]]:
+    """Every metric of every stage over the questions that count (context precision over their final k chunks)."""
+    counted = [s for s in scored if s.row.scored]
+    qrels = {s.row.id: s.qrels for s in counted}
+    chunk_qrels = {s.row.id: s.chunk_qrels for s in counted}
+    out = {}
+    for stage in STAGES:
+        runs = {s.row.id: s.runs[stage] for s in counted}
+        contexts = {s.row.id: s.contexts[stage] for s in counted}
+        out[stage] = evaluate(runs, qrels) | {CONTEXT_PRECISION: context_precision_at_k(contexts, chunk_qrels, final_k)}
+    return out
+
+
+def _models(
+    settings: Settings,
+    config: RetrievalConfig,
+    reranker: str,
+    generator: Generator | None,
+    judge: FaithfulnessJudge | None,
+) -> dict[str, str]:
+    """What produced the run's numbers: the encoders, the reranker that ran, the generator and judge when
+    answers were scored, and the collection's own stored settings when the config follows them."""
     models = {"dense": settings.dense_model, "sparse": settings.sparse_model, "reranker": reranker}
     if generator is not None:
         models["generator"] = f"{generator.mode}: {generator.model}"
@@ -183,23 +288,7 @@ def run_eval(
         models["judge"] = judge.model
     if stored := stored_in_run(config, settings.data_dir, settings.collection):  # the collection's own settings
         models["collection settings"] = stored
-    now = datetime.now(UTC)
-    run = EvalRun(
-        id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",
-        created_at=now.isoformat(timespec="seconds"),
-        set_name=qset.name,
-        collection=settings.collection,
-        config=config,
-        models=models,
-        fingerprint=index.fingerprint,
-        per_stage={stage: means(r) for stage, r in per_stage_results.items()},
-        answers=answer_metrics((r.answerable, r.answer) for r in rows if r.answer) if generator is not None else {},
-        questions=questions,
-        name=name or config_label(config),
-    )
-    if save:
-        save_run(settings.data_dir, run)
-    return run
+    return models
 
 
 def _ask(
