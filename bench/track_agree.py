@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     from rag.eval.qsets import read_question_set_file
     from rag.eval.runner import run_eval
     from rag.ingest.pipeline import ingest_files
-    from rag.inspect.track import find_target, track
+    from rag.inspect.target import find_target
+    from rag.inspect.track import track
     from rag.settings.config import Settings
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

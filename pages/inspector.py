@@ -21,7 +21,8 @@ from rag.catalog.documents import document_chunks, sentence_vectors_stored
 from rag.errors import RagError
 from rag.ingest.sentences import sentence_vectors_note
 from rag.inspect.compare import feedback_notes
-from rag.inspect.track import TrackReport, TrackTarget, find_target, refreshed, track
+from rag.inspect.target import TrackTarget, find_target, refreshed
+from rag.inspect.track import TrackReport, track
 from rag.modes.run import run_mode
 from rag.settings.config import RetrievalConfig
 from rag.settings.links import parse_inspector_params

@@ -14,7 +14,8 @@ from rag.cli import main
 from rag.eval.gold import TextGold
 from rag.eval.qsets import Question, QuestionSet
 from rag.eval.runner import run_eval
-from rag.inspect.track import find_target, track
+from rag.inspect.target import find_target
+from rag.inspect.track import track
 from rag.retrieval.collapse import carried_siblings, fold_sections
 from rag.retrieval.retrieve import retrieve
 from rag.settings.config import RetrievalConfig

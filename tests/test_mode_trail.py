@@ -10,7 +10,8 @@ from modes_corpus import TWO_HOP_QUESTION, heading_of, two_hop  # noqa: F401 (fi
 
 from rag.settings.config import RetrievalConfig
 from rag.inspect.mode_trail import mode_trail
-from rag.inspect.track import TrackTarget, track
+from rag.inspect.target import TrackTarget
+from rag.inspect.track import track
 from rag.modes.run import run_mode
 from rag.modes.options import ModeOptions
 

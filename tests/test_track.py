@@ -12,7 +12,9 @@ from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, co
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.retrieval.retrieve import retrieve
-from rag.inspect.track import find_target, is_small, track
+from rag.inspect.suggest import is_small
+from rag.inspect.target import find_target
+from rag.inspect.track import track
 from rag.ingest.pipeline import ingest_files
 from rag.types import ChunkFilter
 

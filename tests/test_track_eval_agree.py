@@ -14,7 +14,8 @@ from rag.cli.track_cmd import report_json
 from rag.eval.gold import SectionGold
 from rag.eval.qsets import parse_question_set, sample_question_set_text
 from rag.eval.runner import run_eval
-from rag.inspect.track import find_target, track
+from rag.inspect.target import find_target
+from rag.inspect.track import track
 
 
 # The defaults, and settings tight enough to lose gold at different stages (few candidates, k = 1).

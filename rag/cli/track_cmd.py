@@ -12,7 +12,8 @@ from rag.cli.collections_cmd import collection_option
 from rag.cli.main import main, opened
 from rag.cli.options import retrieval_options, with_options
 from rag.cli.search_cmd import parse_filters
-from rag.inspect.track import TrackReport, find_target, section_fates, track
+from rag.inspect.target import find_target
+from rag.inspect.track import TrackReport, section_fates, track
 from rag.retrieval.loss import LOSS_TITLES
 from rag.retrieval.result import STAGES
 from rag.settings.config import RetrievalConfig

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from rag.types import Chunk
 
 # How deep in the last stage a section's siblings are carried, in final k's: 2, the final k that tracking
-# calls a small change (rag/inspect/track.py K_FACTOR); chosen on the docs sets (bench/README.md).
+# calls a small change (rag/inspect/suggest.py K_FACTOR); chosen on the docs sets (bench/README.md).
 CARRY_DEPTH = 2
 
 
