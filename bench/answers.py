@@ -1,6 +1,6 @@
 """Offline answerer quality: does it abstain when the docs do not say, and quote the right thing when they do?
 
-Runs the product's answer path (`rag.answer.answer_question`, default settings, no API key, so the
+Runs the product's answer path (`rag.ask.answerer.answer_question`, default settings, no API key, so the
 extractive answerer) over the sample help centre, on two question sets:
 
 - rag/resources/sample_qa.jsonl: the shipped set (17 answerable, 3 unanswerable);

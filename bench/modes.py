@@ -1,6 +1,6 @@
 """Offline retrieval modes against plain retrieval: a multi-hop set, SciFact train and the two hit@5 sets.
 
-Every mode runs through `rag.modes.run_mode` (which calls `retrieve()` for each of its searches) and
+Every mode runs through `rag.modes.run.run_mode` (which calls `retrieve()` for each of its searches) and
 its final top 10 is scored against the gold:
 - tests/data/fastapi_multihop.jsonl over the FastAPI docs (34 questions, two gold sections each):
   all-gold recall@10 (1 when every gold section has a chunk in the top 10) and recall@10;

@@ -77,7 +77,7 @@ OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a
 
 AVG_LEN = "avg_len"  # the collection variant whose BM25 vectors use the collection's own average length
 SENTENCES = "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/ingest/sentences.py)
-LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.pipeline.encode_late)
+LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.embed.encode_late)
 INT8 = "int8"  # sentence vectors encoded on their own by the int8-quantised export (RAGSCOPE_SENTENCE_POOLING=separate-int8)
 POOLED = "pooled"  # sentence vectors encoded on their own, and each chunk's vector their mean: no chunk pass
 INT8_DENSE = "int8-dense"  # INT8, and the chunk vectors and queries also on the int8 export (RAGSCOPE_DENSE_RUNTIME=onnx-int8)

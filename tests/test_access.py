@@ -53,7 +53,9 @@ def test_every_page_discovered():
 @pytest.mark.parametrize("page", PAGES)
 def test_password_guards_every_page(page, monkeypatch):
     monkeypatch.setenv("RAGSCOPE_PASSWORD", PASSWORD)
-    for at in _runs(page):
+    runs = _runs(page)
+    assert len(runs) == 2  # through app.py and alone
+    for at in runs:
         at.run()
         assert _gated(at), (page, _titles(at), [e.value for e in at.exception])
         assert [t.label for t in at.text_input] == ["Password"]
@@ -81,7 +83,9 @@ def test_password_gate_comes_before_the_store_is_opened(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_without_access_config_the_app_says_it_is_open(page):
-    for at in _runs(page):
+    runs = _runs(page)
+    assert len(runs) == 2  # through app.py and alone
+    for at in runs:
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert not at.text_input or "Password" not in [t.label for t in at.text_input]
@@ -91,7 +95,9 @@ def test_without_access_config_the_app_says_it_is_open(page):
 @pytest.mark.parametrize("page", PAGES)
 def test_oidc_sign_in_guards_every_page(page, monkeypatch):
     monkeypatch.setattr(ui_setup.importlib.util, "find_spec", _authlib_present)
-    for at in _runs(page):
+    runs = _runs(page)
+    assert len(runs) == 2  # through app.py and alone
+    for at in runs:
         at.secrets["auth"] = {**OIDC, **PROVIDER}
         at.user = {"is_logged_in": False}
         at.run()

@@ -71,7 +71,9 @@ def _all_docs():
 @pytest.mark.parametrize("strategy", CHUNK_STRATEGIES)
 @pytest.mark.parametrize("size,overlap", [(800, 100), (200, 40), (60, 0)])
 def test_every_chunk_is_the_exact_span_of_the_text(strategy, size, overlap, default_dense):
-    for d in _all_docs():
+    docs = list(_all_docs())
+    assert len(docs) > 2  # the two written here and the sample docs
+    for d in docs:
         chunks = chunk_document(d, ChunkConfig(strategy, size, overlap), default_dense)  # semantic reads it
         assert chunks, d.source
         for i, c in enumerate(chunks):
@@ -86,12 +88,15 @@ def test_every_chunk_is_the_exact_span_of_the_text(strategy, size, overlap, defa
 def test_structured_strategies_never_cross_a_heading_and_keep_all_body_text(doc, strategy):
     sections = parse_sections(doc.text)
     chunks = chunk_document(doc, ChunkConfig(strategy, 120, 20))
+    assert chunks
     for c in chunks:
         (section,) = [s for s in sections if s.start <= c.start and c.end <= s.end]
         assert c.heading_path == section.path
     body = "".join(doc.text[s.start : s.end] for s in sections)
     covered = "".join(c.text for c in chunks)
-    for word in re.findall(r"\w+", body):
+    words = re.findall(r"\w+", body)
+    assert words
+    for word in words:
         assert word in covered  # nothing of a section body is dropped
 
 
@@ -139,7 +144,9 @@ def test_cjk_chunks_end_on_a_sentence_end(strategy, default_dense):
 @pytest.mark.parametrize("strategy", ["heading", "sentence", "recursive"])
 def test_cjk_chunks_start_on_a_sentence_start(strategy):
     d = load_document("zh.md", CJK.encode())
-    for c in chunk_document(d, ChunkConfig(strategy, 100, 20)):
+    chunks = chunk_document(d, ChunkConfig(strategy, 100, 20))
+    assert len(chunks) > 1  # the first chunk starts the text: only the others test a cut
+    for c in chunks:
         before = d.text[: c.start].rstrip()
         assert not before or before[-1] in CJK_SENTENCE_END or before.endswith("退款"), c.text
 

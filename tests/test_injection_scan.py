@@ -207,8 +207,12 @@ def test_scan_leaves_ordinary_instructions_alone(text: str):
 
 
 def test_sample_help_centre_has_no_flags():
-    for name, data in sample_files():
-        for chunk in chunk_document(load_document(name, data)):
+    files = sample_files()
+    assert len(files) == 6
+    for name, data in files:
+        chunks = chunk_document(load_document(name, data))
+        assert chunks, name
+        for chunk in chunks:
             result = scan_text(chunk.text, chunk.heading_path, chunk.source)
             assert result.flags == () and result.unchecked is None, (name, chunk.heading, result)
 

@@ -254,6 +254,7 @@ def manuals():
 
 
 def test_no_running_head_page_number_or_split_word_in_any_chunk(manuals):
+    assert set(manuals) == set(MANUALS)
     for name, (doc, chunks) in manuals.items():
         words = {w.lower() for w in re.findall(r"[^\W\d_]+", doc.text)}
         heads = [m.group() for c in chunks for m in _RUNNING_HEAD.finditer(c.text)]

@@ -122,7 +122,9 @@ def test_score_fusion_reranker_mixes_normalised_scores(corpus):
 def test_sentence_maxsim_reranker_takes_best_sentence(corpus):
     result = retrieve(corpus, "Which shipping boxes can be scanned?", RetrievalConfig(candidates=3, final_k=3, fusion="dense", reranker="sentence-maxsim:1"))
     query = corpus.dense.encode_query("Which shipping boxes can be scanned?")
-    for c in result.ranked("rerank"):  # the best of the chunk's heading path and its sentences
+    ranked = result.ranked("rerank")
+    assert len(ranked) == 3
+    for c in ranked:  # the best of the chunk's heading path and its sentences
         assert c.rerank.score == pytest.approx(float(np.max(corpus.dense.encode_documents(sentence_texts(c.chunk.chunk)) @ query)), abs=1e-5)
 
 

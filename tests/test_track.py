@@ -230,6 +230,7 @@ def test_every_heading_that_counts_as_gold_can_be_tracked(corpus):
     from rag.eval.gold import CollectionIndex, SectionGold, SectionRef
 
     index = CollectionIndex.from_components(corpus)
+    assert any(c.heading_path for chunks in index.by_source.values() for c in chunks)
     for source, chunks in index.by_source.items():
         for path in {c.heading_path for c in chunks if c.heading_path}:
             for written in {" > ".join(path[i:]) for i in range(len(path))} | {path[-1].upper(), "  " + path[-1] + " "}:

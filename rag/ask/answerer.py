@@ -4,7 +4,7 @@
 shows the text while it is written. Neither logs: the Ask page and `ragscope ask` record their asks
 in the ask log, Eval keeps its own runs.
 
-Retrieval is `rag.modes.run_mode` with `config.mode`: plain is one `retrieve()`; HyDE, multi-hop and
+Retrieval is `rag.modes.run.run_mode` with `config.mode`: plain is one `retrieve()`; HyDE, multi-hop and
 corrective hand their final list to the same gate and generator; corrective's abstention (no chunk
 graded relevant) is the gate's; the agent writes its own answer, checked by the same `build_answer`.
 """

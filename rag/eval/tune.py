@@ -144,7 +144,7 @@ def _rerankers(current: str) -> list[str]:
 def plan_configs(base: RetrievalConfig, dims: Sequence[Dimension], budget: int, seed: int = 0) -> list[RetrievalConfig]:
     """The configurations to run, the current one (`base`) first, then fewest changes first, at most `budget`.
 
-    A value that does not apply under the others' values (`Spec.applies`) is set back to the base's, so
+    A value that does not apply under the others' values (`Knob.applies`) is set back to the base's, so
     configurations that would rank the same are run once.
     """
     names = [d.name for d in dims]

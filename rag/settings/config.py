@@ -226,7 +226,7 @@ class RetrievalConfig:
         help="With one hit per section: how many of a kept section's best-matching chunks the answerer reads",
     )  # fmt: skip
 
-    # How the question is searched (rag.modes.run_mode): plain is one retrieve(); the others add steps
+    # How the question is searched (rag.modes.run.run_mode): plain is one retrieve(); the others add steps
     # around it (each step is itself a retrieve(), shown as a stage). The inspector, Ask, Eval and every
     # CLI command run it. Off (plain) by default: no offline mode has won on bench/modes.py yet.
     mode: str = setting(

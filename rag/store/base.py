@@ -44,7 +44,7 @@ class CollectionModels:
     collection is created (a collection from before the field reads False) and is not a model: asking
     for it on a collection without it is no mismatch (see `same_models`). `sentence_pooling` says how
     they were made, also fixed at creation: "late" (pooled from the chunk's own forward pass,
-    `rag.ingest.pipeline.encode_late`), "separate" (each sentence encoded on its own, what collections made
+    `rag.ingest.embed.encode_late`), "separate" (each sentence encoded on its own, what collections made
     before the field hold) or "separate-int8" (the same on the model's int8-quantised export); every
     later ingest follows it, so one collection never mixes them.
     `dense_runtime` says what ran the dense model when the collection was created: "torch" (what

@@ -1,4 +1,5 @@
-"""Contents and index pages: stored and browsable, but kept out of ranking (rag.types.UNRANKED_ROLES).
+"""Contents and index pages: stored and browsable, but kept out of ranking (their `role` is
+rag.types.ROLE_CONTENTS or ROLE_INDEX: retrieval reads them only with `ChunkFilter.include_unranked`).
 
 A page of a table of contents or of an index is a list of names with page numbers: it matches almost any
 name in a question and answers none. A page is one when most of its lines end in a page reference, after
