@@ -1,4 +1,5 @@
-"""The Documents page's upload path: expand uploads, preview their chunks, ingest with progress, summarise.
+"""The Documents page's upload path: expand uploads, show the preview rag.ingest.preview decides, ingest with
+progress, summarise.
 
 Kept out of pages/documents.py so the page reads as its layout. File names and messages that reach a
 Markdown-rendering element go through md_escape; chunk text only through st.dataframe.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from rag.components import Components
 from rag.encoders.base import DenseEncoder
@@ -23,7 +24,7 @@ from rag.ingest.repeated import drop_repeated
 from rag.ingest.results import Prepared
 from rag.settings.config import ChunkConfig
 from rag.text.sizes import MIB
-from rag.types import Chunk, Document
+from rag.types import Chunk, Document, StoredChunk
 
 # What ingest_files takes for one file: a previewed document (written as it was chunked) or a file's bytes.
 Item = tuple[str, bytes] | Prepared
@@ -46,7 +47,7 @@ class Message:
     """One message of the preview, its wording (str.format fields) kept apart from the values it names: the page
     shows the values as typed (ui.safe.say escapes them, not its own Markdown), the CLI fills them in plain."""
 
-    kind: str  # "error" | "warning"
+    kind: Literal["error", "warning"]
     template: str
     values: Mapping[str, str]
 
@@ -138,25 +139,26 @@ def preview_batch(
         except RagError as e:
             out.append(FilePreview(name, data, error=str(e)))
             continue
-        first = next(iter(stored.values()), None)
-        limit = components.settings.max_chunks_per_doc
-        over = len(chunks) > limit
-        out.append(
-            FilePreview(
-                name,
-                data,
-                doc,
-                tuple(chunks),
-                chunk_diff(chunks, stored),
-                over_limit=Message(
-                    "error", CHUNK_LIMIT, {"source": doc.source, "n": f"{len(chunks):,}", "limit": f"{limit:,}"}
-                )
-                if over
-                else None,
-                refusal=chunk_refusal(doc, chunks, limit) or identity_clash(doc, first.payload if first else {}),
-            )
-        )
+        out.append(_loaded(components, name, data, doc, chunks, stored))
     return BatchPreview(tuple(out), _same_names(files))
+
+
+def _loaded(
+    components: Components, name: str, data: bytes, doc: Document, chunks: list[Chunk], stored: dict[str, StoredChunk]
+) -> FilePreview:
+    """The preview of a file that loaded, against its stored chunks."""
+    limit = components.settings.max_chunks_per_doc
+    values = {"source": doc.source, "n": f"{len(chunks):,}", "limit": f"{limit:,}"}
+    first = next(iter(stored.values()), None)
+    return FilePreview(
+        name,
+        data,
+        doc,
+        tuple(chunks),
+        chunk_diff(chunks, stored),
+        over_limit=Message("error", CHUNK_LIMIT, values) if len(chunks) > limit else None,
+        refusal=chunk_refusal(doc, chunks, limit) or identity_clash(doc, first.payload if first else {}),
+    )
 
 
 def _load_batch(
