@@ -16,7 +16,7 @@ from rag.catalog.documents import collection_stats, delete_document, document_ch
 from rag.types import clean_tags
 from rag.ingest.embed import ENCODE_BATCH, encode_sentences
 from rag.ingest.pipeline import ingest_files, preview
-from rag.ingest.plan import diff_document
+from rag.ingest.plan import chunk_diff, stored_chunks
 from rag.ingest.loaders.document import load_document
 from rag.ingest.sentences import sentence_spans, sentence_texts
 from rag.types import ChunkFilter
@@ -220,19 +220,19 @@ def test_progress_reports_every_file_in_order_of_completion(components):
     assert finished[0][1] == "1/3 bad.md: error"
 
 
-def test_diff_document_against_stored_version(sample_components):
+def test_chunk_diff_against_stored_version(sample_components):
     doc = load_document("billing/plans.md", next(d for n, d in _sample() if n == "billing/plans.md"))
     chunks = preview(doc, sample_components.settings.chunk)
-    assert diff_document(sample_components, chunks, doc.source).is_noop
+    assert chunk_diff(chunks, stored_chunks(sample_components, doc.source)).is_noop
 
     edited = load_document("billing/plans.md", doc.text.replace("## Refunds", "## Refunds\n\nRefunds are in euros.", 1).encode())
-    diff = diff_document(sample_components, preview(edited, sample_components.settings.chunk), edited.source)
+    diff = chunk_diff(preview(edited, sample_components.settings.chunk), stored_chunks(sample_components, edited.source))
     assert len(diff.added) == 1 and len(diff.removed) == 1
     assert "Refunds are in euros." in diff.added[0].text
     assert diff.removed[0].chunk.heading == diff.added[0].heading == "Billing > Refunds"
     assert len(diff.unchanged) == len(chunks) - 1
 
-    other = diff_document(sample_components, chunks, "not-stored.md")
+    other = chunk_diff(chunks, stored_chunks(sample_components, "not-stored.md"))
     assert other.removed == () and other.unchanged == ()
 
 

@@ -94,9 +94,9 @@ def test_cli_two_folders_with_one_file_name_are_refused_naming_both_paths(tmp_pa
 
 
 def test_cli_a_zip_entry_and_a_file_of_one_name_are_refused_across_batches(tmp_path: Path, monkeypatch):
-    import rag.cli.ingest_cmds
+    import rag.cli.ingest_inputs
 
-    monkeypatch.setattr(rag.cli.ingest_cmds, "_BATCH_FILES", 1)  # each input in its own ingest call
+    monkeypatch.setattr(rag.cli.ingest_inputs, "_BATCH_FILES", 1)  # each input in its own ingest call
     (tmp_path / "guide.md").write_bytes(A)
     (tmp_path / "site.zip").write_bytes(_zip([("site/guide.md", B), ("site/other.md", OTHER)]))
     result = _run("ingest", str(tmp_path / "guide.md"), str(tmp_path / "site.zip"))

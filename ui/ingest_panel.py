@@ -1,4 +1,5 @@
-"""The Documents page's upload path: expand uploads, preview their chunks, ingest with progress, summarise.
+"""The Documents page's upload path: expand uploads, show the preview rag.ingest.preview decides, ingest with
+progress, summarise.
 
 Kept out of pages/documents.py so the page reads as its layout. File names and messages that reach a
 Markdown-rendering element go through md_escape; chunk text only through st.dataframe.
@@ -6,9 +7,7 @@ Markdown-rendering element go through md_escape; chunk text only through st.data
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -16,15 +15,14 @@ import streamlit as st
 from rag.components import Components
 from rag.encoders.base import DenseEncoder
 from rag.errors import RagError
+from rag.ingest import preview
 from rag.ingest.eta import Eta
 from rag.ingest.loaders.archive import ArchiveLimits, ExpandedArchive, expand_zip, is_zip_name
-from rag.ingest.loaders.document import load_document
 from rag.ingest.loaders.formats import format_labels
 from rag.ingest.loaders.pdf import NO_TEXT_LAYER
-from rag.ingest.pipeline import ingest_files, preview
-from rag.ingest.plan import diff_document
-from rag.ingest.repeated import drop_repeated
-from rag.ingest.results import IngestSummary, Prepared
+from rag.ingest.pipeline import ingest_files
+from rag.ingest.preview import Item
+from rag.ingest.results import IngestSummary
 from rag.ingest.upload_limit import limit_problem, uploader_cap_mb
 from rag.settings.config import ChunkConfig
 from rag.text.sizes import MIB, mib
@@ -35,8 +33,6 @@ from ui.model_notes import model_notes
 from ui.render import md_escape
 from ui.safe import say
 
-Item = tuple[str, bytes] | Prepared
-
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def load_and_chunk(
@@ -45,34 +41,21 @@ def load_and_chunk(
     """Loading and chunking is pure: cached so reruns (every widget change) do not parse PDFs again.
 
     Keyed on the whole ChunkConfig: a field left out of the key would preview (and ingest) the chunks of
-    another configuration."""
-    doc = load_document(name, data, max_bytes=max_bytes)
-    return doc, preview(doc, config, _dense)  # the encoder keyed by its name: "semantic" cuts with it
+    another configuration; the encoder keyed by its name ("semantic" cuts with it)."""
+    return preview.load_and_chunk(name, data, config, max_bytes, _dense)
+
+
+def cached_load(
+    name: str, data: bytes, config: ChunkConfig, max_bytes: int, dense: DenseEncoder
+) -> tuple[Document, list[Chunk]]:
+    """rag.ingest.preview's loader, through the cache."""
+    return load_and_chunk(name, data, config, max_bytes, dense.name, dense)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArchive:
     """Cached like load_and_chunk: an archive is inflated once, not on every rerun."""
     return expand_zip(name, data, limits)
-
-
-def load_batch(
-    components: Components, files: list[tuple[str, bytes]], config: ChunkConfig, max_bytes: int
-) -> list[tuple[Document, list[Chunk]] | RagError]:
-    """Each file loaded and chunked (cached), then without the blocks repeated across the batch's HTML pages
-    (rag.ingest.repeated), as ingest_files drops them: the preview shows what ingest would write."""
-    read: list[tuple[Document, list[Chunk]] | RagError] = []
-    for name, data in files:
-        try:
-            read.append(load_and_chunk(name, data, config, max_bytes, components.dense.name, components.dense))
-        except RagError as e:
-            read.append(e)
-    trimmed = iter(drop_repeated([r[0] for r in read if not isinstance(r, RagError)]))
-    out: list[tuple[Document, list[Chunk]] | RagError] = []
-    for r in read:
-        doc = r if isinstance(r, RagError) else next(trimmed)
-        out.append(r if isinstance(r, RagError) or doc is r[0] else (doc, preview(doc, config, components.dense)))
-    return out
 
 
 # Streamlit's own "Limit … per file" under the drop zone names the uploader's transport cap, not the app's limit.
@@ -174,18 +157,6 @@ def show_summary(summary: IngestSummary) -> None:
     st.dataframe(frame, hide_index=True, alt="Ingest results per file")
 
 
-def same_names(files: list[tuple[str, bytes]]) -> None:
-    """Warn about files of one name in one preview: they are one document, the last ingested replaces the others."""
-    for name, n in Counter(name for name, _ in files).items():
-        if n > 1:
-            say(
-                "warning",
-                "{n} files are named {name}: a document is known by its name, so the last one ingested replaces "
-                "the others. Rename them (or put them in folders of a .zip) to keep each.",
-                n=n, name=name,
-            )  # fmt: skip
-
-
 def loader_notes(notes: list[tuple[str, str]]) -> None:
     """What loading left out (hidden HTML text, …): one box for the whole preview with the files listed, not a box
     per file (issue 38, item 11); a scan's OCR warning stays a warning of its own."""
@@ -203,65 +174,34 @@ def loader_notes(notes: list[tuple[str, str]]) -> None:
 def preview_files(
     components: Components, files: list[tuple[str, bytes]], config: ChunkConfig
 ) -> tuple[list[Item], int]:
-    """Show each file's chunks (and its diff against the stored version).
+    """Show each file's chunks (and its diff against the stored version), as rag.ingest.preview decided them.
 
     Returns:
         What to ingest: the previewed documents as `Prepared` (ingest writes exactly these chunks,
         without loading and chunking again) and, as (name, bytes), the files that failed to load;
         and how many of the documents are new or changed.
     """
-    settings = components.settings
-    max_bytes = settings.max_upload_mb * 1024 * 1024
-    loaded: dict[str, tuple[Document, list[Chunk], Any]] = {}
-    items: list[Item] = []
-    overview = []
-    notes: list[tuple[str, str]] = []
-    same_names(files)
-    for (name, data), read in zip(files, load_batch(components, files, config, max_bytes), strict=True):
-        try:
-            if isinstance(read, RagError):
-                raise read
-            doc, chunks = read
-            diff = diff_document(components, chunks, doc.source)
-        except RagError as e:
-            st.error(md_escape(str(e)))
-            items.append((name, data))
-            continue
-        items.append(Prepared(doc, tuple(chunks)))
-        notes += [(doc.source, note) for note in doc.notes]  # what the loader left out, e.g. hidden HTML text
-        stored = bool(diff.unchanged or diff.removed)
-        state = ("unchanged" if diff.is_noop else "changed") if stored else "new"
-        overview.append(
-            {
-                "source": doc.source,
-                "kind": doc.kind,
-                "chars": len(doc.text),
-                "chunks": len(chunks),
-                "state": state,
-                "added": len(diff.added),
-                "unchanged": len(diff.unchanged),
-                "removed": len(diff.removed),
-            }
-        )
-        if len(chunks) > settings.max_chunks_per_doc:  # not offered for ingest: it would only be refused
-            say(
-                "error",
-                "{source}: {n} chunks is over the limit of {limit} per document (RAGSCOPE_MAX_CHUNKS); "
-                "not offered for ingest. Split the file, or choose a larger chunk size.",
-                source=doc.source, n=f"{len(chunks):,}", limit=f"{settings.max_chunks_per_doc:,}",
-            )  # fmt: skip
-            items.pop()
-            overview[-1]["state"] = "over the chunk limit"
-        loaded[doc.source] = (doc, chunks, diff)
-    loader_notes(notes)
-    changed = sum(row["state"] in ("new", "changed") for row in overview)
-    if not loaded:
-        return items, 0
+    batch = preview.preview_batch(components, files, config, cached_load)
+    for message in batch.warnings:
+        say(message.kind, message.template, **message.values)
+    for file in batch.files:
+        if file.error:
+            st.error(md_escape(file.error))
+        elif file.over_limit:
+            say(file.over_limit.kind, file.over_limit.template, **file.over_limit.values)
+    shown = [(f, f.doc) for f in batch.files if f.doc is not None]  # the files that loaded
+    loader_notes([(doc.source, note) for _, doc in shown for note in doc.notes])
+    if not shown:
+        return batch.items, 0
     st.markdown("**Preview** (nothing is written until you press Ingest)")
-    st.dataframe(pd.DataFrame(overview), hide_index=True, alt="Preview: files to ingest")
+    st.dataframe(
+        pd.DataFrame([_overview_row(f, doc) for f, doc in shown]), hide_index=True, alt="Preview: files to ingest"
+    )
+    loaded = {doc.source: f for f, doc in shown}
     source = st.selectbox("Chunks of", list(loaded), key="documents_preview_file")
-    _, chunks, diff = loaded[source]
-    if diff.unchanged or diff.removed:
+    chosen = loaded[source]
+    diff = chosen.diff
+    if chosen.stored:
         st.caption(
             md_escape(
                 f"{source} is stored already: {plural(len(diff.added), 'chunk')} added, {len(diff.unchanged):,} "
@@ -273,6 +213,23 @@ def preview_files(
         )
     else:
         st.dataframe(
-            chunk_rows(chunks), hide_index=True, column_config=CHUNK_COLUMNS, alt="Preview: chunks of the chosen file"
+            chunk_rows(chosen.chunks),
+            hide_index=True,
+            column_config=CHUNK_COLUMNS,
+            alt="Preview: chunks of the chosen file",
         )
-    return items, changed
+    return batch.items, batch.changed
+
+
+def _overview_row(file: preview.FilePreview, doc: Document) -> dict[str, object]:
+    """The preview table's row of a file that loaded (`doc`: its document)."""
+    return {
+        "source": doc.source,
+        "kind": doc.kind,
+        "chars": len(doc.text),
+        "chunks": len(file.chunks),
+        "state": file.state,
+        "added": len(file.diff.added),
+        "unchanged": len(file.diff.unchanged),
+        "removed": len(file.diff.removed),
+    }

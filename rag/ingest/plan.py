@@ -27,16 +27,13 @@ class ChunkDiff:
         return not self.added and not self.removed
 
 
-def diff_document(components: Components, chunks: Sequence[Chunk], source: str) -> ChunkDiff:
-    """Compare new chunks with the stored chunks of `source` (the Documents page's preview diff)."""
-    return _diff(chunks, _stored(components, source))
-
-
-def _stored(components: Components, source: str) -> dict[str, StoredChunk]:
+def stored_chunks(components: Components, source: str) -> dict[str, StoredChunk]:
+    """The stored chunks of `source` by id, quarantined ones too (none when the collection does not exist yet)."""
     return {s.chunk.id: s for s in components.store.records(ChunkFilter(sources=(source,), include_quarantined=True))}
 
 
-def _diff(chunks: Sequence[Chunk], stored: Mapping[str, StoredChunk]) -> ChunkDiff:
+def chunk_diff(chunks: Sequence[Chunk], stored: Mapping[str, StoredChunk]) -> ChunkDiff:
+    """Compare new chunks with a document's stored ones (`stored_chunks`)."""
     new_ids = {c.id for c in chunks}
     return ChunkDiff(
         added=tuple(c for c in chunks if c.id not in stored),
@@ -92,20 +89,12 @@ def plan_document(components: Components, doc: Document, chunks: Sequence[Chunk]
         LoaderError: no chunks, more than the configured limit, chunk ids that repeat, or a stored
             document of the same source name that came from a different file (`identity_clash`).
     """
-    if not chunks:
-        raise LoaderError(f"{doc.source}: no text to index after chunking")
-    limit = components.settings.max_chunks_per_doc
-    if len(chunks) > limit:
-        raise LoaderError(
-            f"{doc.source}: would become {len(chunks):,} chunks, over the limit of {limit:,} per document "
-            "(RAGSCOPE_MAX_CHUNKS); split it into smaller files or raise the limit"
-        )
-    repeated = repeated_ids(chunks)
-    if repeated:
-        raise LoaderError(f"{doc.source}: {repeated_message(chunks, repeated)}")
+    refused = chunk_refusal(doc, chunks, components.settings.max_chunks_per_doc)
+    if refused:
+        raise LoaderError(refused)
     components.check_models()
     components.ensure_collection()
-    stored = _stored(components, doc.source)
+    stored = stored_chunks(components, doc.source)
     first = next(iter(stored.values()), None)
     clash = identity_clash(doc, first.payload if first else {})
     if clash:
@@ -123,10 +112,25 @@ def plan_document(components: Components, doc: Document, chunks: Sequence[Chunk]
         doc=doc,
         chunks=tuple(chunks),
         stored=stored,
-        diff=_diff(chunks, stored),
+        diff=chunk_diff(chunks, stored),
         doc_meta=doc_meta,
         same_doc=first is not None and _same_doc(first.payload, doc_meta, tags),
     )
+
+
+def chunk_refusal(doc: Document, chunks: Sequence[Chunk], limit: int) -> str:
+    """Why `doc`'s chunks may not be written ("" when they may): none, more than `limit`, or ids that repeat.
+
+    Checked from the chunks alone, before the collection is touched, so `ingest --dry-run` can say it too."""
+    if not chunks:
+        return f"{doc.source}: no text to index after chunking"
+    if len(chunks) > limit:
+        return (
+            f"{doc.source}: would become {len(chunks):,} chunks, over the limit of {limit:,} per document "
+            "(RAGSCOPE_MAX_CHUNKS); split it into smaller files or raise the limit"
+        )
+    repeated = repeated_ids(chunks)
+    return f"{doc.source}: {repeated_message(chunks, repeated)}" if repeated else ""
 
 
 def repeated_ids(chunks: Iterable[Chunk]) -> set[str]:
