@@ -112,7 +112,7 @@ PATH = re.compile(r"(?<![\w./-])((?:rag|bench|tests|ui|pages|docs)/[\w./-]*[\w/]
 DOTTED = re.compile(r"(?<![\w./-])(rag(?:\.\w+)+(?::\w+)?)")
 # A class of ours and an attribute of it (Settings.from_env), not part of a longer dotted name.
 CLASS_ATTR = re.compile(r"(?<![\w.])([A-Z]\w*)\.([A-Za-z_]\w*)\b")
-# A Python file and a name in it (rag/inspect/track.py K_FACTOR, ui/setup.py `get_components`): the name in
+# A Python file and a name in it (rag/inspect/suggest.py K_FACTOR, ui/setup.py `get_components`): the name in
 # backticks or with an inner underscore, so a command's argument (bench/peer_ingest.py FOLDER) is not taken for one.
 PATH_NAME = re.compile(r"(?<![\w./-])((?:rag|bench|ui|pages|tests)/[\w/]+)\.py`?,? (`\w+`|[A-Za-z]\w*_\w+)")
 FILE_SUFFIXES = {".py", ".md", ".toml", ".json", ".jsonl", ".txt", ".png", ".csv", ".yml", ".yaml", ".html", ".css"}
@@ -275,8 +275,8 @@ def test_the_references_not_ours_are_still_made_and_still_not_ours() -> None:
         ("`rag.settings.config.Settings.from_file`", 1, ["rag.settings.config.Settings.from_file"]),
         ("ui/setup.get_components caches", 1, []),
         ("ui/setup.get_engine caches", 1, ["ui/setup.get_engine"]),
-        ("(rag/inspect/track.py K_FACTOR)", 2, []),
-        ("(rag/inspect/track.py K_FACTORS)", 2, ["rag/inspect/track.py K_FACTORS"]),
+        ("(rag/inspect/suggest.py K_FACTOR)", 2, []),
+        ("(rag/inspect/suggest.py K_FACTORS)", 2, ["rag/inspect/suggest.py K_FACTORS"]),
         ("`rag/eval/tune.py` `plan_configs`", 2, []),
         ("(Knob.applies)", 1, []),
         ("(Spec.applies)", 1, ["Spec.applies"]),
