@@ -29,33 +29,17 @@ from typing import Sequence
 import numpy as np
 
 from rag.components import Components
-from rag.errors import QuestionError
 from rag.retrieval.collapse import carried_siblings, fold_sections
 from rag.retrieval.context import section_contexts
 from rag.retrieval.dedupe import Repeats, find_repeats
 from rag.retrieval.fusion import fused_search
 from rag.retrieval.prf import expand_query, rocchio
+from rag.retrieval.question import check_question
 from rag.retrieval.rerank import RerankContext, Reranker, get_reranker
 from rag.retrieval.result import Candidate, QueryVectors, RetrievalResult, StageScore
 from rag.settings.config import RetrievalConfig
 from rag.store.base import Store, stored_chunk
 from rag.types import Chunk, ChunkFilter, Hit, SparseVector
-
-MAX_QUESTION_CHARS = 2000
-
-
-def check_question(question: str) -> str:
-    """The question with its whitespace collapsed, when it can be searched.
-
-    Raises:
-        QuestionError: it is empty (or only whitespace), or longer than MAX_QUESTION_CHARS.
-    """
-    question = " ".join(question.split())
-    if not question:
-        raise QuestionError("type a question first")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise QuestionError(f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}")
-    return question
 
 
 def retrieve(
