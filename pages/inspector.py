@@ -24,6 +24,7 @@ from rag.inspect.compare import feedback_notes
 from rag.inspect.target import TrackTarget, find_target, refreshed
 from rag.inspect.track import TrackReport, track
 from rag.modes.run import run_mode
+from rag.retrieval.question import clean_question
 from rag.settings.config import RetrievalConfig
 from rag.settings.links import parse_inspector_params
 from rag.settings.rerankers import reads_sentence_vectors
@@ -138,7 +139,7 @@ def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scop
     )
     report: TrackReport | None = kept.kept("inspector_track_report", scope)
     old: TrackReport | None = kept.outdated("inspector_track_report", scope)
-    if old is not None and old.result.question != " ".join(question.split()) and not pinned:
+    if old is not None and old.result.question != clean_question(question) and not pinned:
         kept.keep("inspector_track_report", None, scope)  # tracking belongs to the question it was made for
         old = None
     try:

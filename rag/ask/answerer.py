@@ -25,8 +25,8 @@ from rag.answer.result import Answer, Generation
 from rag.components import Components
 from rag.modes.result import ModeResult
 from rag.modes.run import run_mode
+from rag.retrieval.question import check_question
 from rag.retrieval.result import RetrievalResult
-from rag.retrieval.retrieve import check_question
 from rag.settings.config import RetrievalConfig
 from rag.types import ChunkFilter
 

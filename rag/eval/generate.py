@@ -26,6 +26,7 @@ from rag.answer.anthropic_client import AnthropicClient, text_of
 from rag.errors import GenerationError, RagError
 from rag.eval.gold import CollectionIndex, SectionGold, SectionRef, TextGold
 from rag.eval.qsets import Question, QuestionSet
+from rag.retrieval.question import clean_question
 from rag.text.fold import reader_form
 from rag.text.jsonobj import json_object
 from rag.types import Chunk, stored_name
@@ -279,7 +280,7 @@ def _check(item: dict, answerable: bool, index: CollectionIndex, seen: set[str],
     question = item.get("question")
     if not isinstance(question, str) or not question.strip():
         return 'no "question" text'
-    question = " ".join(question.split())
+    question = clean_question(question)
     if reader_form(question) in seen:
         return "repeats a question already kept"
     if not answerable:

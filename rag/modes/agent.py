@@ -32,8 +32,9 @@ from rag.modes.fusion import merge
 from rag.modes.llm import Claude
 from rag.modes.options import ModeOptions
 from rag.modes.result import AgentStep, LlmCall, ModeResult, ToolCall
+from rag.retrieval.question import check_question
 from rag.retrieval.result import RetrievalResult
-from rag.retrieval.retrieve import check_question, retrieve
+from rag.retrieval.retrieve import retrieve
 from rag.settings.config import RetrievalConfig
 from rag.text.jsonobj import json_object
 from rag.types import ChunkFilter

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rag.components import Components
-from rag.errors import ConfigError, QuestionError
+from rag.errors import ConfigError
 from rag.modes.agent import SearchAgent
 from rag.modes.corrective import run_corrective
 from rag.modes.hyde import run_hyde
@@ -20,6 +20,7 @@ from rag.modes.llm import Claude
 from rag.modes.multihop import run_multi_hop
 from rag.modes.options import AGENT_OFFLINE, ModeOptions
 from rag.modes.result import ModeResult
+from rag.retrieval.question import check_question
 from rag.retrieval.retrieve import retrieve
 from rag.settings.config import MODES, RetrievalConfig, Settings
 from rag.settings.extensions import MODES_TABLE, check_dispatch
@@ -75,7 +76,7 @@ def run_mode(
 
     Raises:
         ModeUnavailable: an unknown mode, or the agent without Claude.
-        QuestionError: the question is empty.
+        QuestionError: the question is empty or too long (rag/retrieval/question.py).
         GenerationError: a Claude call the mode cannot do without failed (the agent keeps what it
             found instead; HyDE, multi-hop and corrective raise).
         RagError: retrieval failed.
@@ -89,9 +90,7 @@ def run_mode(
     config = dataclasses.replace(config, mode=mode)
     flt = flt or ChunkFilter()
     options = options or ModeOptions()
-    question = " ".join(question.split())
-    if not question:
-        raise QuestionError("type a question first")
+    question = check_question(question)
     claude = None if mode == "plain" else Claude.from_settings(components.settings, client)
     mr = _RUNNERS[mode](components, question, config, flt, options, claude)
     # A corrective retry changes the settings of its own search (PRF, candidates, fusion); the final

@@ -20,44 +20,37 @@ rag/retrieval/context.py); ranking and metrics still see the chunk itself.
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
+import numpy as np
+
 from rag.components import Components
-from rag.errors import QuestionError
 from rag.retrieval.collapse import carried_siblings, fold_sections
 from rag.retrieval.context import section_contexts
 from rag.retrieval.dedupe import Repeats, find_repeats
 from rag.retrieval.fusion import fused_search
 from rag.retrieval.prf import expand_query, rocchio
-from rag.retrieval.rerank import RerankContext, get_reranker
+from rag.retrieval.question import check_question
+from rag.retrieval.rerank import RerankContext, Reranker, get_reranker
 from rag.retrieval.result import Candidate, QueryVectors, RetrievalResult, StageScore
 from rag.settings.config import RetrievalConfig
-from rag.store.base import stored_chunk
-from rag.types import Chunk, ChunkFilter, Hit
-
-MAX_QUESTION_CHARS = 2000
+from rag.store.base import Store, stored_chunk
+from rag.types import Chunk, ChunkFilter, Hit, SparseVector
 
 
-def check_question(question: str) -> str:
-    """The question with its whitespace collapsed, when it can be searched.
-
-    Raises:
-        QuestionError: it is empty (or only whitespace), or longer than MAX_QUESTION_CHARS.
-    """
-    question = " ".join(question.split())
-    if not question:
-        raise QuestionError("type a question first")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise QuestionError(f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}")
-    return question
-
-
-def retrieve(  # noqa: PLR0915 - the one retrieval path, stage by stage; its split into steps is open (issue 36)
+def retrieve(
     components: Components, question: str, config: RetrievalConfig | None = None, flt: ChunkFilter | None = None,
     encoded: QueryVectors | None = None,
 ) -> RetrievalResult:  # fmt: skip
     """Run dense, sparse, fusion and reranking for `question`.
+
+    The steps, in order: encode the question, search both indexes, expand the BM25 query (PRF), fuse,
+    move the dense query toward the fused top (Rocchio) and fuse again, rerank, cut to the final top k
+    (sections, repeats, min_score), and assemble every candidate's stage-by-stage record.
 
     Args:
         components: store and encoders.
@@ -81,75 +74,180 @@ def retrieve(  # noqa: PLR0915 - the one retrieval path, stage by stage; its spl
     components.check_models()
     reranker = get_reranker(config.reranker)
     timings: dict[str, float] = {}
-    cold = [
-        m for m in (components.dense, components.sparse) if not getattr(m, "loaded", True)
-    ]  # LazyModel or CollectionDense
-    if encoded is None and cold:  # a first query loads the models: timed apart, or "encode" would read seconds
+    own_dense, own_sparse = _encode(components, question, encoded, timings)
+
+    t0 = time.perf_counter()
+    store = components.store
+    lists = _search(store, config, own_dense, own_sparse, flt)
+    lists = _expand_sparse(components, config, lists, flt)
+    lists = _fuse(store, config, lists, flt)
+    lists = _expand_dense(store, config, lists, flt)
+    timings["search"] = _ms(t0)
+
+    t0 = time.perf_counter()
+    ranked, rerank = _rerank(components, reranker, question, lists, flt)
+    timings["rerank"] = _ms(t0)
+
+    cut = _cut(ranked, rerank, config)
+    contexts = _section_contexts(components, config, lists, cut.final_ids)
+    candidates = _assemble(lists, rerank, cut, contexts)
+    query = QueryVectors(own_dense, own_sparse, lists.dense_vec, lists.sparse_vec)
+    return RetrievalResult(
+        question, config, reranker.name, candidates, flt, timings, lists.expansion, lists.dense_feedback, query
+    )
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """The query vectors the stages ran and the lists they found, as each step leaves them.
+
+    One value handed from step to step, so a step that re-runs a search (an expansion) replaces the
+    vector and the list together and no later step reads a list found with another vector.
+    """
+
+    dense_vec: np.ndarray
+    sparse_vec: SparseVector
+    dense_hits: list[Hit]
+    sparse_hits: list[Hit]
+    fused_hits: list[Hit] = field(default_factory=list)
+    expansion: tuple[str, ...] = ()  # the words BM25 PRF added
+    dense_feedback: tuple[str, ...] = ()  # the ids of the chunks Rocchio moved the dense query toward
+
+    @cached_property
+    def hits(self) -> dict[str, Hit]:
+        """Each chunk's hit from the first list that found it (dense, sparse, fused): the one payload every
+        later step reads the chunk from, and the order candidates are listed in before sorting."""
+        first: dict[str, Hit] = {}
+        for hits in (self.dense_hits, self.sparse_hits, self.fused_hits):
+            for h in hits:
+                first.setdefault(h.id, h)
+        return first
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """What the cut to the final top k decided, kept whole so each candidate can say why it was left out."""
+
+    collapsed: dict[str, str]  # folded chunk id -> the id of its section's chunk standing for it
+    repeats: Repeats
+    carried: frozenset[str]  # folded chunks shown, read and counted with their section's chunk
+    final_ids: list[str]  # the final top k, best first
+
+    @cached_property
+    def final_rank(self) -> dict[str, int]:
+        """Each final chunk's 1-based rank."""
+        return {cid: r for r, cid in enumerate(self.final_ids, 1)}
+
+
+def _encode(
+    components: Components, question: str, encoded: QueryVectors | None, timings: dict[str, float]
+) -> tuple[np.ndarray, SparseVector]:
+    """The question's dense and sparse vectors: `encoded`'s when given (no second encoding of the same
+    question), else encoded now.
+
+    Models not loaded yet are loaded first and timed apart ("load models"), or a first query's "encode"
+    would read seconds of loading.
+    """
+    # A LazyModel or CollectionDense says whether it has loaded; any other encoder is ready.
+    cold = [m for m in (components.dense, components.sparse) if not getattr(m, "loaded", True)]
+    if encoded is None and cold:
         t0 = time.perf_counter()
         for model in cold:
             model.load()
         timings["load models"] = _ms(t0)
     t0 = time.perf_counter()
     if encoded is None:
-        own_dense, own_sparse = components.dense.encode_query(question), components.sparse.encode_query(question)
+        vectors = components.dense.encode_query(question), components.sparse.encode_query(question)
     else:
-        own_dense, own_sparse = encoded.dense, encoded.sparse
-    dense_vec, sparse_vec = own_dense, own_sparse
+        vectors = encoded.dense, encoded.sparse
     timings["encode"] = _ms(t0)
+    return vectors
 
-    t0 = time.perf_counter()
-    store = components.store
+
+def _search(
+    store: Store, config: RetrievalConfig, dense_vec: np.ndarray, sparse_vec: SparseVector, flt: ChunkFilter
+) -> _Lists:
+    """The dense and the sparse list, each `candidates` long, searched apart so both stages show what
+    their own index found, whatever the fusion."""
     n = config.candidates
-    dense_hits = store.search_dense(dense_vec, n, flt)
-    sparse_hits = store.search_sparse(sparse_vec, n, flt)
-    expansion: tuple[str, ...] = ()
-    dense_feedback: tuple[str, ...] = ()
-    if config.prf and sparse_hits:
-        feedback = [(stored_chunk(h.id, h.payload).chunk.embed_text, h.score) for h in sparse_hits[: config.prf_docs]]
-        expanded = expand_query(components.sparse, sparse_vec, feedback, config.prf_terms, config.prf_weight)
-        sparse_vec, expansion = expanded.vector, expanded.terms
-        sparse_hits = store.search_sparse(sparse_vec, n, flt)
-    fused_hits = fused_search(store, config, dense_vec, sparse_vec, flt, lists=(dense_hits, sparse_hits))
-    if config.dense_prf and fused_hits:
-        dense_feedback = tuple(h.id for h in fused_hits[: config.dense_prf_docs])
-        top = ChunkFilter(
-            ids=dense_feedback, include_quarantined=flt.include_quarantined, include_unranked=flt.include_unranked
-        )
-        vectors = [r.dense for r in store.records(top, with_vectors=True) if r.dense is not None]
-        dense_vec = rocchio(dense_vec, vectors, config.dense_prf_weight)
-        dense_hits = store.search_dense(dense_vec, n, flt)
-        fused_hits = fused_search(store, config, dense_vec, sparse_vec, flt, lists=(dense_hits, sparse_hits))
-    timings["search"] = _ms(t0)
+    return _Lists(dense_vec, sparse_vec, store.search_dense(dense_vec, n, flt), store.search_sparse(sparse_vec, n, flt))
 
-    payloads: dict[str, Hit] = {}
-    for hits in (dense_hits, sparse_hits, fused_hits):
-        for h in hits:
-            payloads.setdefault(h.id, h)
-    stages: dict[str, dict[str, StageScore]] = {
-        "dense": _ranks(dense_hits),
-        "sparse": _ranks(sparse_hits),
-        "fused": _ranks(fused_hits),
-    }
 
-    t0 = time.perf_counter()
-    pool = [stored_chunk(h.id, payloads[h.id].payload) for h in fused_hits]
-    context = RerankContext(
-        question, dense_vec, sparse_vec, store, components.dense, flt, tuple(h.score for h in fused_hits)
+def _expand_sparse(components: Components, config: RetrievalConfig, lists: _Lists, flt: ChunkFilter) -> _Lists:
+    """With `prf`: the BM25 query expanded with terms of its own top hits, and the sparse list searched
+    again with it.
+
+    Before fusion, because the feedback is the sparse list's own top and fusion must see the list
+    the expanded query found.
+    """
+    if not (config.prf and lists.sparse_hits):
+        return lists
+    top = lists.sparse_hits[: config.prf_docs]
+    feedback = [(stored_chunk(h.id, h.payload).chunk.embed_text, h.score) for h in top]
+    expanded = expand_query(components.sparse, lists.sparse_vec, feedback, config.prf_terms, config.prf_weight)
+    hits = components.store.search_sparse(expanded.vector, config.candidates, flt)
+    return dataclasses.replace(lists, sparse_vec=expanded.vector, sparse_hits=hits, expansion=expanded.terms)
+
+
+def _fuse(store: Store, config: RetrievalConfig, lists: _Lists, flt: ChunkFilter) -> _Lists:
+    """The fused list of the current vectors and lists (rag/retrieval/fusion.py: Qdrant's fusion query,
+    or the lists themselves for union, dense and sparse)."""
+    fused = fused_search(
+        store, config, lists.dense_vec, lists.sparse_vec, flt, lists=(lists.dense_hits, lists.sparse_hits)
     )
+    return dataclasses.replace(lists, fused_hits=fused)
+
+
+def _expand_dense(store: Store, config: RetrievalConfig, lists: _Lists, flt: ChunkFilter) -> _Lists:
+    """With `dense_prf`: the dense query moved toward the stored vectors of the top fused hits (Rocchio),
+    the dense list searched again with it, and the lists fused again.
+
+    After fusion, because its feedback is the fused top (what both lists put first), not the dense
+    list's own; the first fused list is replaced, so the stages show only what the moved query found.
+    """
+    if not (config.dense_prf and lists.fused_hits):
+        return lists
+    feedback = tuple(h.id for h in lists.fused_hits[: config.dense_prf_docs])
+    top = ChunkFilter(ids=feedback, include_quarantined=flt.include_quarantined, include_unranked=flt.include_unranked)
+    vectors = [r.dense for r in store.records(top, with_vectors=True) if r.dense is not None]
+    dense_vec = rocchio(lists.dense_vec, vectors, config.dense_prf_weight)
+    hits = store.search_dense(dense_vec, config.candidates, flt)
+    moved = dataclasses.replace(lists, dense_vec=dense_vec, dense_hits=hits, dense_feedback=feedback)
+    return _fuse(store, config, moved, flt)
+
+
+def _rerank(
+    components: Components, reranker: Reranker, question: str, lists: _Lists, flt: ChunkFilter
+) -> tuple[list[Chunk], dict[str, StageScore]]:
+    """The fused chunks in the reranker's order, and each one's rerank rank and score.
+
+    The reranker gets the vectors the stages ran (expanded ones included) and the fused scores, so a
+    rescoring stage that blends in the previous one sees exactly what the table shows.
+    """
+    pool = [stored_chunk(h.id, lists.hits[h.id].payload) for h in lists.fused_hits]
+    prior = tuple(h.score for h in lists.fused_hits)
+    context = RerankContext(question, lists.dense_vec, lists.sparse_vec, components.store, components.dense, flt, prior)
     scores = reranker.score(question, pool, context) if pool else []
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
-    stages["rerank"] = {pool[i].chunk.id: StageScore(r, scores[i]) for r, i in enumerate(order, 1)}
-    timings["rerank"] = _ms(t0)
+    stage = {pool[i].chunk.id: StageScore(r, scores[i]) for r, i in enumerate(order, 1)}
+    return [pool[i].chunk for i in order], stage
 
-    ranked = [pool[i].chunk for i in order]
+
+def _cut(ranked: list[Chunk], rerank: dict[str, StageScore], config: RetrievalConfig) -> _Cut:
+    """The final top k: one chunk a section (`collapse`), one of each repeated passage (`dedupe`), none
+    under `min_score`, at most `final_k`.
+
+    Every chunk stays a candidate; the cut only records what it left out and why, so the inspector can
+    show where a chunk was lost.
+    """
     collapsed = fold_sections(ranked) if config.collapse else {}
     # Among the chunks collapsing left standing: a chunk folded behind its section never stands for a repeat.
     standing = [c for c in ranked if c.id not in collapsed]
     repeats = find_repeats(standing) if config.dedupe else Repeats()
-    score = {pool[i].chunk.id: scores[i] for i in order}
 
     def shown(cid: str) -> bool:
-        return cid not in repeats.repeat_of and (config.min_score is None or score[cid] >= config.min_score)
+        score = rerank[cid].score
+        return cid not in repeats.repeat_of and (config.min_score is None or score >= config.min_score)
 
     carried = carried_siblings(ranked, collapsed, config.final_k, shown) if collapsed else frozenset()
     final_ids: list[str] = []
@@ -159,34 +257,50 @@ def retrieve(  # noqa: PLR0915 - the one retrieval path, stage by stage; its spl
         final_ids.append(chunk.id)
         if len(final_ids) == config.final_k:
             break
-    final_rank = {cid: r for r, cid in enumerate(final_ids, 1)}
-    contexts: dict[str, Chunk] = {}
-    if config.context == "section" and final_ids:
-        contexts = section_contexts(components, [stored_chunk(cid, payloads[cid].payload).chunk for cid in final_ids])
+    return _Cut(collapsed, repeats, carried, final_ids)
 
-    candidates = tuple(
+
+def _section_contexts(
+    components: Components, config: RetrievalConfig, lists: _Lists, final_ids: list[str]
+) -> dict[str, Chunk]:
+    """With `context="section"`: the section around each final chunk, which the answerer is handed
+    (small-to-big); ranking and metrics still see the chunk itself. Read for the final chunks only."""
+    if config.context != "section" or not final_ids:
+        return {}
+    return section_contexts(components, [stored_chunk(cid, lists.hits[cid].payload).chunk for cid in final_ids])
+
+
+def _assemble(
+    lists: _Lists, rerank: dict[str, StageScore], cut: _Cut, contexts: dict[str, Chunk]
+) -> tuple[Candidate, ...]:
+    """Every chunk any stage found, with its rank and score in each stage and what the cut decided, in
+    the order the inspector lists them (`_display_order`).
+
+    Chunks outside the final top k are kept on purpose: they are how a person sees where a chunk was lost.
+    """
+    stages = {"dense": _ranks(lists.dense_hits), "sparse": _ranks(lists.sparse_hits), "fused": _ranks(lists.fused_hits)}
+    candidates = (
         Candidate(
             chunk=stored_chunk(cid, hit.payload),
             dense=stages["dense"].get(cid, StageScore()),
             sparse=stages["sparse"].get(cid, StageScore()),
             fused=stages["fused"].get(cid, StageScore()),
-            rerank=stages["rerank"].get(cid, StageScore()),
-            final_rank=final_rank.get(cid),
-            collapsed_into=collapsed.get(cid),
-            carried_at=final_rank.get(collapsed.get(cid, "")) if cid in carried else None,
-            carried=cid in carried,
-            repeat_of=repeats.repeat_of.get(cid),
-            also_in=repeats.also_in.get(cid, ()),
+            rerank=rerank.get(cid, StageScore()),
+            final_rank=cut.final_rank.get(cid),
+            collapsed_into=cut.collapsed.get(cid),
+            carried_at=cut.final_rank.get(cut.collapsed.get(cid, "")) if cid in cut.carried else None,
+            carried=cid in cut.carried,
+            repeat_of=cut.repeats.repeat_of.get(cid),
+            also_in=cut.repeats.also_in.get(cid, ()),
             context=contexts.get(cid),
         )
-        for cid, hit in payloads.items()
+        for cid, hit in lists.hits.items()
     )
-    candidates = tuple(sorted(candidates, key=_display_order))
-    query = QueryVectors(own_dense, own_sparse, dense_vec, sparse_vec)
-    return RetrievalResult(question, config, reranker.name, candidates, flt, timings, expansion, dense_feedback, query)
+    return tuple(sorted(candidates, key=_display_order))
 
 
 def _display_order(c: Candidate) -> tuple:
+    """The final list first (each section's chunk, then what it carries), then the rest by their last stage."""
     big = 10**9
     return (
         c.shown_rank or big,
