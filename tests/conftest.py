@@ -6,10 +6,14 @@ process by the encoders' own cache, so only the first test pays for it.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
 import shutil
 import socket
+import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,20 +33,66 @@ from rag.catalog.sample import sample_files  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 
-# What makes a test slow: a page run through AppTest, a child process, a browser. A module that does
-# any of these is marked `slow`, so `pytest -m "not slow"` is the fast loop (README, Contributing).
-_SLOW_SIGNS = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing")
+# What makes a test slow: a page run through AppTest, a child process, a browser (the whole module is
+# marked), or a real collection built with the real models: the test, a fixture it takes or a helper of its
+# module it calls ingests, builds components or invokes the CLI. `pytest -m "not slow"` is the fast loop
+# (README, Contributing); tests/test_fast_loop.py keeps the rule honest.
+_SLOW_MODULE = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing")
+_BUILDS = re.compile(r"\bingest_files\(|\bbuild_components\(|\.invoke\(")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test of a slow module (see _SLOW_SIGNS) and every browser test `slow`."""
+    """Mark `slow` every test of a slow module, every browser test and every test that builds a collection."""
     slow_modules: dict[Path, bool] = {}
     for item in items:
         path = Path(str(item.path))
         if path not in slow_modules:
-            slow_modules[path] = "e2e" in path.parts or bool(_SLOW_SIGNS.search(path.read_text(encoding="utf-8")))
-        if slow_modules[path]:
+            slow_modules[path] = "e2e" in path.parts or bool(_SLOW_MODULE.search(path.read_text(encoding="utf-8")))
+        if slow_modules[path] or _builds_a_collection(item):
             item.add_marker(pytest.mark.slow)
+
+
+def _builds_a_collection(item: pytest.Item) -> bool:
+    functions = [getattr(item, "function", None)]
+    for defs in item._fixtureinfo.name2fixturedefs.values():  # noqa: SLF001 - pytest has no public way to list them
+        functions += [d.func for d in defs]
+    return any(_builds(f) for f in functions if f is not None)
+
+
+@functools.cache
+def _builds(function: Callable) -> bool:
+    """Whether `function` ingests, builds components or invokes the CLI, itself or through its module's helpers."""
+    source = _source(function)
+    return bool(_BUILDS.search(source)) or any(
+        re.search(rf"\b{re.escape(name)}\(", source) for name in _building_helpers(inspect.getmodule(function))
+    )
+
+
+@functools.cache
+def _building_helpers(module: types.ModuleType | None) -> frozenset[str]:
+    """The module's own functions that build a collection, directly or by calling one another."""
+    if module is None:
+        return frozenset()
+    own = {
+        name: _source(f)
+        for name, f in vars(module).items()
+        if isinstance(f, types.FunctionType) and f.__module__ == module.__name__
+    }
+    building = {name for name, source in own.items() if _BUILDS.search(source)}
+    while more := {
+        name
+        for name, source in own.items()
+        if name not in building and any(re.search(rf"\b{re.escape(b)}\(", source) for b in building)
+    }:
+        building |= more
+    return frozenset(building)
+
+
+def _source(function: Callable) -> str:
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):  # a builtin or a function made at run time
+        return ""
 
 
 @pytest.fixture(scope="session")
