@@ -21,11 +21,11 @@ HIDDEN = "billing/prices.html: dropped 6 characters of hidden text"  # the loade
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    (root / "billing").mkdir(parents=True)
-    (root / "guide.md").write_bytes(GUIDE)
-    (root / "billing" / "prices.html").write_bytes(PRICES)
-    return root
+    """A Markdown guide and, one folder down, an HTML page with hidden text (the loader notes it)."""
+    for name, data in {"guide.md": GUIDE, "billing/prices.html": PRICES}.items():
+        (tmp_path / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "docs" / name).write_bytes(data)
+    return tmp_path / "docs"
 
 
 def _run(*args: str):
