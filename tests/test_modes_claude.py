@@ -250,7 +250,7 @@ def test_corrective_with_claude_grades_every_chunk_in_one_call(two_hop):
     assert body["messages"][0]["content"].count('<source id="S') == 3
     (attempt,) = mr.corrective.attempts
     assert attempt.basis == "Claude grade (0-3)" and attempt.threshold == 2
-    assert [g.score for g in attempt.grades] == [3.0, 1.0, 2.0] and [g.relevant for g in attempt.grades] == [True, False, True]
+    assert [g.score for g in attempt.grades] == [3.0, 1.0, 2.0] and [attempt.is_relevant(g) for g in attempt.grades] == [True, False, True]
     first = attempt.result.final
     assert [c.id for c in mr.result.final] == [first[0].id, first[2].id]
 

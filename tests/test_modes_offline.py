@@ -103,7 +103,7 @@ def test_corrective_offline_tries_every_action_then_abstains(two_hop):
     assert [c.prf for c in configs] == [False, True, True, True]
     assert [c.candidates for c in configs] == [50, 50, 150, 150]
     assert [c.fusion for c in configs] == ["dbsf", "dbsf", "dbsf", "union"]
-    assert all(g.score < 0.25 and not g.relevant for a in attempts for g in a.grades)
+    assert all(g.score < 0.25 and not a.is_relevant(g) for a in attempts for g in a.grades)
     assert mr.abstained and mr.result.final == [] and mr.corrective.action == "abstained"
     assert "threshold of 0.25 after 4 searches" in mr.reason
 

@@ -298,7 +298,7 @@ def _mode_verdict(gold: Resolution, mr: ModeResult | None, k: int) -> Verdict | 
         return None
     for attempt in mr.corrective.attempts if mr.corrective else ():
         for g in attempt.grades:
-            if g.chunk_id in ids and not g.relevant:
+            if g.chunk_id in ids and not attempt.is_relevant(g):
                 rank = attempt.result.get(g.chunk_id).final_rank
                 evidence = {
                     "search": attempt.action,

@@ -65,7 +65,7 @@ def run_corrective(
         result = retrieve(components, question, cfg, flt)
         attempt = grade(components, action, result, options, claude)
         attempts.append(attempt)
-        relevant = [g.chunk_id for g in attempt.grades if g.relevant]
+        relevant = [g.chunk_id for g in attempt.grades if attempt.is_relevant(g)]
         if relevant:
             stage = CorrectiveStage(
                 tuple(attempts), f"kept the {len(relevant)} relevant of {len(attempt.grades)} chunks of the {action}"
@@ -114,7 +114,7 @@ def grade(
             return Attempt(
                 action,
                 result,
-                tuple(Grade(cid, g, g >= threshold) for cid, g in grades.items()),
+                tuple(Grade(cid, g) for cid, g in grades.items()),
                 "Claude grade (0-3)",
                 threshold,
             )
@@ -126,7 +126,7 @@ def grade(
     threshold = (
         options.grade_threshold if options.grade_threshold is not None else components.settings.answer.min_rerank_score
     )
-    grades_ = tuple(Grade(c.id, scores[c.id], scores[c.id] >= threshold) for c in result.final if c.id in scores)
+    grades_ = tuple(Grade(c.id, scores[c.id]) for c in result.final if c.id in scores)
     return Attempt(action, result, grades_, basis, threshold, note)
 
 

@@ -57,11 +57,11 @@ class Hop:
 
 @dataclass(frozen=True)
 class Grade:
-    """One final chunk's relevance grade under the grader's basis."""
+    """One final chunk's grade under the grader's basis; whether it is relevant is its attempt's call
+    (`Attempt.is_relevant`), so a grade and the threshold it is read against cannot disagree."""
 
     chunk_id: str
     score: float
-    relevant: bool
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,9 @@ class Attempt:
     @property
     def best(self) -> float | None:
         return max((g.score for g in self.grades), default=None)
+
+    def is_relevant(self, grade: Grade) -> bool:
+        return grade.score >= self.threshold
 
 
 @dataclass(frozen=True)
@@ -244,7 +247,10 @@ class ModeResult:
                 }
         for attempt in self.corrective.attempts if self.corrective else ():
             if attempt.result is r:
-                grades = [{"chunk_id": g.chunk_id, "grade": g.score, "relevant": g.relevant} for g in attempt.grades]
+                grades = [
+                    {"chunk_id": g.chunk_id, "grade": g.score, "relevant": attempt.is_relevant(g)}
+                    for g in attempt.grades
+                ]
                 return {
                     "action": attempt.action,
                     "basis": attempt.basis,
