@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.text.cjk import cjk_characters
 from rag.text.fold import fold
-from rag.text.sentences import split_sentences
+from rag.text.sentences import split_sentences, states_something
 
 _ID = r"(?:[Ss]\d+|\d+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
 _MARKER = re.compile(rf"(?<!\w)\[\s*({_ID}(?:\s*[,;]\s*{_ID})*)\s*\](?!\()")
@@ -25,10 +24,6 @@ _ID_LIST = re.compile(rf"\s*{_ID}(?:\s*[,;]\s*{_ID})*\s*")
 # and tortoise-shell, white square. What is inside is checked after `fold`, so `[Ｓ２]` and `[S\u200b2]` count.
 _BRACKETED = re.compile(r"[\[［【〔〚⟦]([^\[\]［］【】〔〕〚〛⟦⟧\n]{1,300})[\]］】〕〛⟧]")
 _SPLIT_IDS = re.compile(r"\s*[,;]\s*")
-_WORD = re.compile(r"[^\W\d_]{2,}")
-# A sentence this short ("Yes.", "In short:") states nothing that needs a source.
-_MIN_WORDS = 3
-_MIN_CJK = 4
 
 
 @dataclass(frozen=True)
@@ -51,7 +46,7 @@ class AnswerSentence:
 
     @property
     def needs_citation(self) -> bool:
-        return len(_WORD.findall(self.text)) >= _MIN_WORDS or cjk_characters(self.text) >= _MIN_CJK
+        return states_something(self.text)
 
 
 def parse_citations(text: str) -> list[CitationMarker]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from rag.text.cjk import cjk_characters
+
 # End of a sentence: Western punctuation followed by space, or CJK punctuation (no space needed).
 # Group 1 / 2: closing quotes and brackets, which belong to the sentence they close.
 SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=\S)|(?<=[。！？；])(?![。！？；])([」』”’）)]*)")
@@ -15,6 +17,14 @@ SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=\S)|(?<=[。！？�
 
 # Inline code (`git add .`): a full stop inside it ends no sentence.
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+# A sentence this short ("Yes.", "In short:", "是的。") states nothing a reader would ask a source for.
+_MIN_WORDS, _MIN_CJK = 3, 4
+
+
+def states_something(sentence: str) -> bool:
+    """Whether `sentence` is long enough to state a fact: 3 words, or 4 CJK characters (no spaces to count)."""
+    return len(_WORD.findall(sentence)) >= _MIN_WORDS or cjk_characters(sentence) >= _MIN_CJK
 
 
 def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
