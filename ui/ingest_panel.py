@@ -58,12 +58,8 @@ def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArc
     return expand_zip(name, data, limits)
 
 
-# Streamlit's own "Limit … per file" under the drop zone repeats the label's limit, in decimal MB.
-HIDE_TRANSPORT_LIMIT = '<style>[data-testid="stFileUploaderDropzoneInstructions"] small {display: none}</style>'
-
-
 def upload_box(max_upload_mb: int, key: str) -> list:
-    """The file uploader, its limit said once, in MiB.
+    """The file uploader; its label states the limit in MiB, as the CLI does (Streamlit's line below: the same).
 
     It takes no more than the one limit the server and the app share (rag/ingest/upload_limit.py): the browser
     refuses a larger file on its chip with that number; one that reaches the app anyway gets its error
@@ -72,7 +68,6 @@ def upload_box(max_upload_mb: int, key: str) -> list:
     server_mb = int(st.get_option("server.maxUploadSize"))
     if problem := limit_problem(max_upload_mb, server_mb):
         st.warning(problem)
-    st.html(HIDE_TRANSPORT_LIMIT)
     cap_mb = uploader_cap_mb(max_upload_mb, server_mb)
     return (
         st.file_uploader(
