@@ -5,6 +5,10 @@ chip, and the app's message never appears (issue 38, item 2). So the two hold on
 tests/test_upload_limit.py checks), and the uploader takes no more than it: the browser refuses a larger file as
 it is picked, on its chip, with the limit the page states, before any upload. When a deployment sets the two
 apart, the uploader takes the smaller and the page says how to make them one again.
+
+One unit is beyond the app: outside Windows, Streamlit's browser check counts the number in decimal MB (50 is
+50,000,000 bytes, the chip says "File must be 50.0MB or smaller"), so a file in the last 5% under 50 MiB is
+refused there although the server, the app and the CLI would take it.
 """
 
 from __future__ import annotations
