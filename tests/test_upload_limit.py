@@ -1,6 +1,7 @@
-"""One upload limit (issue 38, item 2): RAGSCOPE_MAX_UPLOAD_MB, covered by `.streamlit/config.toml`'s
-server.maxUploadSize, so a file over the app's limit reaches the app and gets its message in MiB instead of
-Streamlit's "AxiosError 413" on a red chip."""
+"""One upload limit (issue 38, item 2): `.streamlit/config.toml`'s server.maxUploadSize and RAGSCOPE_MAX_UPLOAD_MB
+are one number, and the Documents uploader takes no more than it, so the browser refuses a larger file on its
+chip with the limit the page states ("File must be 50.0MB or smaller"), never Streamlit's "AxiosError 413"; a file
+over it that reaches the app anyway gets the app's own message in MiB, as the CLI says it."""
 
 from __future__ import annotations
 
@@ -29,50 +30,66 @@ def _documents() -> AppTest:
     return at
 
 
-def test_config_toml_covers_what_the_uploader_offers_at_the_default_limit():
+def _limit_warnings(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning if "server.maxUploadSize" in w.value]
+
+
+def test_config_toml_and_the_apps_settings_hold_one_limit_and_the_uploader_takes_it():
     server_mb = tomllib.loads(CONFIG.read_text(encoding="utf-8"))["server"]["maxUploadSize"]
     limit_mb = Settings().max_upload_mb
-    assert server_mb > limit_mb, "a file just over the app's limit must reach the app"
-    assert server_mb >= 2 * limit_mb, "the uploader offers twice the limit: the server must take all of it"
+    assert server_mb == limit_mb, "server.maxUploadSize and RAGSCOPE_MAX_UPLOAD_MB's default are one limit"
     at = _documents()
     assert st_config.get_option("server.maxUploadSize") == server_mb  # the page runs under this config.toml
-    assert _uploader(at).proto.max_upload_size_mb == 2 * limit_mb
-    assert not [w for w in at.warning if "server.maxUploadSize" in w.value]
+    uploader = _uploader(at)
+    assert uploader.proto.max_upload_size_mb == limit_mb  # what the browser checks: the limit the label states
+    assert f"up to {limit_mb}.0 MiB each" in uploader.label
+    assert f"{limit_mb}.0 MiB" in uploader.help and "RAGSCOPE_MAX_UPLOAD_MB" in uploader.help
+    assert not _limit_warnings(at)
 
 
-def test_the_uploader_never_offers_more_than_the_server_takes(monkeypatch):
-    server_mb = st_config.get_option("server.maxUploadSize")
-    monkeypatch.setenv("RAGSCOPE_MAX_UPLOAD_MB", str(server_mb - 10))  # twice that is over the server's cap
+def test_a_lower_app_limit_is_the_uploaders_limit_too(monkeypatch):
+    monkeypatch.setenv("RAGSCOPE_MAX_UPLOAD_MB", "1")
     at = _documents()
-    assert _uploader(at).proto.max_upload_size_mb == server_mb
-    assert not [w for w in at.warning if "server.maxUploadSize" in w.value]
+    uploader = _uploader(at)
+    assert uploader.proto.max_upload_size_mb == 1 and "up to 1.0 MiB each" in uploader.label
+    assert not _limit_warnings(at)
+
+
+def test_an_app_limit_over_the_servers_cap_is_said_on_the_page(monkeypatch):
+    server_mb = st_config.get_option("server.maxUploadSize")
+    monkeypatch.setenv("RAGSCOPE_MAX_UPLOAD_MB", str(server_mb + 30))
+    at = _documents()
+    (warning,) = _limit_warnings(at)
+    assert f"up to {server_mb}.0 MiB (server.maxUploadSize), less than the app's limit of {server_mb + 30}.0 MiB" in warning
+    assert f"to {server_mb + 30}, or lower RAGSCOPE_MAX_UPLOAD_MB to {server_mb}" in warning
+    assert _uploader(at).proto.max_upload_size_mb == server_mb  # never more than the server takes: no 413
 
 
 @pytest.fixture
 def small_server_cap():
-    """A server started with a cap at the app's limit (as STREAMLIT_SERVER_MAX_UPLOAD_SIZE=1 would)."""
+    """A server started with a cap under the app's limit (as STREAMLIT_SERVER_MAX_UPLOAD_SIZE=1 would)."""
     before = st_config.get_option("server.maxUploadSize")
     st_config.set_option("server.maxUploadSize", 1)
     yield
     st_config.set_option("server.maxUploadSize", before)
 
 
-def test_a_server_cap_that_does_not_cover_the_limit_is_said_on_the_page(monkeypatch, small_server_cap):
-    monkeypatch.setenv("RAGSCOPE_MAX_UPLOAD_MB", "1")
+def test_a_server_cap_under_the_default_limit_is_said_on_the_page(small_server_cap):
     at = _documents()
-    (warning,) = [w.value for w in at.warning if "server.maxUploadSize" in w.value]
-    assert "up to 1.0 MiB (server.maxUploadSize), not more than the app's limit of 1.0 MiB" in warning
-    assert "to 2, or lower RAGSCOPE_MAX_UPLOAD_MB" in warning
-    assert _uploader(at).proto.max_upload_size_mb == 1
+    (warning,) = _limit_warnings(at)
+    assert "up to 1.0 MiB (server.maxUploadSize), less than the app's limit of 50.0 MiB" in warning
+    uploader = _uploader(at)
+    assert uploader.proto.max_upload_size_mb == 1 and "up to 1.0 MiB each" in uploader.label
 
 
-def test_a_file_over_the_apps_limit_gets_the_apps_message_in_mib(monkeypatch):
+def test_a_file_over_the_limit_that_reaches_the_app_gets_the_apps_message_in_mib(monkeypatch):
+    """The browser refuses it first; a client that skips that check (AppTest sets the value directly) still gets
+    the app's refusal, the CLI's words."""
     monkeypatch.setenv("RAGSCOPE_MAX_UPLOAD_MB", "1")
     at = _documents()
     uploader = _uploader(at)
-    assert "up to 1.0 MiB each" in uploader.label
-    big = b"# Big\n\n" + b"The ferry leaves at nine. " * 60_000  # 1.5 MiB: over the app's limit, within the uploader's
-    assert 1 * 2**20 < len(big) <= uploader.proto.max_upload_size_mb * 2**20 <= st_config.get_option("server.maxUploadSize") * 2**20
+    big = b"# Big\n\n" + b"The ferry leaves at nine. " * 60_000  # 1.5 MiB: over the limit
+    assert len(big) > uploader.proto.max_upload_size_mb * 2**20
     uploader.set_value([("huge.md", big, "text/markdown")])
     at.run()
     assert not at.exception, at.exception

@@ -23,7 +23,7 @@ from rag.ingest.loaders.pdf import NO_TEXT_LAYER
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.preview import Item
 from rag.ingest.results import IngestSummary
-from rag.ingest.upload_limit import limit_problem, uploader_cap_mb
+from rag.ingest.upload_limit import limit_note, limit_problem, uploader_cap_mb
 from rag.settings.config import ChunkConfig
 from rag.text.sizes import MIB, mib
 from rag.text.words import plural
@@ -58,26 +58,24 @@ def expand_archive(name: str, data: bytes, limits: ArchiveLimits) -> ExpandedArc
     return expand_zip(name, data, limits)
 
 
-# Streamlit's own "Limit … per file" under the drop zone names the uploader's transport cap, not the app's limit.
-HIDE_TRANSPORT_LIMIT = '<style>[data-testid="stFileUploaderDropzoneInstructions"] small {display: none}</style>'
-
-
 def upload_box(max_upload_mb: int, key: str) -> list:
-    """The file uploader, its limit said once, in MiB.
+    """The file uploader; its label states the limit in MiB, as the CLI does (Streamlit's line below: the same).
 
-    It takes files over the limit, within the server's cap (rag/ingest/upload_limit.py), so such a file reaches
-    the app and gets a visible error (expand_uploads); Streamlit's own refusal is only a red icon on the file's chip.
+    It takes no more than the one limit the server and the app share (rag/ingest/upload_limit.py): the browser
+    refuses a larger file on its chip with that number; one that reaches the app anyway gets its error
+    (expand_uploads).
     """
     server_mb = int(st.get_option("server.maxUploadSize"))
     if problem := limit_problem(max_upload_mb, server_mb):
         st.warning(problem)
-    st.html(HIDE_TRANSPORT_LIMIT)
+    cap_mb = uploader_cap_mb(max_upload_mb, server_mb)
     return (
         st.file_uploader(
-            f"Files ({format_labels()}) or .zip archives of folders, up to {mib(max_upload_mb * MIB)} each",
+            f"Files ({format_labels()}) or .zip archives of folders, up to {mib(cap_mb * MIB)} each",
             accept_multiple_files=True,
             key=key,
-            max_upload_size=uploader_cap_mb(max_upload_mb, server_mb),
+            help=limit_note(max_upload_mb, server_mb),
+            max_upload_size=cap_mb,
         )
         or []
     )
