@@ -348,6 +348,26 @@ def test_the_answer_in_the_second_chunk_of_the_first_section_is_listed_under_it_
     assert found.startswith("found: final rank 1, carried with") and "guide.md" in found
     assert not [b for b in at.button if b.key and b.key.startswith("inspector_apply_")]  # nothing to fix
 
+def test_a_section_found_below_rank_1_is_told_with_what_ranked_above_it_and_why(settings):
+    """Issue 38, item 5: "found" at rank 2 says which chunk ranked first and why; lost at k 1, the smallest change
+    offered is the smallest final k that shows the section (2), not its rerank rank (4)."""
+    components = build_components(settings)
+    ingest_guide(components)
+    components.close()
+    at = _open(q=CARRY_QUESTION, collapse="1", k="2", track_source="guide.md", track_heading="Invoices")
+    assert not at.exception, at.exception
+    assert [s.value.replace("\\", "") for s in at.success] == ["found: final rank 2"]
+    [above] = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("Ranked above it:")]
+    first = _table(at).iloc[0]
+    assert first["source > heading"].startswith("guide.md > Guide > Refunds") and first["final"] == 1
+    assert f"1. **guide.md > Guide > Refunds**, score {first['rerank']:.4f}: higher rerank score" in above
+    assert "fusion put it above already: fused rank 1 vs 4" in above
+    at = _open(q=CARRY_QUESTION, collapse="1", k="1", track_source="guide.md", track_heading="Invoices")
+    assert not at.exception, at.exception
+    assert "Smallest change: `final k >= 2`, verified: final rank 2" in [m.value for m in at.markdown]
+    assert not [m.value for m in at.markdown if m.value.startswith("Ranked above it:")]  # lost: nothing to explain
+
+
 def test_the_url_holds_the_question_as_soon_as_it_is_asked(store):
     """Issue 38, item 4: a reload (the URL opened again) shows the new question, and the link's settings stay."""
     at = _open(q=PARAPHRASE_QUESTION, fusion="union", track=store)

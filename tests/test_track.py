@@ -12,6 +12,7 @@ from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, chunk_at, co
 from rag.settings.config import RetrievalConfig
 from rag.errors import RagError
 from rag.retrieval.retrieve import retrieve
+from rag.inspect.standings import rank_text
 from rag.inspect.suggest import is_small
 from rag.inspect.target import find_target
 from rag.inspect.track import track
@@ -115,6 +116,37 @@ def test_found_chunk_needs_no_suggestion(corpus):
     refunds = chunk_at(corpus, "billing.md", "Billing > Refunds")
     report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=refunds.chunk.id), RetrievalConfig(fusion="dense", reranker="none"))
     assert report.found and report.stage("final").rank == 1 and report.suggestions == ()
+
+
+def test_a_chunk_found_below_rank_1_is_told_with_what_ranked_above_it_and_why(corpus):
+    """Issue 38, item 5: BM25 alone finds Sourdough for the made-up word, so fusion ranks it first; the
+    dense-cosine reranker puts the three gadgets, closer in meaning, above it. Each is named with the scores
+    that ordered the list and the stage that put it above."""
+    sourdough = chunk_at(corpus, "kitchen.md", "Kitchen > Sourdough").chunk.id
+    config = RetrievalConfig(candidates=8, final_k=4, fusion="rrf", reranker="dense-cosine")
+    report = track(corpus, KEYWORD_QUESTION, find_target(corpus, chunk_id=sourdough), config)
+    mine = report.result.get(sourdough)
+    assert report.found and report.stage("final").rank == 4 and mine.fused.rank == 1
+    assert [(a.rank, a.candidate.id) for a in report.above] == [(c.final_rank, c.id) for c in report.result.final[:3]]
+    assert {a.candidate.chunk.chunk.source for a in report.above} == {"gadgets.md"}
+    for a in report.above:
+        assert a.score == a.candidate.rerank.score > mine.rerank.score
+        assert a.why == (
+            f"higher rerank score (dense-cosine): {a.score:.4f} vs {mine.rerank.score:.4f}; "
+            f"the reranker moved it above (fused rank {a.candidate.fused.rank} vs 1)"
+        )
+    # Without the reranker the fused order stands: first, with nothing above it to explain.
+    first = track(corpus, KEYWORD_QUESTION, find_target(corpus, chunk_id=sourdough), dataclasses.replace(config, reranker="none"))
+    assert first.found and first.stage("final").rank == 1 and first.above == ()
+    # There the fused score decides, from the two searches' ranks.
+    second = first.result.final[1]
+    [above] = track(corpus, KEYWORD_QUESTION, find_target(corpus, chunk_id=second.id), first.result.config).above
+    assert above.candidate.id == sourdough
+    assert above.why == (
+        f"higher fused score (rrf): {mine.fused.score:.4f} vs {second.fused.score:.4f}; fused rank 1 vs 2 "
+        f"(dense rank {rank_text(mine.dense.rank)} vs {rank_text(second.dense.rank)}, sparse rank 1 vs "
+        f"{rank_text(second.sparse.rank)})"
+    )
 
 
 def test_find_target_by_text_heading_and_id(corpus):

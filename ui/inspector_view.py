@@ -27,7 +27,7 @@ from rag.types import ChunkFilter
 from ui import mode_view
 from ui.chunks import chunk_text
 from ui.render import without_fences
-from ui.safe import say
+from ui.safe import safe_text, say
 from ui.where import COLUMN_WIDTH, where_labels
 
 RANK = st.column_config.NumberColumn(format="%d", width="small")
@@ -287,9 +287,11 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
     )
     if report.found:
         say("success", "{reason}", reason=report.reason)
+        _show_above(report)
         return
     if report.section_found:
         st.info(f"**{LOSS_TITLES[report.dropped_at]}**: {escape_markdown(report.reason)}")
+        _show_above(report)
         return
     st.warning(f"**{LOSS_TITLES[report.dropped_at]}**: {escape_markdown(report.reason)}")
     if report.no_fix:
@@ -299,6 +301,18 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
         label = "Smallest change" if i == 0 else "Also works"
         left.markdown(f"{label}: `{s.text}`, verified: final rank {s.final_rank}")
         right.button("Apply", key=f"inspector_apply_{i}", on_click=on_apply, args=(s.config, s.flt))
+
+
+def _show_above(report: TrackReport) -> None:
+    """Found below rank 1: the chunks ranked above it and why, the "why not first?" that "found" leaves open."""
+    if not report.above:
+        return
+    template = "{rank}. **{where}**, score {score}: {why}"
+    lines = [
+        safe_text(template, rank=a.rank, where=a.candidate.chunk.chunk.location, score=f"{a.score:.4f}", why=a.why)
+        for a in report.above
+    ]
+    st.markdown("Ranked above it:\n\n" + "\n".join(lines))
 
 
 def show_comparison(cmp: Comparison) -> None:

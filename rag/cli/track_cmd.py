@@ -20,7 +20,8 @@ from rag.settings.config import RetrievalConfig
 
 _HELP = (
     "Follow a chunk (--chunk), a section (--source and --heading) or a chunk holding --text through every stage of "
-    "QUESTION's retrieval: where it ranked, where it was lost, and the verified setting changes that bring it back. "
+    "QUESTION's retrieval: where it ranked, where it was lost, and the smallest verified setting changes that bring it "
+    "back; found below rank 1, what ranked above it and why. "
     "A section is found when any of its chunks is in the final top k, at its best chunk's rank (as Eval counts a "
     "hit). lost_at is one of: " + ", ".join(LOSS_TITLES) + " (null when found)."
 )
@@ -36,7 +37,10 @@ _HELP = (
 @click.option("--filter", "filters", multiple=True, metavar="source=NAME|tag=NAME", help="Restrict to a source or tag.")
 @collection_option
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print {target, found, final_rank, lost_at, stages, standing_chunk, fixes}."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {target, found, final_rank, lost_at, stages, standing_chunk, fixes, above}.",
 )
 def track_command(
     question: str, chunk_id: str | None, source: str | None, heading: str | None, text: str | None,
@@ -66,6 +70,10 @@ def track_command(
         if out["found"]
         else f"{LOSS_TITLES[report.dropped_at]}: {report.reason}"
     )
+    if out["above"]:
+        click.echo("ranked above it:")
+    for a in out["above"]:
+        click.echo(f"  {a['rank']}. {a['source']} › {a['heading']}  score {_score(a['score'])}: {a['why']}")
     for fix in out["fixes"]:
         click.echo(f"fix: {fix['setting']} = {fix['value']} -> final rank {fix['final_rank']}")
 
@@ -93,6 +101,17 @@ def report_json(report: TrackReport) -> dict[str, Any]:
         "standing_chunk": target.id if standing is not None or not target.section else None,
         "chunks": fates,
         "fixes": [_fix(s.config, report.result.config, s.final_rank) for s in report.suggestions],
+        "above": [
+            {
+                "rank": a.rank,
+                "chunk_id": a.candidate.id,
+                "source": a.candidate.chunk.chunk.source,
+                "heading": a.candidate.chunk.chunk.heading,
+                "score": a.score,
+                "why": a.why,
+            }
+            for a in report.above
+        ],
     }
 
 

@@ -147,8 +147,8 @@ def _suggest(
         )
     cut_by_k = dropped in ("final_k", "reranker_dropped")
     if rerank.would_be_rank is not None and rerank.would_be_rank > cfg.final_k and cut_by_k:
-        k = rerank.would_be_rank
-        offer(f"final k >= {k}", dataclasses.replace(cfg, final_k=k), (k - cfg.final_k) / cfg.final_k)
+        if (k := _smallest_k(cfg, rerank.would_be_rank, run)) is not None:
+            offer(f"final k >= {k}", dataclasses.replace(cfg, final_k=k), (k - cfg.final_k) / cfg.final_k)
     if dropped in ("missed_by_retrievers", "fused_out"):
         _suggest_candidates(cfg, stages, max_candidates, run, offer)
     if cfg.fusion in ("rrf", "weighted_rrf"):
@@ -179,19 +179,38 @@ def _suggest_candidates(
     def at(n: int) -> Candidate | None:
         return run(dataclasses.replace(cfg, candidates=n))
 
-    n = _smallest(start, cap, lambda n: (c := at(n)) is not None and c.final_rank is not None)
+    # Shown counts a sibling carried with its section's chunk, found at its rank (rag/retrieval/loss.py).
+    n = _smallest(start, cap, lambda n: (c := at(n)) is not None and c.shown_rank is not None)
     if n is not None:
         offer(f"candidates >= {n}", dataclasses.replace(cfg, candidates=n), (n - cfg.candidates) / cfg.candidates)
         return
     n = _smallest(start, cap, lambda n: (c := at(n)) is not None and c.rerank.rank is not None)
-    if n is not None:
-        k = at(n).rerank.rank
+    if n is not None and (k := _smallest_k(dataclasses.replace(cfg, candidates=n), at(n).rerank.rank, run)) is not None:
         text = f"candidates >= {n} and final k >= {k}"
         offer(
             text,
             dataclasses.replace(cfg, candidates=n, final_k=k),
             (n - cfg.candidates) / cfg.candidates + (k - cfg.final_k) / cfg.final_k,
         )
+
+
+def _smallest_k(cfg: RetrievalConfig, rerank_rank: int, run: Callable) -> int | None:
+    """The smallest final k above `cfg`'s that shows the chunk, trying k in order, each verified by `run`.
+
+    Its rerank rank is a final k that shows it (collapsing and repeats only free places above it), but often
+    more than it needs: a section's other chunks rank there too without taking a place. The final list is the
+    first k of one order that k does not change (folding, repeats and min score do not depend on it), so the
+    rank it is shown at with that k is the least k that can show it: the search starts there and goes up
+    (a sibling carried with its section may need a little more k to be carried).
+    """
+    at_rank = run(dataclasses.replace(cfg, final_k=rerank_rank))
+    if at_rank is None or at_rank.shown_rank is None:
+        return None
+    for k in range(max(cfg.final_k + 1, at_rank.shown_rank), rerank_rank + 1):
+        shown = run(dataclasses.replace(cfg, final_k=k))
+        if shown is not None and shown.shown_rank is not None:
+            return k
+    return None
 
 
 def _smallest(start: int, cap: int, ok: Callable[[int], bool]) -> int | None:

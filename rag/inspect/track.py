@@ -4,7 +4,8 @@ A person who knows which chunk should have answered picks it (rag/inspect/target
 chunk directly in each stage, even when it is in no candidate list, and name the first stage that lost it
 (rag/inspect/standings.py); single setting changes are tried by re-running `retrieve()`, and only small
 ones that really put the chunk in the final top-k are suggested (rag/inspect/suggest.py). When no small
-change works the report says why, in terms of the two search spaces.
+change works the report says why, in terms of the two search spaces. A chunk found below rank 1 is told
+with the chunks ranked above it and why (rag/inspect/above.py).
 
 Under a retrieval mode the stages above are those of the question's own search, and the report also
 carries the mode's trail (rag/inspect/mode_trail.py): the hop / attempt / call where the chunk
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag.components import Components
+from rag.inspect.above import RankedAbove, ranked_above
 from rag.inspect.mode_trail import ModeTrail, mode_trail
 from rag.inspect.standings import SECTION_FOUND, ChunkProbe, StageStanding, where_dropped
 from rag.inspect.suggest import Suggestion, fixes_for
@@ -41,6 +43,7 @@ class TrackReport:
     too_large: tuple[Suggestion, ...] = ()  # verified, but they change the settings too much to advise
     no_fix: str = ""  # why no small change surfaces the chunk, when none does
     mode: ModeTrail | None = None  # under a retrieval mode: the searches where it appeared or was lost
+    above: tuple[RankedAbove, ...] = ()  # found below rank 1: the final chunks ranked above it, and why
 
     @property
     def found(self) -> bool:
@@ -83,7 +86,8 @@ def track(
     dropped, reason = where_dropped(target, result, stages, flt)
     trail = mode_trail(mode, target.id) if mode is not None and mode.mode != "plain" else None
     if dropped is None or (dropped == "collapsed" and reason.endswith(SECTION_FOUND)):
-        return TrackReport(target, result, stages, dropped, reason, (), mode=trail)  # no fix for what is not lost
+        above = ranked_above(result, target.id)
+        return TrackReport(target, result, stages, dropped, reason, (), mode=trail, above=above)  # nothing to fix
     small, large, no_fix = fixes_for(components, probe, stages, dropped, config, max_candidates)
     return TrackReport(target, result, stages, dropped, reason, small, large, no_fix, trail)
 
