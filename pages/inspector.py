@@ -13,24 +13,19 @@ Session-state keys start with `inspector_`. Document text is only ever shown esc
 `escape_markdown` / `highlight_markdown` output) or in dataframes, never rendered as HTML.
 """
 
-from collections.abc import Hashable
-
 import streamlit as st
 
-from rag.catalog.documents import document_chunks, sentence_vectors_stored
+from rag.catalog.documents import sentence_vectors_stored
 from rag.errors import RagError
 from rag.ingest.sentences import sentence_vectors_note
 from rag.inspect.compare import feedback_notes
-from rag.inspect.target import TrackTarget, find_target, refreshed
-from rag.inspect.track import TrackReport, track
 from rag.modes.run import run_mode
-from rag.retrieval.question import clean_question
 from rag.settings.config import RetrievalConfig
 from rag.settings.links import parse_inspector_params
 from rag.settings.rerankers import reads_sentence_vectors
 from rag.text.markdown import escape_markdown
 from rag.types import ChunkFilter
-from ui import forms, inspector_link, inspector_tools, inspector_view, kept, mode_view
+from ui import forms, inspector_link, inspector_tools, inspector_tracking, inspector_view, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.safe import say
 from ui.setup import page, retrieval_on_page
@@ -38,7 +33,6 @@ from ui.setup import page, retrieval_on_page
 components = page("Search inspector")
 base = components.settings.retrieval
 CLAUDE = bool(components.settings.anthropic_api_key)
-TRACK_BY = ("chunk id", "source + heading", "pasted text")
 LINK_TARGET = ("q", "source", "tag", "track", "track_source", "track_heading")  # read even when a setting is bad
 
 
@@ -64,9 +58,9 @@ def apply_link() -> None:
     set_config_state(request.config, request.flt)
     st.session_state["inspector_q"] = request.question
     if request.track_source:  # a section, as Eval counted it
-        picks = {"by": TRACK_BY[1], "source": request.track_source, "heading": request.track_heading}
+        picks = {"by": inspector_tracking.TRACK_BY[1], "source": request.track_source, "heading": request.track_heading}
     else:
-        picks = {"by": TRACK_BY[0], "id": request.track} if request.track else {}
+        picks = {"by": inspector_tracking.TRACK_BY[0], "id": request.track} if request.track else {}
     if picks:
         st.session_state.update({f"inspector_track_{k}": v for k, v in picks.items()}, inspector_track_auto=True)
 
@@ -100,61 +94,6 @@ def filter_inputs() -> ChunkFilter:
             "Also contents and index pages", key="inspector_unranked", help="Stored, but out of ranking by default"
         )
     return ChunkFilter(sources=tuple(chosen_sources), tags=tuple(chosen_tags), include_unranked=unranked)
-
-
-def run_track(
-    question: str, target: TrackTarget, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable
-) -> TrackReport | None:
-    try:
-        with st.spinner("Scoring the chunk in every stage and re-running retrieval with candidate fixes…"):
-            report = track(
-                components, question, target, config, flt, mode=st.session_state.get("inspector_mode_result")
-            )
-    except RagError as e:
-        say("error", "{e}", e=e)
-        report = None
-    kept.keep("inspector_track_report", report, scope)
-    return report
-
-
-def track_section(question: str, config: RetrievalConfig, flt: ChunkFilter, scope: Hashable) -> None:
-    by = st.radio("Pick the expected chunk by", TRACK_BY, key="inspector_track_by", horizontal=True)
-    pick: dict[str, str] = {}
-    if by == TRACK_BY[0]:
-        pick["chunk_id"] = st.text_input("Chunk id", key="inspector_track_id", placeholder="copy it from the table")
-    elif by == TRACK_BY[1]:
-        sources = sorted(components.store.sources())
-        source = st.selectbox("Source", sources, key="inspector_track_source")
-        headings = sorted({c.chunk.heading for c in document_chunks(components, source)}) if source else []
-        if (linked := st.session_state.get("inspector_track_heading")) and linked not in headings:
-            headings.insert(0, linked)  # a section a link names by a parent heading: all chunks under it
-        pick = {
-            "source": source or "",
-            "heading": st.selectbox("Heading", headings, key="inspector_track_heading") or "",
-        }
-    else:
-        pick["text"] = st.text_area("Text the expected chunk should contain", key="inspector_track_text")
-    pinned = st.checkbox(
-        "Keep tracking it for a new question", key="inspector_track_pin", help="Off: a new question clears the tracking"
-    )
-    report: TrackReport | None = kept.kept("inspector_track_report", scope)
-    old: TrackReport | None = kept.outdated("inspector_track_report", scope)
-    if old is not None and old.result.question != clean_question(question) and not pinned:
-        kept.keep("inspector_track_report", None, scope)  # tracking belongs to the question it was made for
-        old = None
-    try:
-        if st.button("Track", key="inspector_track_button") or st.session_state.pop("inspector_track_auto", False):
-            report = run_track(question, find_target(components, question=question, **pick), config, flt, scope)
-        elif old is not None:
-            # The question, a setting (an applied fix included), the collection or its documents changed:
-            # follow the same chunk again, read afresh, and never show an old verdict.
-            report = run_track(question, refreshed(components, old.target), config, flt, scope)
-    except RagError as e:
-        say("error", "{e}", e=e)
-        report = None
-        kept.keep("inspector_track_report", None, scope)
-    if report is not None:
-        inspector_view.show_track(report, on_apply=set_config_state)
 
 
 apply_link()
@@ -195,7 +134,7 @@ if config is not None and question.strip():
         scope = kept.retrieval_scope(components, result)
         track_tab, compare_tab, health_tab = st.tabs(["Track an expected chunk", "Compare two configs", "Health check"])
         with track_tab:
-            track_section(question, config, flt, scope)
+            inspector_tracking.track_section(components, question, config, flt, scope, on_apply=set_config_state)
         with compare_tab:
             inspector_tools.compare_section(components, question, config, flt, scope)
         with health_tab:
