@@ -25,6 +25,8 @@ FERRIES = f"""<html><body><main><h1>Ferries</h1>
   <button role="tab" aria-controls="t2">At the pier</button></div>
 <div role="tabpanel" id="t1"><p>Print the e-ticket or show it on your phone.</p></div>
 <div role="tabpanel" id="t2" hidden><p>Pay at the kiosk by card before boarding.</p></div>
+<p><a href="#fares" data-bs-toggle="collapse">Fares</a></p>
+<div class="collapse" id="fares" style="display:none"><p>A single crossing costs four euros.</p></div>
 <div style="display:none"><p>{SECRET}</p></div>
 </main></body></html>"""
 PRAGMAS = "".join(
@@ -82,9 +84,11 @@ def test_headings_a_reader_copies_from_the_pages_are_gold_eval_accepts(tmp_path)
     assert len(run["questions"]) == len(QUESTIONS)
     found = {q["id"]: q["gold_ranks"]["final"] for q in run["questions"]}
     assert found["dogs"] is not None and found["pier"] is not None and found["dpkg"] is not None, found
-    # The hidden tab's words are content: a search finds them under their tab's label.
+    # A hidden tab's words and a block a link toggles are content: a search finds them, under the tab's label.
     rows = json.loads(_cli("search", "pay at the kiosk by card", "--json").stdout)["results"]
     assert rows and rows[0]["heading"] == "Ferries > Tickets > At the pier", rows[0]
+    fares = json.loads(_cli("search", "How much does a single crossing cost?", "--json").stdout)["results"]
+    assert fares and "A single crossing costs four euros." in fares[0]["text"]  # the block its link shows
     everything = json.loads(_cli("search", "tickets are free", "--all", "--json").stdout)["results"]
     assert everything and not [r for r in everything if SECRET in r["text"]]  # what nothing shows is not
 
