@@ -68,4 +68,15 @@ def test_the_question_set_panel_points_below_to_the_uploader(settings):
     texts = [plain(e.value) for kind in (at.info, at.caption, at.markdown) for e in kind]
     assert not any("upload the file above" in t for t in texts)
     assert any('upload it under "Upload a question set (JSONL)" below this panel' in t for t in texts), texts
-    assert any(u.key == "eval_upload" for u in at.file_uploader)
+    # On the page in that order: the panel's words first, the uploader they name after them.
+    order = list(_walk(at.main))
+    (pointer,) = [i for i, e in enumerate(order) if "below this panel" in plain(str(getattr(e, "value", "")))]
+    (uploader,) = [i for i, e in enumerate(order) if getattr(e, "key", None) == "eval_upload"]
+    assert pointer < uploader and order[uploader].label == "Upload a question set (JSONL)"
+
+
+def _walk(node):  # noqa: ANN001, ANN202 - AppTest's element tree
+    """The page's elements in the order they are drawn."""
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
