@@ -88,9 +88,14 @@ def main(root: str, pattern: str = "**/*.html") -> None:
             continue
         strings[docs[-1].source] = navigation_strings(data)
     try:
-        from rag.ingest.repeated import drop_repeated
-    except ImportError:  # the tree before the collection-level pass
-        drop_repeated = None
+        from rag.ingest.repeated import SiteChrome
+    except ImportError:  # a tree before the run-wide chrome, or before the collection-level pass
+        try:
+            from rag.ingest.repeated import drop_repeated
+        except ImportError:
+            drop_repeated = None
+    else:
+        drop_repeated = SiteChrome().drop
     if drop_repeated is not None:
         docs = drop_repeated(docs)
     config = Settings().chunk

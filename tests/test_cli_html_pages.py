@@ -118,3 +118,22 @@ def test_a_sites_navigation_and_tagline_repeated_on_its_pages_are_in_no_chunk(tm
     texts = " ".join(r["text"] for r in rows)
     assert all(f"Route {n} leaves from pier {n}" in texts for n in range(1, 7))
     assert "Small. Fast." not in texts and "Prev" not in texts and "Piers" not in texts, texts
+
+
+def test_chrome_one_batch_shows_leaves_a_later_batch_too_small_to_show_it(tmp_path, monkeypatch):
+    """A folder is read in batches (32 files); the 7th page of a 7-page site, alone in its batch at 6 a batch,
+    loses the tagline the first batch showed to be chrome, in the dry run and the ingest alike."""
+    monkeypatch.setattr("rag.cli.ingest_inputs._BATCH_FILES", 6)
+    site = tmp_path / "site"
+    site.mkdir()
+    for n in range(1, 8):
+        (site / f"ch{n}.html").write_text(_site_page(n), encoding="utf-8")
+    dry = _cli("ingest", str(site), "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.output
+    previewed = {f["source"]: f["chunks"] for f in json.loads(dry.stdout)["files"]}
+    _ingest(site)
+    rows = json.loads(_cli("search", "Small. Fast. Reliable. Choose any three.", "--all", "--json").stdout)["results"]
+    last = [r["text"] for r in rows if r["source"] == "ch7.html"]
+    assert last and "Route 7 leaves from pier 7" in " ".join(last)
+    assert not any("Small. Fast." in text for text in last), last
+    assert previewed["ch7.html"] == len(last)

@@ -11,6 +11,7 @@ import click
 from rag.cli.ingest_inputs import Bar
 from rag.components import Components
 from rag.ingest.preview import FilePreview, preview_batch
+from rag.ingest.repeated import SiteChrome
 from rag.settings.config import ChunkConfig
 from rag.text.words import plural
 
@@ -21,13 +22,15 @@ def previewer(
     components: Components, config: ChunkConfig
 ) -> Callable[[list[tuple[str, bytes]], Bar], list[FilePreview]]:
     """Previews a batch of files (rag.ingest.preview) read as ingest reads them (rag.cli.ingest_inputs), in the
-    same batches: the blocks repeated across a batch's HTML pages are dropped.
+    same batches, sharing the run's site chrome as ingest does: a batch's repeated blocks, and those an earlier
+    batch showed, are dropped.
 
     A batch holds no two files of one name (the inputs that would be stored as one document are refused
     before, with every path named), so the batch's same-name warnings, the page's, are always empty here."""
+    chrome = SiteChrome()  # one for the run, as ingest shares one across its batches
 
     def run(batch: list[tuple[str, bytes]], bar: Bar) -> list[FilePreview]:
-        previewed = preview_batch(components, batch, config)
+        previewed = preview_batch(components, batch, config, chrome=chrome)
         bar.update(len(batch))
         return list(previewed.files)
 

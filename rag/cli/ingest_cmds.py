@@ -15,6 +15,7 @@ from rag.cli.ingest_inputs import Bar, read_in_batches
 from rag.cli.main import main, opened
 from rag.components import Components
 from rag.ingest.pipeline import ingest_files
+from rag.ingest.repeated import SiteChrome
 from rag.ingest.results import FileResult, IngestSummary
 from rag.ingest.sentences import sentence_vectors_note
 from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
@@ -101,9 +102,12 @@ def _ingest_batch(
 ) -> Callable[[list[tuple[str, bytes]], Bar], list[FileResult]]:
     """Ingests a batch of files, its errors and the loaders' warnings on stderr."""
     tag_list = clean_tags(tags.split(",")) if tags is not None else None
+    chrome = SiteChrome()  # one for the run: what a batch shows to be chrome leaves the later ones too
 
     def run(batch: list[tuple[str, bytes]], bar: Bar) -> list[FileResult]:
-        done = ingest_files(components, batch, config, tag_list, lambda _f, message: _advance(bar, message)).files
+        done = ingest_files(
+            components, batch, config, tag_list, lambda _f, message: _advance(bar, message), chrome
+        ).files
         for failed in (r for r in done if r.status == "error"):
             click.echo(f"error: {failed.error}", err=True)
         for result in done:

@@ -17,7 +17,7 @@ from rag.ingest.embed import ENCODE_GROUP, embed_plans
 from rag.ingest.eta import Eta
 from rag.ingest.loaders.document import load_document
 from rag.ingest.plan import Plan, name_clashes, plan_document, repeated_ids, repeated_message
-from rag.ingest.repeated import drop_repeated
+from rag.ingest.repeated import SiteChrome
 from rag.ingest.results import FileResult, IngestSummary, Prepared
 from rag.ingest.write import keep_original, make_durable, save_plan
 from rag.settings.config import ChunkConfig
@@ -40,6 +40,7 @@ def ingest_files(
     config: ChunkConfig | None = None,
     tags: Sequence[str] | None = None,
     progress: Progress | None = None,
+    chrome: SiteChrome | None = None,
 ) -> IngestSummary:
     """Load and ingest many files; a bad file is reported and the others still go in.
 
@@ -58,6 +59,8 @@ def ingest_files(
         tags: tags for every document; None keeps each document's current tags.
         progress: called with (fraction of files done, message) as files finish and while a group
             of chunks is being embedded.
+        chrome: the site chrome found so far when `files` is one batch of a run (the CLI's); it learns
+            this batch's, so a later batch too small to show repetition still drops it.
 
     Returns:
         One result per file, in the order given.
@@ -68,7 +71,7 @@ def ingest_files(
     batch = _Batch(components, len(files), tags, progress)
     names = [item.doc.source if isinstance(item, Prepared) else item[0] for item in files]
     clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, name in enumerate(names)])
-    loaded = _load_all(files, names, clashes, max_bytes)
+    loaded = _load_all(files, names, clashes, max_bytes, chrome or SiteChrome())
     for i, (name, item) in enumerate(zip(names, files, strict=True)):
         if i in clashes:
             batch.finish(i, FileResult(name, "error", error=clashes[i]))
@@ -182,7 +185,11 @@ class _Batch:
 
 
 def _load_all(
-    files: list[tuple[str, bytes] | Prepared], names: list[str], clashes: dict[int, str], max_bytes: int
+    files: list[tuple[str, bytes] | Prepared],
+    names: list[str],
+    clashes: dict[int, str],
+    max_bytes: int,
+    chrome: SiteChrome,
 ) -> dict[int, Document | RagError]:
     """Every (name, bytes) file loaded (or its error), before any is chunked: a site's blocks repeated across
     the batch's pages are its chrome and go (rag.ingest.repeated)."""
@@ -195,5 +202,5 @@ def _load_all(
         except RagError as e:
             loaded[i] = e
     good = [i for i, d in loaded.items() if isinstance(d, Document)]
-    loaded.update(zip(good, drop_repeated([loaded[i] for i in good])))
+    loaded.update(zip(good, chrome.drop([loaded[i] for i in good])))
     return loaded

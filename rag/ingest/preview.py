@@ -20,7 +20,7 @@ from rag.errors import RagError
 from rag.ingest.loaders.document import load_document
 from rag.ingest.pipeline import preview
 from rag.ingest.plan import ChunkDiff, chunk_diff, chunk_refusal, identity_clash, stored_chunks
-from rag.ingest.repeated import drop_repeated
+from rag.ingest.repeated import SiteChrome
 from rag.ingest.results import Prepared
 from rag.settings.config import ChunkConfig
 from rag.text.sizes import MIB
@@ -125,11 +125,17 @@ def load_and_chunk(
 
 
 def preview_batch(
-    components: Components, files: Sequence[tuple[str, bytes]], config: ChunkConfig, load: Load = load_and_chunk
+    components: Components,
+    files: Sequence[tuple[str, bytes]],
+    config: ChunkConfig,
+    load: Load = load_and_chunk,
+    chrome: SiteChrome | None = None,
 ) -> BatchPreview:
-    """What ingesting `files` with `config` would do to each, worked out without writing anything."""
+    """What ingesting `files` with `config` would do to each, worked out without writing anything; `chrome`
+    is the run's, when the batch is one of several (as ingest_files takes it)."""
     out: list[FilePreview] = []
-    for (name, data), read in zip(files, _load_batch(components, files, config, load), strict=True):
+    read_all = _load_batch(components, files, config, load, chrome or SiteChrome())
+    for (name, data), read in zip(files, read_all, strict=True):
         if isinstance(read, RagError):
             out.append(FilePreview(name, data, error=str(read)))
             continue
@@ -162,7 +168,7 @@ def _loaded(
 
 
 def _load_batch(
-    components: Components, files: Sequence[tuple[str, bytes]], config: ChunkConfig, load: Load
+    components: Components, files: Sequence[tuple[str, bytes]], config: ChunkConfig, load: Load, chrome: SiteChrome
 ) -> list[tuple[Document, list[Chunk]] | RagError]:
     """Each file loaded and chunked, then without the blocks repeated across the batch's HTML pages, as
     ingest_files drops them: the preview shows what ingest would write."""
@@ -173,7 +179,7 @@ def _load_batch(
             read.append(load(name, data, config, max_bytes, components.dense))
         except RagError as e:
             read.append(e)
-    trimmed = iter(drop_repeated([r[0] for r in read if not isinstance(r, RagError)]))
+    trimmed = iter(chrome.drop([r[0] for r in read if not isinstance(r, RagError)]))
     out: list[tuple[Document, list[Chunk]] | RagError] = []
     for r in read:
         doc = r if isinstance(r, RagError) else next(trimmed)

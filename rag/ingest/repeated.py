@@ -6,14 +6,16 @@ says nothing about the page it is on and would match every question, so it is dr
 (one paragraph of the loaded text, not a heading, not inside code) is on at least half of the HTML pages
 of the batch and on at least MIN_PAGES of them. Content that several pages share ("Availability: not
 WASI.", "See also") is on far fewer than half of a docs set's pages (bench/README.md, html_navigation.py).
-Only a batch can show repetition: a page ingested alone keeps its blocks.
+Only a batch can show repetition: a page ingested alone keeps its blocks. The batches of one run share a
+`SiteChrome`, so what one batch shows to be chrome also leaves a later batch too small to show it (the CLI
+reads a folder 32 files at a time).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from rag.types import Document
 
@@ -22,17 +24,28 @@ SHARE = 0.5
 _BREAK = re.compile(r"\n{2,}")
 
 
-def drop_repeated(docs: list[Document]) -> list[Document]:
-    """`docs` with the blocks repeated across most of their HTML pages removed (other documents as given)."""
+@dataclass
+class SiteChrome:
+    """The blocks found to be a site's chrome so far in one run; its batches share one."""
+
+    blocks: set[str] = field(default_factory=set)
+
+    def drop(self, docs: list[Document]) -> list[Document]:
+        """`docs` without the blocks repeated across most of their HTML pages, nor those earlier batches
+        showed to be chrome (other documents as given)."""
+        self.blocks |= _repeated(docs)
+        if not self.blocks:
+            return docs
+        return [_without(d, self.blocks) if d.kind == "html" else d for d in docs]
+
+
+def _repeated(docs: list[Document]) -> set[str]:
     pages = [d for d in docs if d.kind == "html"]
     if len(pages) < MIN_PAGES:
-        return docs
+        return set()
     counts = Counter(b for d in pages for b in {text for _, _, text in _blocks(d.text) if _candidate(text)})
     floor = max(MIN_PAGES, SHARE * len(pages))
-    repeated = {b for b, n in counts.items() if n >= floor}
-    if not repeated:
-        return docs
-    return [_without(d, repeated) if d.kind == "html" else d for d in docs]
+    return {b for b, n in counts.items() if n >= floor}
 
 
 def _blocks(text: str) -> list[tuple[int, int, str]]:
