@@ -128,7 +128,7 @@ def test_chrome_one_batch_shows_leaves_a_later_batch_too_small_to_show_it(tmp_pa
     site.mkdir()
     for n in range(1, 8):
         (site / f"ch{n}.html").write_text(_site_page(n), encoding="utf-8")
-    dry = _cli("ingest", str(site), "--dry-run", "--json")
+    dry = _cli("ingest", str(site), "--dry-run", "--strategy", "heading", "--json")
     assert dry.exit_code == 0, dry.output
     previewed = {f["source"]: f["chunks"] for f in json.loads(dry.stdout)["files"]}
     _ingest(site)
@@ -137,3 +137,24 @@ def test_chrome_one_batch_shows_leaves_a_later_batch_too_small_to_show_it(tmp_pa
     assert last and "Route 7 leaves from pier 7" in " ".join(last)
     assert not any("Small. Fast." in text for text in last), last
     assert previewed["ch7.html"] == len(last)
+
+
+def test_a_page_re_ingested_alone_loses_the_chrome_its_stored_siblings_share(tmp_path):
+    """An edited page ingested on its own is read beside its folder's stored pages: the tagline they share is
+    chrome there too, in the dry run and the ingest alike."""
+    site = tmp_path / "site"
+    site.mkdir()
+    for n in range(1, 7):
+        (site / f"ch{n}.html").write_text(_site_page(n), encoding="utf-8")
+    _ingest(site)
+    edited = site / "ch3.html"
+    edited.write_text(_site_page(3).replace("leaves from pier 3", "now leaves from the new pier 3"), encoding="utf-8")
+    dry = _cli("ingest", str(edited), "--dry-run", "--strategy", "heading", "--json")
+    assert dry.exit_code == 0, dry.output
+    (previewed,) = json.loads(dry.stdout)["files"]
+    _ingest(edited)
+    rows = json.loads(_cli("search", "Small. Fast. Reliable. Choose any three.", "--all", "--json").stdout)["results"]
+    page = [r["text"] for r in rows if r["source"] == "ch3.html"]
+    assert page and "now leaves from the new pier 3" in " ".join(page)
+    assert not any("Small. Fast." in text for text in page), page
+    assert previewed["source"] == "ch3.html" and previewed["chunks"] == len(page)

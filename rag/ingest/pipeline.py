@@ -16,6 +16,7 @@ from rag.ingest.chunker import chunk_document
 from rag.ingest.embed import ENCODE_GROUP, embed_plans
 from rag.ingest.eta import Eta
 from rag.ingest.loaders.document import load_document
+from rag.ingest.neighbours import stored_neighbours
 from rag.ingest.plan import Plan, name_clashes, plan_document, repeated_ids, repeated_message
 from rag.ingest.repeated import SiteChrome
 from rag.ingest.results import FileResult, IngestSummary, Prepared
@@ -67,11 +68,10 @@ def ingest_files(
     """
     files = list(files)
     config = config or components.settings.chunk
-    max_bytes = components.settings.max_upload_mb * 1024 * 1024
     batch = _Batch(components, len(files), tags, progress)
     names = [item.doc.source if isinstance(item, Prepared) else item[0] for item in files]
     clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, name in enumerate(names)])
-    loaded = _load_all(files, names, clashes, max_bytes, chrome or SiteChrome())
+    loaded = _load_all(components, files, names, clashes, chrome or SiteChrome())
     for i, (name, item) in enumerate(zip(names, files, strict=True)):
         if i in clashes:
             batch.finish(i, FileResult(name, "error", error=clashes[i]))
@@ -185,14 +185,15 @@ class _Batch:
 
 
 def _load_all(
+    components: Components,
     files: list[tuple[str, bytes] | Prepared],
     names: list[str],
     clashes: dict[int, str],
-    max_bytes: int,
     chrome: SiteChrome,
 ) -> dict[int, Document | RagError]:
     """Every (name, bytes) file loaded (or its error), before any is chunked: a site's blocks repeated across
-    the batch's pages are its chrome and go (rag.ingest.repeated)."""
+    the batch's pages, or across them and their stored neighbours, are its chrome and go (rag.ingest.repeated)."""
+    max_bytes = components.settings.max_upload_mb * 1024 * 1024
     loaded: dict[int, Document | RagError] = {}
     for i, (name, item) in enumerate(zip(names, files, strict=True)):
         if i in clashes or isinstance(item, Prepared):
@@ -202,5 +203,6 @@ def _load_all(
         except RagError as e:
             loaded[i] = e
     good = [i for i, d in loaded.items() if isinstance(d, Document)]
-    loaded.update(zip(good, chrome.drop([loaded[i] for i in good])))
+    docs = [loaded[i] for i in good]
+    loaded.update(zip(good, chrome.drop(docs, stored_neighbours(components, docs))))
     return loaded

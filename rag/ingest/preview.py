@@ -18,6 +18,7 @@ from rag.components import Components
 from rag.encoders.base import DenseEncoder
 from rag.errors import RagError
 from rag.ingest.loaders.document import load_document
+from rag.ingest.neighbours import stored_neighbours
 from rag.ingest.pipeline import preview
 from rag.ingest.plan import ChunkDiff, chunk_diff, chunk_refusal, identity_clash, stored_chunks
 from rag.ingest.repeated import SiteChrome
@@ -179,7 +180,8 @@ def _load_batch(
             read.append(load(name, data, config, max_bytes, components.dense))
         except RagError as e:
             read.append(e)
-    trimmed = iter(chrome.drop([r[0] for r in read if not isinstance(r, RagError)]))
+    docs = [r[0] for r in read if not isinstance(r, RagError)]
+    trimmed = iter(chrome.drop(docs, stored_neighbours(components, docs)))
     out: list[tuple[Document, list[Chunk]] | RagError] = []
     for r in read:
         doc = r if isinstance(r, RagError) else next(trimmed)

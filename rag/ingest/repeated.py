@@ -6,15 +6,16 @@ says nothing about the page it is on and would match every question, so it is dr
 (one paragraph of the loaded text, not a heading, not inside code) is on at least half of the HTML pages
 of the batch and on at least MIN_PAGES of them. Content that several pages share ("Availability: not
 WASI.", "See also") is on far fewer than half of a docs set's pages (bench/README.md, html_navigation.py).
-Only a batch can show repetition: a page ingested alone keeps its blocks. The batches of one run share a
-`SiteChrome`, so what one batch shows to be chrome also leaves a later batch too small to show it (the CLI
-reads a folder 32 files at a time).
+The batches of one run share a `SiteChrome`, so what one batch shows to be chrome also leaves a later batch
+too small to show it (the CLI reads a folder 32 files at a time); and a batch is read beside a few stored pages
+of its folders (rag.ingest.neighbours), so a page re-ingested alone still loses its site's chrome.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from rag.types import Document
@@ -30,10 +31,11 @@ class SiteChrome:
 
     blocks: set[str] = field(default_factory=set)
 
-    def drop(self, docs: list[Document]) -> list[Document]:
-        """`docs` without the blocks repeated across most of their HTML pages, nor those earlier batches
-        showed to be chrome (other documents as given)."""
-        self.blocks |= _repeated(docs)
+    def drop(self, docs: list[Document], neighbours: Sequence[Document] = ()) -> list[Document]:
+        """`docs` without the blocks repeated across most of their HTML pages (alone, or with the stored
+        `neighbours`, which are only evidence), nor those earlier batches showed to be chrome (other
+        documents as given)."""
+        self.blocks |= _repeated(docs) | (_repeated([*docs, *neighbours]) if neighbours else set())
         if not self.blocks:
             return docs
         return [_without(d, self.blocks) if d.kind == "html" else d for d in docs]
