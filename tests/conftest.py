@@ -33,11 +33,11 @@ from rag.catalog.sample import sample_files  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 
-# What makes a test slow: a page run through AppTest, a child process, a browser (the whole module is
-# marked), or a real collection built with the real models: the test, a fixture it takes or a helper of its
+# What makes a test slow: a page run through AppTest, a child process, a browser, a whole installed manual
+# read (the whole module is marked), or a real collection built with the real models: the test, a fixture it takes or a helper of its
 # module it calls ingests, builds components or invokes the CLI. `pytest -m "not slow"` is the fast loop
 # (README, Contributing); tests/test_fast_loop.py keeps the rule honest.
-_SLOW_MODULE = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing")
+_SLOW_MODULE = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing|/usr/share/doc/")
 _BUILDS = re.compile(r"\bingest_files\(|\bbuild_components\(|\.invoke\(")
 
 
