@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from rag.answer.generator import Generator
 from rag.ask.answerer import answer_question, default_generator
+from rag.catalog.versions import version_label
 from rag.components import Components
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord, answer_metrics
@@ -256,6 +257,7 @@ def _build_run(
         answers=answer_metrics((r.answerable, r.answer) for r in rows if r.answer) if generator is not None else {},
         questions=questions,
         name=name or config_label(config),
+        version=version_label(components),
     )
 
 
