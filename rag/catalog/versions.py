@@ -90,8 +90,12 @@ def list_versions(settings: Settings) -> list[Version]:
     folder = versions_dir(settings)
     if not folder.is_dir():
         return []
-    found = [v for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and (v := _read(p)) is not None]
-    return sorted(found, key=lambda v: (v.created_at, v.name), reverse=True)
+    found = [
+        (v.created_at, (p / MANIFEST).stat().st_mtime_ns, v)
+        for p in folder.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and (v := _read(p)) is not None
+    ]  # two taken within one second (a restore's automatic one): the manifest written last is the newer
+    return [v for *_, v in sorted(found, key=lambda t: t[:2], reverse=True)]
 
 
 def load_version(settings: Settings, name: str) -> Version:
