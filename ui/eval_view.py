@@ -215,7 +215,8 @@ def _runs(data_dir: Path, name: str) -> list[EvalRun]:
 
 def _run_label(run: EvalRun) -> str:
     mark = " · baseline" if run.baseline else ""
-    return f"{run.label} · {run.collection} · {readable_time(run.created_at, st.context.timezone)}{mark}"
+    where = f"{run.collection} {run.version}" if run.version else run.collection  # the version it was made on
+    return f"{run.label} · {where} · {readable_time(run.created_at, st.context.timezone)}{mark}"
 
 
 def _rename(data_dir: Path, run: EvalRun) -> None:

@@ -109,7 +109,8 @@ def run_eval(
         if left_out := [s.row for s in scored if s.row.invalid]:
             raise NothingScored(components.settings.collection, left_out)
     run = _build_run(components, qset, config, index, scored, generator, judge, name)
-    if save:
+    if save:  # a stored run names the collection's version (reading every chunk id, so only for these)
+        run = replace(run, version=version_label(components))
         save_run(components.settings.data_dir, run)
     return run
 
@@ -257,7 +258,6 @@ def _build_run(
         answers=answer_metrics((r.answerable, r.answer) for r in rows if r.answer) if generator is not None else {},
         questions=questions,
         name=name or config_label(config),
-        version=version_label(components),
     )
 
 
