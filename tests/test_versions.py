@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+import rag.store.edge
 from versions_corpus import BROKE, FIXED, QSET, SOURCE, V2, two_versions
 
 from rag.catalog.documents import delete_document, set_quarantine
@@ -117,6 +119,26 @@ def test_a_restore_whose_copy_cannot_be_opened_leaves_the_collection_as_it_was(s
     assert edge_collections(components.settings.data_dir / "qdrant") == ["docs"]
     assert [p.name for p in (components.settings.data_dir / "qdrant").iterdir() if p.name.startswith(".")] == []
     assert any(v.name.startswith(BEFORE_RESTORE) for v in list_versions(components.settings))
+
+
+def test_a_restore_that_fails_after_moving_the_live_shard_aside_puts_it_back(sample_components, monkeypatch):
+    components = sample_components
+    take_version(components, "v1")
+    delete_document(components, "billing/plans.md")
+    before = snapshot(components)
+    real_rename = rag.store.edge.os.rename
+
+    def rename(src, dst):  # noqa: ANN001, ANN202 - os.rename's own arguments
+        if ".restoring-" in str(src):
+            raise OSError(28, "No space left on device")
+        return real_rename(src, dst)
+
+    monkeypatch.setattr(rag.store.edge.os, "rename", rename)
+    with pytest.raises(StoreError, match="restoring version 'v1' failed: .*No space left on device"):
+        restore_version(components, "v1")
+    monkeypatch.undo()
+    assert snapshot(components) == before
+    assert [p.name for p in (components.settings.data_dir / "qdrant").iterdir() if p.name.startswith(".")] == []
 
 
 def test_qdrant_client_local_mode_keeps_no_versions_and_says_which_backends_do(tmp_path):

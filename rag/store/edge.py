@@ -329,16 +329,17 @@ class EdgeStore(Store):
                 f"{self.collection!r} is unchanged"
             ) from None
         self._end_turn()
-        if self._path.exists():
-            os.rename(self._path, aside)
         try:
+            if self._path.exists():
+                os.rename(self._path, aside)
             if staged.is_dir():
                 os.rename(staged, self._path)
             self._load_shard()
         except BaseException:
-            shutil.rmtree(self._path, ignore_errors=True)
-            if aside.exists():
+            if aside.exists():  # the live shard was moved aside: put it back
+                shutil.rmtree(self._path, ignore_errors=True)
                 os.rename(aside, self._path)
+            shutil.rmtree(staged, ignore_errors=True)
             self._load_shard()
             raise
         models_copy = folder / MODELS_COPY
