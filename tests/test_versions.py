@@ -5,12 +5,16 @@ a copy that cannot be opened changes nothing, and the diff counts what a set mad
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
+from click.testing import CliRunner
 
 import rag.store.edge
 from versions_corpus import BROKE, FIXED, QSET, SOURCE, V2, two_versions
 
+from rag.cli import main
+from rag.components import build_components
 from rag.catalog.documents import delete_document, set_quarantine
 from rag.catalog.versions import (
     BEFORE_RESTORE,
@@ -139,6 +143,35 @@ def test_a_restore_that_fails_after_moving_the_live_shard_aside_puts_it_back(sam
     monkeypatch.undo()
     assert snapshot(components) == before
     assert [p.name for p in (components.settings.data_dir / "qdrant").iterdir() if p.name.startswith(".")] == []
+
+
+def test_doctor_puts_back_what_a_restore_killed_between_its_renames_left(sample_store):
+    settings = sample_store
+    components = build_components(settings)
+    try:
+        take_version(components, "v1")
+        delete_document(components, "billing/plans.md")
+        before = snapshot(components)
+    finally:
+        components.close()
+    # As a kill leaves it: the live shard moved aside, the version's copy staged beside it, a take's copy too.
+    root, versions = settings.data_dir / "qdrant", versions_dir(settings)
+    (root / "docs").rename(root / ".docs.replaced-0a1b2c3d")
+    shutil.copytree(versions / "v1" / STORE_COPY / SHARD_COPY, root / ".docs.restoring-0a1b2c3d")
+    shutil.copytree(versions / "v1", versions / ".v2.taking-0a1b2c3d")
+    report = CliRunner().invoke(main, ["doctor"])
+    assert report.exit_code == 1
+    assert report.output.count("that was cut short") == 3 and "--fix` moves it back to" in report.output
+    fixed = CliRunner().invoke(main, ["doctor", "--fix"])
+    assert fixed.exit_code == 0, fixed.output
+    assert f"moved to {root / 'docs'}, whole with the rest of the collection" in fixed.output
+    assert sorted(p.name for p in [*root.iterdir(), *versions.iterdir()] if p.name.startswith(".")) == []
+    components = build_components(settings)
+    try:
+        assert snapshot(components) == before  # as it was before that restore
+        assert [v.name for v in list_versions(settings)] == ["v1"]
+    finally:
+        components.close()
 
 
 def test_qdrant_client_local_mode_keeps_no_versions_and_says_which_backends_do(tmp_path):
