@@ -127,8 +127,11 @@ def _cut_short(data_dir: Path, fix: bool) -> list[Finding]:
         for path in _staged(folder):
             found.setdefault(_staged_name(path)[0], []).append(path)
     for folder in sorted((data_dir / "versions").glob("*")):
-        found.setdefault(folder.name, []).extend(_staged(folder))
+        if staged := _staged(folder):
+            found.setdefault(folder.name, []).extend(staged)
     out = []
+    if found:
+        (data_dir / "qdrant").mkdir(parents=True, exist_ok=True)  # where the turns' lock files live
     for collection, paths in sorted(found.items()):
         lease = ShardLease(data_dir / "qdrant" / f"{collection}.lock", lambda: None, lambda: None, linger_s=0)
         try:
