@@ -293,6 +293,32 @@ def test_two_edge_stores_on_one_dir_take_turns_and_each_sees_the_others_writes(t
         reopened.close()
 
 
+COPYING = [b for b in BACKENDS if b != "client-memory"]  # qdrant-client's local mode keeps no copy (tests/test_versions.py)
+
+
+@pytest.mark.parametrize("store", COPYING, indirect=True)
+def test_a_copy_replaces_the_collection_whole_and_another_store_on_it_reads_the_copy(store, sentence_points, tmp_path):
+    store.ensure_collection(WITH_SENTENCES)
+    store.upsert(sentence_points[:3])
+    store.flush()
+    kept = {r.chunk.id: (r.payload, r.dense, store.sentence_vectors(r.chunk.id)) for r in store.records(with_vectors=True)}
+    assert len(kept) == 3
+    assert store.copy_to(tmp_path / "copy") > 0
+    store.upsert(sentence_points[3:])
+    store.delete([sentence_points[0].id])
+    store.flush()
+    beside = EdgeStore(store.root, store.collection) if isinstance(store, EdgeStore) else None  # another process's view
+    try:
+        store.replace_from(tmp_path / "copy")
+        back = {r.chunk.id: (r.payload, r.dense, store.sentence_vectors(r.chunk.id)) for r in store.records(with_vectors=True)}
+        assert back == kept and store.collection_models() == WITH_SENTENCES
+        if beside is not None:  # its next turn opens the replaced shard
+            assert sorted(r.chunk.id for r in beside.records()) == sorted(kept)
+    finally:
+        if beside is not None:
+            beside.close()
+
+
 def test_maxsim_scores_each_point_by_its_best_sentence_cosine(store, sentence_points, default_dense):
     store.ensure_collection(WITH_SENTENCES)
     store.upsert(sentence_points)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from urllib.parse import urlencode
 
 import altair as alt
 import pandas as pd
@@ -47,6 +46,7 @@ from rag.eval.runs import (
 from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
+from rag.settings.links import inspector_url
 from rag.text.wording import STAGE_TITLES
 from rag.text.words import plural, readable_time
 from ui import forms, gen_set_view, tune_view
@@ -54,7 +54,6 @@ from ui.render import md_escape
 from ui.safe import say
 
 INSPECTOR = "pages/inspector.py"
-INSPECTOR_URL = "inspector"  # the inspector page's URL path, relative to this page
 MIN_CANDIDATES = 20
 METRIC_COLUMNS = ("ndcg@10", "mrr@10", *(f"recall@{k}" for k in KS), *(f"hit@{k}" for k in KS), CONTEXT_PRECISION)
 CHART_METRICS = ("ndcg@10", "mrr@10", "recall@5", "recall@10", "recall@20")
@@ -216,7 +215,8 @@ def _runs(data_dir: Path, name: str) -> list[EvalRun]:
 
 def _run_label(run: EvalRun) -> str:
     mark = " · baseline" if run.baseline else ""
-    return f"{run.label} · {run.collection} · {readable_time(run.created_at, st.context.timezone)}{mark}"
+    where = f"{run.collection} {run.version}" if run.version else run.collection  # the version it was made on
+    return f"{run.label} · {where} · {readable_time(run.created_at, st.context.timezone)}{mark}"
 
 
 def _rename(data_dir: Path, run: EvalRun) -> None:
@@ -354,7 +354,7 @@ def _question_row(q: QuestionResult) -> dict:
         row["answer"] = "abstained" if q.answer.abstained else q.answer.text
     row["verdict"] = q.verdict.title if q.verdict else verdict_title(INVALID) if q.invalid else ""
     row["why"] = q.verdict.detail if q.verdict else q.invalid or ""
-    row["inspector"] = f"{INSPECTOR_URL}?{urlencode(dict(q.inspector))}"
+    row["inspector"] = inspector_url(q.inspector)
     return row
 
 

@@ -8,6 +8,8 @@ document half replaced. This is where a person gets it fixed, told exactly what 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from rag.store.base import CollectionModels
 from rag.store.client import ClientStore
 from rag.store.edge import EdgeStore
 from rag.store.journal import dead_owner, entry_problem
+from rag.store.lease import ShardLease
 from rag.text.redact import redact_url
 
 
@@ -44,6 +47,7 @@ def check(settings: Settings, fix: bool = False) -> list[Finding]:
         ClientStore.connect(url, settings.qdrant_api_key.value, settings.collection).close()
         findings.append(Finding("ok", f"Qdrant server at {redact_url(url, raw=url)} is reachable"))
     findings += _journals(settings.data_dir / "journal", fix)
+    findings += _cut_short(settings.data_dir, fix)
     findings += _collections(settings, fix)
     findings += _collection_settings(settings, fix)
     findings += _exports(settings, fix)
@@ -112,6 +116,67 @@ def _remade(path: Path, models: Path, name: str, problem: str) -> Finding:
                    "its model is used")  # fmt: skip
 
 
+def _cut_short(data_dir: Path, fix: bool) -> list[Finding]:
+    """What a version take or restore killed part-way left (rag/catalog/versions.py): copies under a staging
+    name (`.<name>.taking-*`, `.<name>.restoring-*`) and folders moved aside (`.<name>.replaced-*`); --fix
+    removes them, but where the live folder is missing (cut short between a swap's two renames) it puts back the
+    one that matches the rest (`_PUT_BACK`). Each is looked at during a turn on its collection
+    (rag/store/lease.py), which a take or restore running now holds."""
+    found: dict[str, list[Path]] = {}
+    for folder in (data_dir / "qdrant", data_dir / "originals"):
+        for path in _staged(folder):
+            found.setdefault(_staged_name(path)[0], []).append(path)
+    for folder in sorted((data_dir / "versions").glob("*")):
+        if staged := _staged(folder):
+            found.setdefault(folder.name, []).extend(staged)
+    out = []
+    if found:
+        (data_dir / "qdrant").mkdir(parents=True, exist_ok=True)  # where the turns' lock files live
+    for collection, paths in sorted(found.items()):
+        lease = ShardLease(data_dir / "qdrant" / f"{collection}.lock", lambda: None, lambda: None, linger_s=0)
+        try:
+            with lease:
+                out += [_left(path, fix) for path in sorted(paths) if path.exists()]
+        except StoreLockedError:
+            out.append(Finding("note", f"collection {collection!r}: in use by another process; its copies left alone"))
+        finally:
+            lease.close()
+    return out
+
+
+# A restore replaces the shard, then the settings, then the originals. Cut short between the shard's two renames,
+# the settings and originals are still the old ones: the old shard goes back. Cut short between the originals'
+# renames, the shard and settings are the version's already: the version's originals (complete, as they are
+# copied before the live ones move aside) go in.
+_PUT_BACK = {"qdrant": "replaced", "originals": "restoring"}
+
+
+def _staged(folder: Path) -> list[Path]:
+    return [p for p in folder.glob(".*.*-*") if p.is_dir() and _staged_name(p)[1]] if folder.is_dir() else []
+
+
+def _staged_name(path: Path) -> tuple[str, str]:
+    """(the name a staging folder stands beside, how it was left: taking, restoring, replaced or '')."""
+    name, _, kind = path.name[1:].rpartition("-")[0].rpartition(".")
+    return name, kind if kind in ("taking", "restoring", "replaced") else ""
+
+
+def _left(path: Path, fix: bool) -> Finding:
+    name, kind = _staged_name(path)
+    live = path.with_name(name)
+    back = _PUT_BACK.get(path.parent.name) == kind and not live.exists()
+    what = f"{path}: left by a version {'take' if kind == 'taking' else 'restore'} that was cut short"
+    if not fix:
+        return Finding(
+            "problem", f"{what}; `ragscope doctor --fix` {f'moves it back to {live}' if back else 'removes it'}"
+        )
+    if back:
+        os.rename(path, live)
+        return Finding("fixed", f"{what}; moved to {live}, whole with the rest of the collection")
+    shutil.rmtree(path)
+    return Finding("fixed", f"{what}; removed")
+
+
 def _journals(root: Path, fix: bool) -> list[Finding]:
     out: list[Finding] = []
     if not root.is_dir():
@@ -169,7 +234,7 @@ def _collections(settings: Settings, fix: bool) -> list[Finding]:
         return [Finding("ok", f"no collections under {settings.data_dir} yet")]
     names = sorted(
         {p.name.split(".meta.json")[0] for p in root.glob("*.meta.json")}
-        | {p.name for p in root.iterdir() if p.is_dir()}
+        | {p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")}  # dot names: _cut_short
     )
     out = []
     for name in names:

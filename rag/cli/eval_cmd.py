@@ -139,7 +139,10 @@ def _bar(total: int, label: str):  # noqa: ANN202
 
 
 def _print_run(run: EvalRun) -> None:
-    click.echo(f"run {run.label} ({run.id})  set {run.set_name}  collection {run.collection} ({run.fingerprint})")
+    version = f"  version {run.version}" if run.version else ""
+    click.echo(
+        f"run {run.label} ({run.id})  set {run.set_name}  collection {run.collection} ({run.fingerprint}){version}"
+    )
     ran = run.models.get("reranker")
     click.echo(config_label(run.config) + ("" if ran == run.config.reranker else f"  (reranker ran: {ran})"))
     columns = (*HEADLINE, "recall@20", CONTEXT_PRECISION)

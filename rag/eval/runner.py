@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from rag.answer.generator import Generator
 from rag.ask.answerer import answer_question, default_generator
+from rag.catalog.versions import version_label
 from rag.components import Components
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord, answer_metrics
@@ -108,7 +109,8 @@ def run_eval(
         if left_out := [s.row for s in scored if s.row.invalid]:
             raise NothingScored(components.settings.collection, left_out)
     run = _build_run(components, qset, config, index, scored, generator, judge, name)
-    if save:
+    if save:  # a stored run names the collection's version (reading every chunk id, so only for these)
+        run = replace(run, version=version_label(components))
         save_run(components.settings.data_dir, run)
     return run
 

@@ -28,7 +28,9 @@ from rag.settings.labels import config_label
 FINAL_STAGE = "rerank"  # the pipeline's own order: what the answer is built from
 HEADLINE = ("ndcg@10", "mrr@10", "recall@1", "recall@5", "recall@10", "hit@5")
 
-_COLUMNS = "id, created_at, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name"
+_COLUMNS = (
+    "id, created_at, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name, version"
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -41,7 +43,8 @@ CREATE TABLE IF NOT EXISTS runs (
     per_stage TEXT NOT NULL,
     answers TEXT NOT NULL,
     baseline INTEGER NOT NULL DEFAULT 0,
-    name TEXT NOT NULL DEFAULT ''
+    name TEXT NOT NULL DEFAULT '',
+    version TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS questions (
     run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -121,6 +124,9 @@ class EvalRun:
     questions: tuple[QuestionResult, ...] = field(compare=False)
     baseline: bool = False
     name: str = ""
+    # The collection's version the run was made on (rag.catalog.versions.version_label), so every citation and
+    # rank in it can be opened where it was made: "v3", "unversioned changes since v3", "" when never versioned.
+    version: str = ""
 
     @property
     def label(self) -> str:
@@ -153,7 +159,7 @@ class EvalRun:
         return {
             "run_id": self.id, "name": self.name, "created_at": self.created_at, "set": self.set_name,
             "collection": self.collection, "config": dataclasses.asdict(self.config), "models": dict(self.models),
-            "fingerprint": self.fingerprint, "baseline": self.baseline,
+            "fingerprint": self.fingerprint, "baseline": self.baseline, "version": self.version,
         }  # fmt: skip
 
     def as_json(self) -> dict[str, Any]:
@@ -179,8 +185,13 @@ def _connect(data_dir: Path) -> AbstractContextManager[sqlite3.Connection]:
 
 
 def _migrate(con: sqlite3.Connection) -> None:
-    """Bring a history from an older version up to date: runs get a name (their settings in words)."""
-    if "name" in {row[1] for row in con.execute("PRAGMA table_info(runs)")}:
+    """Bring a history from an older version up to date: runs get a name (their settings in words) and the
+    collection version they were made on (none known: '')."""
+    columns = {row[1] for row in con.execute("PRAGMA table_info(runs)")}
+    if "version" not in columns:
+        with con:
+            con.execute("ALTER TABLE runs ADD COLUMN version TEXT NOT NULL DEFAULT ''")
+    if "name" in columns:
         return
     with con:
         con.execute("ALTER TABLE runs ADD COLUMN name TEXT NOT NULL DEFAULT ''")
@@ -196,11 +207,11 @@ def save_run(data_dir: Path, run: EvalRun) -> None:
     with _connect(data_dir) as con:
         con.execute(
             "INSERT INTO runs (id, created_at, set_name, collection, config, models, fingerprint, per_stage, "
-            "answers, name) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "answers, name, version) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 run.id, run.created_at, run.set_name, run.collection, json.dumps(dataclasses.asdict(run.config)),
                 json.dumps(dict(run.models)), run.fingerprint, json.dumps(run.per_stage), json.dumps(run.answers),
-                run.name,
+                run.name, run.version,
             ),
         )  # fmt: skip
         con.executemany(
@@ -265,10 +276,10 @@ def baseline_of(data_dir: Path, set_name: str) -> str | None:
 
 
 def _run(row: tuple, questions: tuple[QuestionResult, ...]) -> EvalRun:
-    rid, created, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name = row
+    rid, created, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name, version = row
     return EvalRun(
         rid, created, set_name, collection, RetrievalConfig.from_record(json.loads(config)), json.loads(models),
-        fingerprint, json.loads(per_stage), json.loads(answers), questions, bool(baseline), name,
+        fingerprint, json.loads(per_stage), json.loads(answers), questions, bool(baseline), name, version,
     )  # fmt: skip
 
 

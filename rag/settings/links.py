@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from rag.errors import ConfigError
 from rag.settings.config import RetrievalConfig
@@ -42,6 +43,12 @@ COLLECTION = "collection"
 def collection_param(collection: str) -> dict[str, str]:
     """The link parameter naming the collection a question ran on; merge it into `inspector_params`' output."""
     return {COLLECTION: collection}
+
+
+def inspector_url(params: Mapping[str, str]) -> str:
+    """The inspector link with these parameters, relative to the app's root (`inspector?q=...`): what Eval's
+    tables open and the CLI prints."""
+    return f"inspector?{urlencode(dict(params))}"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import functools
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
 from rag.errors import ModelMismatchError, RagError, StoreError
@@ -405,6 +406,20 @@ class Store(ABC):
         """Raise StoreError (nothing written) when writing about `nbytes` more would not fit."""
 
     @abstractmethod
+    def copy_to(self, folder: Path) -> int:
+        """Keep a copy of the collection as it is now (its points, indexes and models record) in `folder`, a
+        folder that does not exist yet; returns the bytes the copy holds (rag/catalog/versions.py).
+
+        Raises:
+            StoreError: this backend cannot keep a copy (the message says which can), or copying failed.
+        """
+
+    @abstractmethod
+    def replace_from(self, folder: Path) -> None:
+        """Replace the collection with the copy `copy_to` kept in `folder`, whole or not at all: a copy that
+        cannot be opened leaves the collection as it was (and the StoreError says so)."""
+
+    @abstractmethod
     def optimize(self) -> None: ...
 
     @abstractmethod
@@ -533,6 +548,11 @@ class Store(ABC):
     def _fused(self, lists: list[tuple[str, Any]], query: FusedQuery, flt: ChunkFilter | None) -> list[Any]:
         """`query.limit` scored points with payloads: one prefetch of `query.prefetch_limit` per (vector name,
         query vector) in `lists`, fused as `query.fusion` says, all restricted by `flt`."""
+
+
+def folder_bytes(folder: Path) -> int:
+    """The bytes the files under `folder` hold: what a kept copy (`Store.copy_to`) costs on disk."""
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
 
 def check_facet_key(key: str) -> None:

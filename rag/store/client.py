@@ -7,15 +7,21 @@ keys) live behind this class only.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Sequence
 
 from qdrant_client import QdrantClient, models
 
 from rag.errors import StoreError
+from rag.settings.atomic import write_atomically
 from rag.settings.config import validate_collection_name
 from rag.store.base import SPARSE, CollectionModels, FilterTerms, FusedQuery, PointData, Store, store_call
 from rag.text.redact import redact_url
 from rag.types import ChunkFilter, SparseVector
+
+# What `copy_to` writes in its folder: the snapshot's name on the server.
+SNAPSHOT_NOTE = "snapshot.json"
 
 
 class ClientStore(Store):
@@ -35,8 +41,11 @@ class ClientStore(Store):
         combine=lambda must, must_not: models.Filter(must=must, must_not=must_not),
     )
 
-    def __init__(self, client: QdrantClient, collection: str) -> None:
+    def __init__(self, client: QdrantClient, collection: str, url: str = "", api_key: str = "") -> None:
         self.client = client
+        # The server's address and key, for the snapshot it fetches back to recover one (`replace_from`);
+        # empty in local mode.
+        self.url, self._api_key = url, api_key
         super().__init__(
             collection, "check that the Qdrant server (QDRANT_URL) is up and reachable and that QDRANT_API_KEY is right"
         )
@@ -61,7 +70,7 @@ class ClientStore(Store):
                     raw=url,
                 )
             ) from None
-        return cls(client, collection)
+        return cls(client, collection, "" if url == ":memory:" else url, api_key)
 
     def _keep_models(self, models_: CollectionModels) -> None:
         """Nothing to write apart: a server collection carries its models as metadata, given when `_create` makes it."""
@@ -189,6 +198,38 @@ class ClientStore(Store):
 
     def ensure_space(self, nbytes: int) -> None:
         """The server keeps its data on its own disks and answers a full one with an error."""
+
+    @store_call
+    def copy_to(self, folder: Path) -> int:
+        """Take a Qdrant snapshot on the server (points, indexes and the models metadata) and note its name in
+        `folder`: the snapshot itself stays in the server's snapshots folder (deleting it there loses the copy)."""
+        if not self.url:
+            raise StoreError(
+                "qdrant-client's local mode keeps no snapshot: versions are kept on the embedded engine "
+                "(QDRANT_URL unset) or on a Qdrant server"
+            )
+        snapshot = self.client.create_snapshot(self.collection, wait=True)
+        if snapshot is None:
+            raise StoreError(f"the Qdrant server made no snapshot of collection {self.collection!r}; {self.remedy}")
+        folder.mkdir(parents=True)
+        note = {"collection": self.collection, "snapshot": snapshot.name, "size": snapshot.size}
+        write_atomically(folder / SNAPSHOT_NOTE, json.dumps(note))
+        return int(snapshot.size or 0)
+
+    @store_call
+    def replace_from(self, folder: Path) -> None:
+        """Recover the collection from the snapshot `copy_to` noted: the server fetches it from its own
+        snapshots URL and replaces the collection only once it is downloaded and unpacked whole, so a
+        snapshot that cannot be read leaves the collection as it was."""
+        try:
+            note = json.loads((folder / SNAPSHOT_NOTE).read_text(encoding="utf-8"))
+            location = f"{self.url.rstrip('/')}/collections/{note['collection']}/snapshots/{note['snapshot']}"
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise StoreError(
+                f"{folder / SNAPSHOT_NOTE} cannot be read ({e}); collection {self.collection!r} is unchanged"
+            ) from None
+        self.client.recover_snapshot(self.collection, location, api_key=self._api_key or None, wait=True)
+        self._has_sentences = False
 
     def optimize(self) -> None:
         """A server optimises in the background; nothing to do here."""

@@ -9,6 +9,8 @@ on the same data dir take turns, each waiting for the other's current operation.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -27,6 +29,7 @@ from rag.store.base import (
     FusedQuery,
     PointData,
     Store,
+    folder_bytes,
     store_call,
     unlocked_store_call,
 )
@@ -34,6 +37,8 @@ from rag.store.lease import LINGER_S, WAIT_S, ShardLease
 from rag.types import ChunkFilter, SparseVector
 
 ENGINE_RESERVE = 64 * 2**20  # see EdgeStore.ensure_space
+# What `copy_to` writes in its folder: the shard's own folder, and the models record.
+SHARD_COPY, MODELS_COPY = "shard", "models.json"
 
 
 class EdgeStore(Store):
@@ -92,14 +97,18 @@ class EdgeStore(Store):
 
     def _begin_turn(self) -> None:
         """Open the shard for this turn, as the other processes left it, then run the turn hooks."""
+        self._load_shard()
+        for hook in self._turn_hooks:
+            hook()
+
+    def _load_shard(self) -> None:
+        """Open the shard on disk, when there is one."""
         if self._path.is_dir() and any(self._path.iterdir()):
             self.ensure_space(0)
             try:
                 self._shard = qe.EdgeShard.load(str(self._path))
             except Exception as e:  # noqa: BLE001 - whatever the engine raises
                 raise StoreError(f"could not open the Qdrant data in {self._path} ({e}); {self.remedy}") from None
-        for hook in self._turn_hooks:
-            hook()
 
     def _end_turn(self) -> None:
         """Flush and close the shard, so the next process to take a turn opens all this one wrote."""
@@ -279,6 +288,69 @@ class EdgeStore(Store):
         self._models = None
 
     @store_call
+    def copy_to(self, folder: Path) -> int:
+        """Copy the shard's folder and the models record into `folder`, within this process's turn (no other
+        process writes meanwhile), the shard closed for the copy (its files then hold all it wrote and no
+        engine thread changes them) and opened again after."""
+        has_shard = self._shard is not None
+        self.ensure_space(folder_bytes(self._path) if has_shard else 0)
+        folder.mkdir(parents=True)
+        if self.meta_path.is_file():
+            shutil.copy2(self.meta_path, folder / MODELS_COPY)
+        if has_shard:
+            self._end_turn()
+            try:
+                shutil.copytree(self._path, folder / SHARD_COPY)
+            finally:
+                self._load_shard()
+        return folder_bytes(folder)
+
+    @store_call
+    def replace_from(self, folder: Path) -> None:
+        """Copy the kept shard beside the live one under a staging name and open it there; only a copy that
+        opens takes the collection's name (two renames), the live shard moved aside until the new one is open
+        and put back if it does not open. A crash between the two renames leaves the old shard under its
+        staging name (`.<collection>.replaced-*`), which ragscope never lists nor opens."""
+        token = secrets.token_hex(4)
+        staged, aside = (
+            self.root / f".{self.collection}.restoring-{token}",
+            self.root / f".{self.collection}.replaced-{token}",
+        )
+        shard_copy = folder / SHARD_COPY
+        try:
+            if shard_copy.is_dir():
+                self.ensure_space(folder_bytes(shard_copy))
+                shutil.copytree(shard_copy, staged)
+                _check_opens(staged)
+        except Exception as e:  # noqa: BLE001 - whatever copying or the engine raises
+            shutil.rmtree(staged, ignore_errors=True)
+            raise StoreError(
+                f"the copy in {folder} could not be opened ({type(e).__name__}: {e}); collection "
+                f"{self.collection!r} is unchanged"
+            ) from None
+        self._end_turn()
+        try:
+            if self._path.exists():
+                os.rename(self._path, aside)
+            if staged.is_dir():
+                os.rename(staged, self._path)
+            self._load_shard()
+        except BaseException:
+            if aside.exists():  # the live shard was moved aside: put it back
+                shutil.rmtree(self._path, ignore_errors=True)
+                os.rename(aside, self._path)
+            shutil.rmtree(staged, ignore_errors=True)
+            self._load_shard()
+            raise
+        models_copy = folder / MODELS_COPY
+        if models_copy.is_file():
+            write_atomically(self.meta_path, models_copy.read_bytes())
+        else:
+            self.meta_path.unlink(missing_ok=True)
+        self._models = None
+        shutil.rmtree(aside, ignore_errors=True)
+
+    @store_call
     def optimize(self) -> None:
         """Merge segments and build indexes. Holds the GIL for its whole run: never call it on a request path."""
         if self._shard is not None:
@@ -304,4 +376,9 @@ def edge_collections(root: Path) -> list[str]:
         return []
     names = {p.name[: -len(".meta.json")] for p in root.glob("*.meta.json")}
     names |= {p.name for p in root.iterdir() if p.is_dir() and any(p.iterdir())}
-    return sorted(names)
+    return sorted(n for n in names if not n.startswith("."))  # a shard being replaced (replace_from) is no collection
+
+
+def _check_opens(shard_dir: Path) -> None:
+    """Open a shard copy and close it again: a damaged copy fails here, before it replaces anything."""
+    qe.EdgeShard.load(str(shard_dir)).close()
