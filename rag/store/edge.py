@@ -29,6 +29,7 @@ from rag.store.base import (
     FusedQuery,
     PointData,
     Store,
+    copy_tree_sparse,
     folder_bytes,
     store_call,
     unlocked_store_call,
@@ -300,7 +301,7 @@ class EdgeStore(Store):
         if has_shard:
             self._end_turn()
             try:
-                shutil.copytree(self._path, folder / SHARD_COPY)
+                copy_tree_sparse(self._path, folder / SHARD_COPY)
             finally:
                 self._load_shard()
         return folder_bytes(folder)
@@ -320,7 +321,7 @@ class EdgeStore(Store):
         try:
             if shard_copy.is_dir():
                 self.ensure_space(folder_bytes(shard_copy))
-                shutil.copytree(shard_copy, staged)
+                copy_tree_sparse(shard_copy, staged)
                 _check_opens(staged)
         except Exception as e:  # noqa: BLE001 - whatever copying or the engine raises
             shutil.rmtree(staged, ignore_errors=True)
