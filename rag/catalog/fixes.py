@@ -91,8 +91,11 @@ def edit_chunk(components: Components, chunk_id: str, text: str, who: str) -> St
     if text != original:
         payload |= {EDITED_BY: who, EDITED_AT: stamp, ORIGINAL_TEXT: original}
     store = components.store
-    store.upsert([PointData(chunk.id, dense, sparse, payload, sentences)])
-    store.flush()
+    with store.lock:  # an in-process ingest replaces the document under this lock: never between check and write
+        if stored_chunk(components, chunk.id).chunk.text != record.chunk.text:
+            raise RagError(f"chunk {chunk.id} was changed meanwhile (another session); look at it again, then edit")
+        store.upsert([PointData(chunk.id, dense, sparse, payload, sentences)])
+        store.flush()
     details = {"old": record.chunk.text, "new": text, **({"restored": True} if text == original else {})}
     fix_history.append(
         components.settings, [HistoryEntry(fix_history.EDIT, chunk.id, where(record), who, stamp, details)]
