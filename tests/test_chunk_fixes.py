@@ -17,6 +17,7 @@ from rag.ingest import fix_history
 from rag.ingest.fixes import FLAGGED_WHY, disabled_words, dropped_fixes, edited_words, fixes_of
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.preview import preview_batch
+from rag.ingest.sentences import sentence_texts
 from rag.inspect.target import find_target
 from rag.inspect.track import track
 from rag.retrieval.retrieve import retrieve
@@ -63,6 +64,7 @@ def test_an_edited_chunk_is_found_by_its_new_text_alone_dense_and_sparse(compone
     assert _sparse_ids(components, OLD_QUESTION) == [harbour.chunk.id]
     assert harbour.chunk.id not in _sparse_ids(components, NEW_QUESTION)
     [before] = components.store.records(ChunkFilter(ids=(harbour.chunk.id,)), with_vectors=True)
+    sentences_before = components.store.sentence_vectors(harbour.chunk.id)  # the default collection stores them
     old_before, new_before = (_dense_score(components, q, harbour.chunk.id) for q in (OLD_QUESTION, NEW_QUESTION))
 
     edited = edit_chunk(components, harbour.chunk.id, NEW_TEXT, "ana")
@@ -82,6 +84,13 @@ def test_an_edited_chunk_is_found_by_its_new_text_alone_dense_and_sparse(compone
     assert sum(a * b for a, b in zip(stored.dense, fresh)) == pytest.approx(1.0, abs=1e-3)
     assert sum(a * b for a, b in zip(before.dense, fresh)) < 0.95
     assert stored.sparse != before.sparse
+    # The sentence vectors too: the heading's and the one sentence's, now the new sentence's.
+    rows = components.store.sentence_vectors(harbour.chunk.id)
+    assert sentences_before is not None and rows is not None
+    assert len(rows) == len(sentence_texts(edited.chunk)) == 2
+    alone = components.dense.encode_documents([NEW_TEXT])[0]
+    after_cos, before_cos = (sum(a * b for a, b in zip(r[1], alone)) for r in (rows, sentences_before))
+    assert after_cos > 0.9 and before_cos < 0.5, (after_cos, before_cos)
     # Retrieval as the pages run it finds it by the new text too.
     result = retrieve(components, NEW_QUESTION, RetrievalConfig(final_k=1))
     assert [c.id for c in result.final] == [harbour.chunk.id]

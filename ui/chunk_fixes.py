@@ -17,7 +17,7 @@ import streamlit as st
 
 from rag.catalog.fixes import disable_chunks, edit_chunk, enable_chunks
 from rag.components import Components
-from rag.ingest.fixes import FLAGGED_WHY, ORIGINAL_TEXT, disabled_words, edited_words
+from rag.ingest.fixes import FLAGGED_WHY, ORIGINAL_TEXT, edited_words
 from rag.ingest.preview import FilePreview
 from rag.text.words import plural
 from rag.types import StoredChunk
@@ -34,13 +34,11 @@ def who() -> str:
 
 
 def fix_panel(components: Components, record: StoredChunk, act: Act) -> None:
-    """The chosen chunk's fixes: its text to edit (saved: encoded again), and Disable or Enable."""
+    """The chosen chunk's fixes: its text to edit (saved: encoded again), and Disable or Enable (the chunk's
+    detail above says whether, by whom and when it was edited or disabled)."""
     chunk = record.chunk
     with st.container(border=True):
         st.markdown("**Fix this chunk**")
-        marks = [words for words in (edited_words(record), disabled_words(record)) if words]
-        if marks:
-            st.text(" · ".join(marks))
         original = record.payload.get(ORIGINAL_TEXT)
         if original:
             with st.expander("The passage as ingested"):
