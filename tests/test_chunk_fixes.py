@@ -234,3 +234,47 @@ def test_the_history_skips_a_torn_last_line(settings):
     with open(fix_history.history_path(settings), "a", encoding="utf-8") as f:
         f.write('{"action": "ena')
     assert [e.chunk_id for e in fix_history.read(settings)] == ["id1"]
+
+
+def test_an_edited_chunk_stands_alone_where_contexts_are_built_from_offsets(components):
+    """Its offsets are its passage's, its text is not: small-to-big never joins it into a section (whose offsets
+    would drift), and a citation's context shows it whole, never cut at the passage's length."""
+    import dataclasses
+
+    from rag.retrieval.context import section_contexts, span_context
+
+    text = (
+        "# Guide\n\n## Refunds\n\nRefunds take five working days to arrive. They go back to the card you paid "
+        "with. Ask support when one is late. Support answers within a day.\n"
+    )
+    config = dataclasses.replace(components.settings.chunk, size=60, overlap=0)
+    assert ingest_files(components, [("guide.md", text.encode())], config).files[0].status == "added"
+    chunks = sorted((r.chunk for r in components.store.records(ChunkFilter(sources=("guide.md",)))), key=lambda c: c.index)
+    assert len(chunks) >= 3 and len({c.heading_path for c in chunks}) == 1
+    first, middle = chunks[0], chunks[1]
+    whole = section_contexts(components, [first])[first.id]
+    assert middle.text in whole.text  # before the edit, the section grows over the middle chunk
+    longer = "Refunds for annual plans are prorated by the month and paid back within ten working days."
+    edited = edit_chunk(components, middle.id, longer, "ana").chunk
+    assert edited.edited and len(longer) > edited.end - edited.start
+
+    contexts = section_contexts(components, [first, edited])
+    assert edited.id not in contexts  # the answerer uses the edited chunk itself
+    assert contexts[first.id].text == first.text and longer not in contexts[first.id].text
+    shown = span_context(components, "guide.md", edited.id, [(edited.start, edited.start + len(longer))])
+    assert shown is not None and shown.cited_text == longer
+    assert first.text in "".join(p.text for p in shown.pieces)  # its neighbours still around it
+
+
+def test_a_citations_context_never_shows_a_disabled_neighbour(components):
+    _ingest(components)
+    harbour, mountains = _chunk(components, "Harbour"), _chunk(components, "Mountains")
+    from rag.retrieval.context import span_context
+
+    spans = [(mountains.chunk.start, mountains.chunk.end)]
+    before = span_context(components, "notes.md", mountains.chunk.id, spans)
+    assert before is not None and any(harbour.chunk.text in p.text for p in before.pieces)
+    disable_chunks(components, [harbour.chunk.id], "ana")
+    after = span_context(components, "notes.md", mountains.chunk.id, spans)
+    assert after is not None and after.cited_text == mountains.chunk.text
+    assert not any(harbour.chunk.text in p.text for p in after.pieces)

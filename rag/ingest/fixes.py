@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag.ingest.plan import ChunkDiff
-from rag.types import StoredChunk
+from rag.types import EDITED_AT, StoredChunk
 
 # Payload fields of an edit: who, when, and the passage's own text (kept once, from the first edit).
-EDITED_BY, EDITED_AT, ORIGINAL_TEXT = "edited_by", "edited_at", "original_text"
+EDITED_BY, ORIGINAL_TEXT = "edited_by", "original_text"  # and when: rag.types.EDITED_AT
 # Payload fields of a disable, beside `status`: who, when, and why ("" when no reason was given).
 DISABLED_BY, DISABLED_AT, DISABLED_WHY = "disabled_by", "disabled_at", "disabled_why"
 EDIT_FIELDS = (EDITED_BY, EDITED_AT, ORIGINAL_TEXT)
