@@ -55,7 +55,7 @@ def show_stats() -> None:
     cols[0].metric("Documents", stats.documents)
     cols[1].metric("Chunks", stats.chunks)
     cols[2].metric("Flagged", documents_view.flagged_count(stats), help=documents_view.FLAGGED_HELP)
-    cols[3].metric("Quarantined", stats.quarantined, help="Stored but never retrieved")
+    cols[3].metric("Quarantined", stats.quarantined, help="Stored but never retrieved: disabled or quarantined")
     cols[4].metric(
         "Backend", "embedded" if stats.backend == "edge" else "server", help=f"Collection {settings.collection}"
     )
@@ -165,6 +165,7 @@ def documents_table() -> None:
     cols[0].text_input("Tags", ", ".join(info.tags), key=tag_key)
     cols[1].button("Save tags", key="documents_save_tags", on_click=save_tags, args=(source, tag_key))
     documents_view.delete_button(cols[2], components.settings.collection, info, delete)
+    chunk_fixes.fix_history_table(components)
 
 
 def flagged_section() -> None:

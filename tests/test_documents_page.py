@@ -424,6 +424,9 @@ def test_a_chunk_is_edited_disabled_and_enabled_on_the_page(seeded):
     at = _click(at, "documents_fix_enable")
     assert _metrics(at)["Quarantined"] == "0"
     assert [(e.action, e.by) for e in fix_history.read(ui_setup.get_settings())] == [("edit", "app"), ("disable", "app"), ("enable", "app")]
+    history = _frame(at, "Fix history")  # newest first, on the page too
+    assert list(history["action"]) == ["enable", "disable", "edit"] and set(history["by"]) == {"app"}
+    assert "new: Night boats leave at midnight from the north quay." in history["details"][2]
 
 
 def test_an_upload_that_would_drop_a_fix_lists_it_and_asks_first(seeded):

@@ -13,10 +13,12 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from rag.catalog.fixes import disable_chunks, edit_chunk, enable_chunks
 from rag.components import Components
+from rag.ingest import fix_history
 from rag.ingest.fixes import FLAGGED_WHY, ORIGINAL_TEXT, edited_words
 from rag.ingest.preview import FilePreview
 from rag.text.words import plural
@@ -101,6 +103,19 @@ def quarantine_buttons(components: Components, picked: list[str], act: Act) -> N
         on_click=act,
         args=(lambda: enable_chunks(components, picked, who()), lambda _: f"{n} released."),
     )
+
+
+def fix_history_table(components: Components) -> None:
+    """The collection's fixes, newest first, in an expander (nothing when none was ever made)."""
+    entries = fix_history.read(components.settings)
+    if not entries:
+        return
+    with st.expander(f"Fix history: {plural(len(entries), 'fix', 'fixes')} in this collection"):
+        rows = [
+            e.as_json() | {"details": "; ".join(f"{k}: {v}" for k, v in e.details.items() if k != "old")}
+            for e in reversed(entries)
+        ]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, alt="Fix history")
 
 
 def confirm_drops(files: Sequence[FilePreview]) -> str:
