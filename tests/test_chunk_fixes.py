@@ -278,3 +278,26 @@ def test_a_citations_context_never_shows_a_disabled_neighbour(components):
     after = span_context(components, "notes.md", mountains.chunk.id, spans)
     assert after is not None and after.cited_text == mountains.chunk.text
     assert not any(harbour.chunk.text in p.text for p in after.pieces)
+
+
+def test_a_fix_made_while_an_ingest_embeds_is_never_dropped_unseen(components):
+    """Between an ingest's plan (its preview) and its write, a person disables a chunk whose passage the new
+    file changes: the write refuses the file, naming the fix, and writes nothing."""
+    from rag.ingest.chunker import chunk_document
+    from rag.ingest.embed import embed_plans
+    from rag.ingest.loaders.document import load_document
+    from rag.ingest.plan import plan_document
+    from rag.ingest.write import save_plan
+
+    _ingest(components)
+    harbour = _chunk(components, "Harbour")
+    doc = load_document("notes.md", NOTES.replace("at noon", "at one o'clock").encode())
+    plan = plan_document(components, doc, chunk_document(doc, components.settings.chunk, components.dense), None)
+    assert harbour.chunk.id in plan.removed and dropped_fixes(plan.diff) == ()
+    (points,) = embed_plans(components, [plan])
+    disable_chunks(components, [harbour.chunk.id], "ana")  # meanwhile, on the page
+    with pytest.raises(RagError, match="fixed while this ingest ran") as refused:
+        save_plan(components, plan, points, None)
+    assert harbour.chunk.id in str(refused.value) and "disabled by ana" in str(refused.value)
+    assert _chunk(components, "Harbour").chunk.id == harbour.chunk.id  # nothing written
+    assert "one o'clock" not in " ".join(r.chunk.text for r in components.store.records(ChunkFilter(include_quarantined=True)))

@@ -89,18 +89,29 @@ def edited_words(record: StoredChunk) -> str:
     return edit[0].words if edit else ""
 
 
-def refusal(source: str, fixes: Iterable[Fix]) -> str:
-    """Why ingest leaves a changed document alone: the fixes it would drop, named, and how to drop them."""
+def refusal(source: str, fixes: Iterable[Fix], meanwhile: bool = False) -> str:
+    """Why ingest leaves a changed document alone: the fixes it would drop, named, and how to drop them
+    (`meanwhile`: they were made while the ingest ran, after its preview)."""
     named = "; ".join(f"{f.where} ({f.chunk_id}): {f.words}" for f in fixes)
+    when = " while this ingest ran" if meanwhile else ""
     return (
-        f"{source}: not ingested: the passages of these fixed chunks changed, so ingesting would drop their fixes: "
-        f"{named}. Nothing was written; ingest again with --drop-fixes (on the Documents page: confirm) to drop them"
+        f"{source}: not ingested: these chunks were fixed{when} and their passages changed, so ingesting would drop "
+        f"their fixes: {named}. Nothing was written; ingest again with --drop-fixes (on the Documents page: "
+        "confirm) to drop them"
     )
 
 
 def where(record: StoredChunk) -> str:
     """A chunk for people: "source > heading #3" (its location and number)."""
     return f"{record.chunk.location} #{record.chunk.index}"
+
+
+def fixed_meanwhile(plan_diff: ChunkDiff, current: Iterable[StoredChunk]) -> tuple[Fix, ...]:
+    """The fixes made, since the plan was diffed, on chunks it removes: its preview never listed them."""
+    removed = {r.chunk.id: r for r in plan_diff.removed}
+    known = {(f.chunk_id, f.kind, f.at) for f in dropped_fixes(plan_diff)}
+    now = all_fixes(r for r in current if r.chunk.id in removed)
+    return tuple(f for f in now if (f.chunk_id, f.kind, f.at) not in known)
 
 
 def _text(payload: Mapping[str, Any], key: str) -> str:
