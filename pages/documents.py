@@ -19,7 +19,6 @@ from rag.catalog.documents import (
     document_chunks,
     flagged_chunks,
     list_documents,
-    set_quarantine,
     set_tags,
 )
 from rag.catalog.sample import SAMPLE_TAG, sample_files
@@ -29,7 +28,7 @@ from rag.ingest.sentences import sentence_vectors_note
 from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.text.words import plural
 from rag.types import clean_tags
-from ui import documents_view, ingest_panel
+from ui import chunk_fixes, documents_view, ingest_panel
 from ui.chunks import chunk_browser
 from ui.collections import switch_collection
 from ui.links import language_notice
@@ -56,7 +55,7 @@ def show_stats() -> None:
     cols[0].metric("Documents", stats.documents)
     cols[1].metric("Chunks", stats.chunks)
     cols[2].metric("Flagged", documents_view.flagged_count(stats), help=documents_view.FLAGGED_HELP)
-    cols[3].metric("Quarantined", stats.quarantined, help="Stored but never retrieved")
+    cols[3].metric("Quarantined", stats.quarantined, help="Stored but never retrieved: disabled or quarantined")
     cols[4].metric(
         "Backend", "embedded" if stats.backend == "edge" else "server", help=f"Collection {settings.collection}"
     )
@@ -67,8 +66,8 @@ def show_stats() -> None:
         say("success" if shown[0] == "success" else "error", "{message}", message=shown[1])
 
 
-def run_ingest(files: Sequence[ingest_panel.Item], config: ChunkConfig, tags: list[str] | None) -> None:
-    ingest_panel.run_ingest(components, files, config, tags)
+def run_ingest(files: Sequence[ingest_panel.Item], config: ChunkConfig, tags: list[str] | None, drop: str = "") -> None:
+    ingest_panel.run_ingest(components, files, config, tags, drop)
 
 
 def add_documents() -> None:
@@ -116,7 +115,7 @@ def add_documents() -> None:
         say("error", "{e}", e=e)
         return
     files = ingest_panel.expand_uploads(uploads, settings.max_upload_mb)
-    items, changed = ingest_panel.preview_files(components, files, config)
+    items, changed, drop = ingest_panel.preview_files(components, files, config)
     tags = clean_tags(tag_text.split(",")) if tag_text.strip() else None
     prepared = sum(isinstance(i, Prepared) for i in items)
     ready = prepared if tags is not None else changed  # new tags rewrite unchanged documents too
@@ -124,7 +123,7 @@ def add_documents() -> None:
         which = "The file is" if prepared == 1 else f"All {prepared:,} files are"
         st.info(f"{which} stored already, unchanged: nothing to ingest.")
     elif ready and st.button(f"Ingest {plural(ready, 'file')}", type="primary", key="documents_ingest"):
-        run_ingest(items, config, tags)  # the refused files too, so the summary accounts for them
+        run_ingest(items, config, tags, drop)  # the refused files too, so the summary accounts for them
 
 
 def act(action: Callable[[], Any], success: Callable[[Any], str]) -> None:
@@ -147,13 +146,6 @@ def delete(source: str) -> None:
     act(lambda: delete_document(components, source), lambda n: f"Deleted {source} ({n} chunks).")
 
 
-def quarantine(ids: list[str], on: bool) -> None:
-    act(
-        lambda: set_quarantine(components, ids, on),
-        lambda _: f"{plural(len(ids), 'chunk')} {'quarantined' if on else 'released'}.",
-    )
-
-
 def documents_table() -> None:
     st.subheader("Ingested documents")
     docs = list_documents(components)
@@ -164,13 +156,16 @@ def documents_table() -> None:
     source = st.selectbox("Document", [d.source for d in docs], key="documents_selected")
     info = next(d for d in docs if d.source == source)
     records = document_chunks(components, source)
-    chunk_browser(records, "documents_chunks")
+    picked = chunk_browser(records, "documents_chunks")
+    if picked is not None:
+        chunk_fixes.fix_panel(components, picked, act)
     document_outline(components, records)
     cols = st.columns([3, 1, 1])
     tag_key = f"documents_edit_tags_{info.sha256}_{source}"
     cols[0].text_input("Tags", ", ".join(info.tags), key=tag_key)
     cols[1].button("Save tags", key="documents_save_tags", on_click=save_tags, args=(source, tag_key))
     documents_view.delete_button(cols[2], components.settings.collection, info, delete)
+    chunk_fixes.fix_history_table(components)
 
 
 def flagged_section() -> None:
@@ -179,12 +174,7 @@ def flagged_section() -> None:
     if not flagged:
         st.caption("The injection scan flagged no chunk.")
         return
-    picked = documents_view.flagged_picker(flagged)
-    cols = st.columns(2)
-    cols[0].button(
-        "Quarantine", key="documents_quarantine", disabled=not picked, on_click=quarantine, args=(picked, True)
-    )
-    cols[1].button("Release", key="documents_release", disabled=not picked, on_click=quarantine, args=(picked, False))
+    chunk_fixes.quarantine_buttons(components, documents_view.flagged_picker(flagged), act)
 
 
 if st.session_state.pop("documents_load_sample", False):  # this run is on the sample collection

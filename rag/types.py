@@ -12,6 +12,9 @@ from typing import Any, Iterable, Mapping
 CHUNK_NAMESPACE = uuid.UUID("6f0e1f55-2d3c-4b8a-9a43-5a1c0b7d2e10")
 # Payload `status` of a chunk retrieval must never return (a keyword: qdrant-edge 0.9 matches no bools).
 QUARANTINED = "quarantined"
+# Payload field set when a person edited the chunk's text (when, rag.ingest.fixes): its text is then no longer
+# its document's between `start` and `end`.
+EDITED_AT = "edited_at"
 # Payload `role` of a chunk stored and browsable but out of ranking: a contents or index page (a list of names
 # with page numbers matches almost any question and answers none), a scan's "needs OCR" placeholder.
 # Chunks of the body have no `role`. Retrieval reads them only when its filter says `include_unranked`.
@@ -80,7 +83,9 @@ class Document:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A span of a document's text: `text == document.text[start:end]`, always."""
+    """A span of a document's text: `text == document.text[start:end]`, unless a person `edited` the text
+    (rag.catalog.fixes): the offsets are then still its passage's, and the text stands alone (code that joins
+    chunks by their offsets leaves an edited one whole, rag.retrieval.context)."""
 
     id: str
     source: str
@@ -93,6 +98,7 @@ class Chunk:
     # How many times the heading path is written into what the encoders see (ChunkConfig.heading_weight).
     heading_weight: int = 1
     role: str = ""  # ROLE_CONTENTS, ROLE_INDEX or ROLE_NO_TEXT: stored out of ranking; "" for the body
+    edited: bool = False  # its text is a person's edit, not its document's (payload EDITED_AT)
 
     @property
     def heading(self) -> str:

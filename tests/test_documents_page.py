@@ -386,3 +386,70 @@ def test_each_new_format_previews_ingests_and_a_broken_one_is_refused():
     stored = {r.chunk.source for r in _engine().store.records()}
     assert stored == set(files)
     assert any("broken.pptx" in plain(e.value) for e in [*at.error, *at.warning]), [e.value for e in at.error]
+
+
+def _pick_row(at: AppTest, source: str, row: int) -> AppTest:
+    """Click row `row` of the chunk browser (unfiltered) of `source`."""
+    at.session_state[table_key("documents_chunks", source, "")] = {"selection": {"rows": [row], "columns": []}}
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_chunk_is_edited_disabled_and_enabled_on_the_page(seeded):
+    """Issue 41, item 1: the chunk browser's row offers its fixes; an edit is searched by its new text, a disable
+    takes the chunk out of retrieval, both recorded as the page's ("app": no sign-in here) in the history."""
+    from rag.ingest import fix_history
+
+    at = _page()
+    at.selectbox(key="documents_selected").select("guide.md").run()
+    at = _pick_row(at, "guide.md", 1)  # Timetable: "The first ferry leaves at seven."
+    (box,) = [t for t in at.text_area if t.key.startswith("documents_fix_text_")]
+    assert box.value == "The first ferry leaves at seven."
+    box.input("Night boats leave at midnight from the north quay.").run()
+    at = _click(at, "documents_fix_save")
+    assert any(plain(s.value).startswith("Chunk #1 edited by app at ") for s in at.success), [s.value for s in (*at.success, *at.error)]
+    engine = _engine()
+    (hit,) = engine.store.search_sparse(engine.sparse.encode_query("midnight north quay"), 5)
+    assert hit.payload["text"] == "Night boats leave at midnight from the north quay." and hit.payload["edited_by"] == "app"
+    assert list(_frame(at, "Chunks of the chosen document")["status"]) == ["active", "active, edited", "active"]
+    (box,) = [t for t in at.text_area if t.key.startswith("documents_fix_text_")]
+    assert box.value == "Night boats leave at midnight from the north quay."  # the stored text, not a stale draft
+
+    at = _click(at, "documents_fix_disable")
+    assert _metrics(at)["Quarantined"] == "1"
+    assert engine.store.records(ChunkFilter(ids=(hit.id,))) == []  # out of retrieval
+    assert list(_frame(at, "Chunks of the chosen document")["status"]) == ["active", "disabled, edited", "active"]
+    assert any("disabled by app at " in t.value and "(never retrieved)" in t.value for t in at.text)
+    at = _click(at, "documents_fix_enable")
+    assert _metrics(at)["Quarantined"] == "0"
+    assert [(e.action, e.by) for e in fix_history.read(ui_setup.get_settings())] == [("edit", "app"), ("disable", "app"), ("enable", "app")]
+    history = _frame(at, "Fix history")  # newest first, on the page too
+    assert list(history["action"]) == ["enable", "disable", "edit"] and set(history["by"]) == {"app"}
+    assert "new: Night boats leave at midnight from the north quay." in history["details"][2]
+
+
+def test_an_upload_that_would_drop_a_fix_lists_it_and_asks_first(seeded):
+    from rag.catalog.fixes import edit_chunk
+    from rag.ingest import fix_history
+
+    at = _page()
+    engine = _engine()
+    (timetable,) = [r for r in engine.store.records(ChunkFilter(sources=("guide.md",))) if "seven" in r.chunk.text]
+    edit_chunk(engine, timetable.chunk.id, "Night boats leave at midnight.", "ana")
+    changed = GUIDE.replace(b"at seven", b"at eight")
+
+    at = _upload(at, ("guide.md", changed))
+    assert any("would drop 1 chunk fix" in plain(w.value) for w in at.warning)
+    assert any(timetable.chunk.id in t.value and "edited by ana at " in t.value for t in at.text)
+    at = _click(at, "documents_ingest")  # not confirmed: the file is refused, its fix named and kept
+    assert any("--drop-fixes" in plain(w.value) for w in at.warning)
+    assert engine.store.records(ChunkFilter(ids=(timetable.chunk.id,)))[0].chunk.text == "Night boats leave at midnight."
+
+    at = _upload(at, ("guide.md", changed))
+    (confirm,) = [c for c in at.checkbox if c.key.startswith("documents_drop_fixes_")]
+    confirm.check().run()
+    at = _click(at, "documents_ingest")
+    assert any(s.value.startswith("1 document ingested") for s in at.success)
+    assert engine.store.records(ChunkFilter(ids=(timetable.chunk.id,))) == []
+    assert fix_history.read(ui_setup.get_settings())[-1].action == "drop"

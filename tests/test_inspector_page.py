@@ -398,3 +398,19 @@ def test_the_sidebar_says_the_stage_settings_after_apply(store):
     assert found and found.group(1) != found.group(2), lines
     ran = [c.value.replace("\\", "") for c in at.caption if c.value.endswith(" ms")]  # the table's own settings line
     assert len(ran) == 1 and ran[0].startswith(found.group(1) + " · "), (ran, found.group(1))
+
+
+def test_tracking_a_disabled_chunk_says_it_is_disabled_and_by_whom(settings):
+    """Issue 41, item 1: a chunk disabled on the Documents page (or `ragscope chunk disable`) is never retrieved;
+    the inspector, tracking it, says so with who disabled it and when."""
+    from rag.catalog.fixes import disable_chunks
+
+    components = build_components(settings)
+    ingest_corpus(components)
+    refunds = chunk_at(components, "billing.md", "Billing > Refunds").chunk.id
+    disable_chunks(components, [refunds], "ana", "out of date")
+    components.close()
+    at = _open(q=PARAPHRASE_QUESTION, track=refunds)
+    assert not at.exception, at.exception
+    [shown] = [w.value for w in (*at.info, *at.warning) if "retrieval never returns it" in w.value]
+    assert "the chunk is disabled by ana at " in shown and "out of date" in shown, shown

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from rag.catalog.documents import filter_chunks
+from rag.ingest.fixes import DISABLED_AT, DISABLED_WHY, EDITED_AT, FLAGGED_WHY, disabled_words, edited_words
 from rag.ingest.plan import ChunkDiff
 from rag.text.words import plural
 from rag.types import Chunk, StoredChunk
@@ -53,11 +54,15 @@ def diff_rows(diff: ChunkDiff) -> pd.DataFrame:
 
 
 def stored_status(record: StoredChunk) -> str:
-    """Whether retrieval can return the chunk: "active", "quarantined", or the role that keeps it out of ranking
-    (a contents or index page, a scan's placeholder: rag.types.ROLE_INDEX ...)."""
+    """Whether retrieval can return the chunk: "active", "disabled" (by a person), "quarantined" (for the scan's
+    flag, or before who and when were recorded), or the role that keeps it out of ranking (a contents or index
+    page, a scan's placeholder: rag.types.ROLE_INDEX ...); ", edited" after it when a person edited its text."""
     if record.quarantined:
-        return "quarantined"
-    return f"{record.chunk.role}: out of ranking" if record.chunk.role else "active"
+        disabled = record.payload.get(DISABLED_AT) and record.payload.get(DISABLED_WHY) != FLAGGED_WHY
+        status = "disabled" if disabled else "quarantined"
+    else:
+        status = f"{record.chunk.role}: out of ranking" if record.chunk.role else "active"
+    return status + (", edited" if record.payload.get(EDITED_AT) else "")
 
 
 def stored_rows(records: Sequence[StoredChunk]) -> pd.DataFrame:
@@ -68,8 +73,9 @@ def stored_rows(records: Sequence[StoredChunk]) -> pd.DataFrame:
     return frame
 
 
-def chunk_browser(records: Sequence[StoredChunk], key: str) -> None:
-    """A document's chunks, filtered by text; clicking a row shows that chunk whole (as Qdrant's point view does)."""
+def chunk_browser(records: Sequence[StoredChunk], key: str) -> StoredChunk | None:
+    """A document's chunks, filtered by text; clicking a row shows that chunk whole (as Qdrant's point view does).
+    Returns the chunk shown (None when no row is picked), for the page to offer its fixes."""
     query = st.text_input("Filter chunks", key=f"{key}_filter", placeholder="text, heading or id the chunk contains")
     shown = filter_chunks(records, query)
     if query.strip():
@@ -87,8 +93,10 @@ def chunk_browser(records: Sequence[StoredChunk], key: str) -> None:
     rows = event.selection.rows if event else []
     if rows and rows[0] < len(shown):
         chunk_detail(shown[rows[0]])
-    elif shown:
-        st.caption("Click a row to see the whole chunk, its id and its offsets.")
+        return shown[rows[0]]
+    if shown:
+        st.caption("Click a row to see the whole chunk, its id and its offsets, and to edit or disable it.")
+    return None
 
 
 def table_key(key: str, source: str, query: str) -> str:
@@ -105,9 +113,10 @@ def chunk_detail(record: StoredChunk) -> None:
         where = f"chunk #{chunk.index} · characters {chunk.start:,}–{chunk.end:,}" + (
             f" · page {chunk.page}" if chunk.page is not None else ""
         )
-        status = "quarantined (never retrieved)" if record.quarantined else stored_status(record)
+        status = f"{disabled_words(record)} (never retrieved)" if record.quarantined else stored_status(record)
         st.text(
             f"{chunk.heading or '(no heading)'}\n{where} · {status}"
+            + (f"\n{edited_words(record)}" if edited_words(record) else "")
             + (f"\nflags: {', '.join(record.flags)}" if record.flags else "")
         )
         chunk_text(chunk.text)

@@ -28,6 +28,7 @@ from rag.settings.config import ChunkConfig
 from rag.text.sizes import MIB, mib
 from rag.text.words import plural
 from rag.types import Chunk, Document
+from ui import chunk_fixes
 from ui.chunks import CHUNK_COLUMNS, chunk_rows, diff_rows
 from ui.model_notes import model_notes
 from ui.render import md_escape
@@ -104,8 +105,15 @@ def expand_uploads(uploads: list, max_upload_mb: int) -> list[tuple[str, bytes]]
     return files
 
 
-def run_ingest(components: Components, files: Sequence[Item], config: ChunkConfig, tags: list[str] | None) -> None:
-    """Ingest with a progress bar and one line per finished file, then rerun to show the summary once.
+def run_ingest(
+    components: Components,
+    files: Sequence[Item],
+    config: ChunkConfig,
+    tags: list[str] | None,
+    drop_fixes: str = "",
+) -> None:
+    """Ingest with a progress bar and one line per finished file, then rerun to show the summary once
+    (`drop_fixes`: who confirmed dropping the fixes of changed passages, `chunk_fixes.confirm_drops`).
 
     The uploader gets a new key, so it comes back empty instead of offering the same files again.
     """
@@ -122,7 +130,7 @@ def run_ingest(components: Components, files: Sequence[Item], config: ChunkConfi
 
         try:
             with model_notes(notes):
-                summary = ingest_files(components, files, config, tags, progress)
+                summary = ingest_files(components, files, config, tags, progress, drop_fixes=drop_fixes)
         except RagError as e:  # the store itself failed: nothing more to do this run
             status.update(label="Ingest failed", state="error")
             say("error", "{e}", e=e)
@@ -171,13 +179,14 @@ def loader_notes(notes: list[tuple[str, str]]) -> None:
 
 def preview_files(
     components: Components, files: list[tuple[str, bytes]], config: ChunkConfig
-) -> tuple[list[Item], int]:
-    """Show each file's chunks (and its diff against the stored version), as rag.ingest.preview decided them.
+) -> tuple[list[Item], int, str]:
+    """Show each file's chunks (and its diff against the stored version), as rag.ingest.preview decided them,
+    and the chunk fixes its ingest would drop, with a box to confirm that.
 
     Returns:
         What to ingest: the previewed documents as `Prepared` (ingest writes exactly these chunks,
         without loading and chunking again) and, as (name, bytes), the files that failed to load;
-        and how many of the documents are new or changed.
+        how many of the documents are new or changed; and who confirmed dropping fixes ("" if none did).
     """
     batch = preview.preview_batch(components, files, config, cached_load)
     for message in batch.warnings:
@@ -190,7 +199,7 @@ def preview_files(
     shown = [(f, f.doc) for f in batch.files if f.doc is not None]  # the files that loaded
     loader_notes([(doc.source, note) for _, doc in shown for note in doc.notes])
     if not shown:
-        return batch.items, 0
+        return batch.items, 0, ""
     st.markdown("**Preview** (nothing is written until you press Ingest)")
     st.dataframe(
         pd.DataFrame([_overview_row(f, doc) for f, doc in shown]), hide_index=True, alt="Preview: files to ingest"
@@ -216,7 +225,7 @@ def preview_files(
             column_config=CHUNK_COLUMNS,
             alt="Preview: chunks of the chosen file",
         )
-    return batch.items, batch.changed
+    return batch.items, batch.changed, chunk_fixes.confirm_drops(batch.files)
 
 
 def _overview_row(file: preview.FilePreview, doc: Document) -> dict[str, object]:

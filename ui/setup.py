@@ -172,6 +172,14 @@ def _settings_in_force(settings: Settings) -> str:
         return str(e)
 
 
+def signed_in_name() -> str:
+    """Who is signed in (OIDC: their email, else their name), for what they change to be recorded as theirs;
+    "" when sign-in is not configured (RAGSCOPE_PASSWORD names nobody) or gives no name."""
+    if _oidc_providers() is None or not st.user.get("is_logged_in"):
+        return ""
+    return str(st.user.get("email") or st.user.get("name") or "")
+
+
 def _oidc_providers() -> list[str] | None:
     """Identity providers from the `[auth]` section of secrets.toml; None when sign-in is not configured.
 

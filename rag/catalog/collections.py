@@ -15,6 +15,7 @@ from typing import Any
 
 from rag.components import Components, build_components
 from rag.errors import ConfigError, RagError
+from rag.ingest import fix_history
 from rag.settings.collection_settings import reset_collection_settings
 from rag.settings.config import Settings, validate_collection_name
 from rag.store import list_collections
@@ -134,7 +135,7 @@ def create_collection(components: Components) -> CollectionInfo:
 def delete_collection(components: Components, typed_name: str) -> None:
     """Delete the components' collection with every chunk in it, once its name was typed to confirm.
 
-    Whatever is keyed by its name goes with it (its journal, kept originals and stored settings), so a new
+    Whatever is keyed by its name goes with it (its journal, kept originals, stored settings and fix history), so a new
     collection of the same name starts clean. Question sets, eval runs and the ask log stay: they name the
     collection they ran on.
 
@@ -148,3 +149,4 @@ def delete_collection(components: Components, typed_name: str) -> None:
     components.journal.discard_all()
     shutil.rmtree(components.settings.originals_dir, ignore_errors=True)
     reset_collection_settings(components.settings.data_dir, name)
+    fix_history.forget(components.settings)

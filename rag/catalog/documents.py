@@ -7,7 +7,7 @@ manage a collection without the ingest pipeline.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from rag.components import Components
 from rag.ingest.originals import Originals
@@ -54,9 +54,13 @@ def set_tags(components: Components, source: str, tags: Sequence[str]) -> None:
     components.store.flush()
 
 
-def set_quarantine(components: Components, chunk_ids: Sequence[str], quarantined: bool) -> None:
-    """Quarantined chunks stay stored and visible here, but retrieval never returns them."""
-    components.store.set_payload(list(chunk_ids), {"status": QUARANTINED if quarantined else "active"})
+def set_quarantine(
+    components: Components, chunk_ids: Sequence[str], quarantined: bool, marks: Mapping[str, Any] | None = None
+) -> None:
+    """Quarantined chunks stay stored and visible here, but retrieval never returns them. `marks`: payload
+    fields written with the status, in the same write (who disabled them and when: rag.catalog.fixes)."""
+    status = {"status": QUARANTINED if quarantined else "active"}
+    components.store.set_payload(list(chunk_ids), status | dict(marks or {}))
     components.store.flush()
 
 

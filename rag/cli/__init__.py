@@ -6,6 +6,7 @@
 # Importing each command module registers its commands (F401 is off for this file: pyproject.toml).
 from rag.cli import (
     ask_cmd,
+    chunk_cmd,
     collections_cmd,
     doctor_cmd,
     eval_cmd,

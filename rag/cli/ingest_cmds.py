@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from rag.catalog.documents import delete_document, flagged_chunks, list_documents, sentence_vectors_stored
+from rag.catalog.fixes import os_user
 from rag.cli.collections_cmd import collection_option
 from rag.cli.dry_run import previewer, show_dry_run, unread
 from rag.cli.ingest_inputs import Bar, read_in_batches
@@ -36,6 +37,12 @@ from rag.types import clean_tags
     "removed, what would be refused and why, warnings), as the Documents page previews an upload; exits 1 if "
     "any file would be refused.",
 )
+@click.option(
+    "--drop-fixes",
+    is_flag=True,
+    help="Ingest a file even where a changed passage carries a fix (`ragscope chunk`): its fix is dropped, and the "
+    "drop written to the collection's history. Without it such a file is refused, its fixes named, nothing written.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print each file's result and every file skipped as JSON.")
 def ingest(
     paths: tuple[Path, ...],
@@ -45,6 +52,7 @@ def ingest(
     overlap: int | None,
     tags: str | None,
     dry_run: bool,
+    drop_fixes: bool,
     as_json: bool,
 ) -> None:
     """Ingest files, folders (recursively, with the .zip archives in them) and .zip archives; exits 1 if
@@ -61,11 +69,13 @@ def ingest(
             config = _config(components, strategy, size, overlap)
             components.check_models()  # ingest would refuse every file of a collection built with other models
             previews, skipped = read_in_batches(components, paths, previewer(components, config), unread, "preview")
-        show_dry_run(previews, skipped, as_json)
+        show_dry_run(previews, skipped, as_json, drop_fixes)
         return
     with opened(collection, creates=True) as components:
         config = _config(components, strategy, size, overlap)
-        results, skipped = read_in_batches(components, paths, _ingest_batch(components, config, tags), _refused)
+        results, skipped = read_in_batches(
+            components, paths, _ingest_batch(components, config, tags, drop_fixes), _refused
+        )
     summary = IngestSummary(tuple(results))
     line = (
         f"{summary.documents} documents, {summary.chunks_written} chunks written, "
@@ -98,15 +108,16 @@ def _config(components: Components, strategy: str | None, size: int | None, over
 
 
 def _ingest_batch(
-    components: Components, config: ChunkConfig, tags: str | None
+    components: Components, config: ChunkConfig, tags: str | None, drop_fixes: bool
 ) -> Callable[[list[tuple[str, bytes]], Bar], list[FileResult]]:
     """Ingests a batch of files, its errors and the loaders' warnings on stderr."""
     tag_list = clean_tags(tags.split(",")) if tags is not None else None
     chrome = SiteChrome()  # one for the run: what a batch shows to be chrome leaves the later ones too
+    dropper = os_user() if drop_fixes else ""
 
     def run(batch: list[tuple[str, bytes]], bar: Bar) -> list[FileResult]:
         done = ingest_files(
-            components, batch, config, tag_list, lambda _f, message: _advance(bar, message), chrome
+            components, batch, config, tag_list, lambda _f, message: _advance(bar, message), chrome, dropper
         ).files
         for failed in (r for r in done if r.status == "error"):
             click.echo(f"error: {failed.error}", err=True)

@@ -266,9 +266,9 @@ def _with_path(chunk: Chunk) -> str:
 
 def _quarantined(n: int) -> str:
     return (
-        f"only {n} quarantined chunk{'s' if n > 1 else ''} hold{'s' if n == 1 else ''} it "
-        "(flagged as prompt injection and quarantined on the Documents page), and retrieval never returns "
-        "quarantined chunks: release them, or name other gold"
+        f"only {n} disabled (quarantined) chunk{'s' if n > 1 else ''} hold{'s' if n == 1 else ''} it "
+        "(disabled or quarantined on the Documents page, or by `ragscope chunk disable`), and retrieval never "
+        "returns such chunks: enable them (`ragscope chunk enable ID`), or name other gold"
     )
 
 

@@ -15,7 +15,7 @@ from rag.ingest.scan import scan_text
 from rag.ingest.sentences import sentence_spans, sentence_texts
 from rag.settings.config import INT8_RUNTIME
 from rag.store.base import PointData, chunk_payload
-from rag.types import Chunk
+from rag.types import Chunk, SparseVector
 
 EncodeProgress = Callable[[str, int, int], None]  # (what: "chunks" | "sentences", done, total)
 # New chunks are embedded in groups spanning documents: one encoder call sorts a group by length and
@@ -38,10 +38,26 @@ def embed_plans(
     collection whose sentences are encoded separately).
     """
     added = [(p, c) for p in plans for c in p.added]
-    chunks = [c for _, c in added]
+    dense, sparse, sentences = encode_chunks(components, [c for _, c in added], progress)
+    points: dict[int, list[PointData]] = {id(p): [] for p in plans}
+    for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):
+        # Scanned as Claude is shown it: the file name and heading path come with the text; and what invisible
+        # characters removed from it at load said.
+        scan = scan_text(chunk.text, chunk.heading_path, chunk.source, plan.doc.hidden_in(chunk.start, chunk.end))
+        payload = {**chunk_payload(chunk, plan.doc_meta), **scan.payload(), "status": "active"}
+        points[id(plan)].append(PointData(chunk.id, d, s, payload, rows))
+    return [points[id(p)] for p in plans]
+
+
+def encode_chunks(
+    components: Components, chunks: Sequence[Chunk], progress: EncodeProgress | None = None
+) -> tuple[np.ndarray, list[SparseVector], list[Any]]:
+    """Each chunk's dense vector (a row), sparse vector, and sentence vectors (None each when the collection
+    stores none), from its `embed_text`: what ingest writes for new chunks, and what an edit of a chunk's text
+    writes for it (rag.catalog.fixes), so an edited chunk is searched as if ingested with that text."""
     texts = [c.embed_text for c in chunks]
     models = components.store.collection_models()
-    sentences: list[Any] = [None] * len(added)
+    sentences: list[Any] = [None] * len(chunks)
     workers = components.settings.encode_workers  # late pooling stays in this process (encode_late)
     if models is not None and models.sentence_vectors and models.sentence_pooling == "late":
         dense, sentences = encode_late(components.dense, chunks, _stage(progress, "chunks"))
@@ -55,14 +71,7 @@ def embed_plans(
                 encoder = spec.build()
             sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"), spec, workers)
     sparse = components.sparse.encode_documents(texts) if texts else []
-    points: dict[int, list[PointData]] = {id(p): [] for p in plans}
-    for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):
-        # Scanned as Claude is shown it: the file name and heading path come with the text; and what invisible
-        # characters removed from it at load said.
-        scan = scan_text(chunk.text, chunk.heading_path, chunk.source, plan.doc.hidden_in(chunk.start, chunk.end))
-        payload = {**chunk_payload(chunk, plan.doc_meta), **scan.payload(), "status": "active"}
-        points[id(plan)].append(PointData(chunk.id, d, s, payload, rows))
-    return [points[id(p)] for p in plans]
+    return dense, sparse, sentences
 
 
 def encode_sentences(

@@ -12,9 +12,12 @@ from typing import Callable, Iterable, Sequence
 from rag.components import Components
 from rag.encoders.base import DenseEncoder
 from rag.errors import RagError
+from rag.ingest import fix_history
 from rag.ingest.chunker import chunk_document
 from rag.ingest.embed import ENCODE_GROUP, embed_plans
 from rag.ingest.eta import Eta
+from rag.ingest.fix_history import dropped_entry
+from rag.ingest.fixes import dropped_fixes, refusal
 from rag.ingest.loaders.document import load_document
 from rag.ingest.neighbours import stored_neighbours
 from rag.ingest.plan import Plan, name_clashes, plan_document, repeated_ids, repeated_message
@@ -42,6 +45,7 @@ def ingest_files(
     tags: Sequence[str] | None = None,
     progress: Progress | None = None,
     chrome: SiteChrome | None = None,
+    drop_fixes: str = "",
 ) -> IngestSummary:
     """Load and ingest many files; a bad file is reported and the others still go in.
 
@@ -62,13 +66,16 @@ def ingest_files(
             of chunks is being embedded.
         chrome: the site chrome found so far when `files` is one batch of a run (the CLI's); it learns
             this batch's, so a later batch too small to show repetition still drops it.
+        drop_fixes: who allows dropping the fixes (edits, disables: rag.ingest.fixes) on passages that
+            changed, recorded in the collection's history with each one dropped; "" refuses such a file,
+            with its fixes named, and writes nothing of it.
 
     Returns:
         One result per file, in the order given.
     """
     files = list(files)
     config = config or components.settings.chunk
-    batch = _Batch(components, len(files), tags, progress)
+    batch = _Batch(components, len(files), tags, progress, drop_fixes)
     names = [item.doc.source if isinstance(item, Prepared) else item[0] for item in files]
     clashes = name_clashes([(name, f"file {i + 1} ({name!r})") for i, name in enumerate(names)])
     loaded = _load_all(components, files, names, clashes, chrome or SiteChrome())
@@ -93,6 +100,10 @@ def ingest_files(
             keep_original(components, doc)  # the file may differ where its chunks do not (an HTML page's navigation)
             batch.finish(i, plan.result("unchanged"))
             continue
+        dropped = dropped_fixes(plan.diff)
+        if dropped and not drop_fixes:
+            batch.finish(i, FileResult(name, "error", error=refusal(doc.source, dropped)))
+            continue
         batch.add(i, plan)
     batch.flush()
     return IngestSummary(tuple(r for r in batch.results if r is not None))
@@ -104,9 +115,14 @@ class _Batch:
     file's result (with progress)."""
 
     def __init__(
-        self, components: Components, files: int, tags: Sequence[str] | None, progress: Progress | None
+        self,
+        components: Components,
+        files: int,
+        tags: Sequence[str] | None,
+        progress: Progress | None,
+        drop_fixes: str,
     ) -> None:
-        self.components, self.tags, self.progress = components, tags, progress
+        self.components, self.tags, self.progress, self.drop_fixes = components, tags, progress, drop_fixes
         self.results: list[FileResult | None] = [None] * files
         self.pending: list[tuple[int, Plan]] = []
         # One clock per embedding stage of a group (its total tells them apart).
@@ -172,6 +188,10 @@ class _Batch:
                 result = FileResult(plan.doc.source, "error", error=str(e))
             done.append((i, result))
         written = [r for _, r in done if r.status != "error"]
+        dropped = [
+            f for (_, plan), (_, r) in zip(self.pending, done) if r.status != "error" for f in dropped_fixes(plan.diff)
+        ]
+        fix_history.append(self.components.settings, [dropped_entry(f, self.drop_fixes) for f in dropped])
         try:
             if written:
                 make_durable(self.components, [r.source for r in written])

@@ -17,6 +17,7 @@ from typing import Literal
 from rag.components import Components
 from rag.encoders.base import DenseEncoder
 from rag.errors import RagError
+from rag.ingest.fixes import Fix, dropped_fixes
 from rag.ingest.loaders.document import load_document
 from rag.ingest.neighbours import stored_neighbours
 from rag.ingest.pipeline import preview
@@ -85,6 +86,11 @@ class FilePreview:
         if self.over_limit:
             return "over the chunk limit"
         return ("unchanged" if self.diff.is_noop else "changed") if self.stored else "new"
+
+    @property
+    def dropped(self) -> tuple[Fix, ...]:
+        """The fixes an ingest would drop, their passages changed: the page asks before, the CLI wants --drop-fixes."""
+        return dropped_fixes(self.diff)
 
     @property
     def refused(self) -> str:

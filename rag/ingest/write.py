@@ -10,8 +10,9 @@ import logging
 from typing import Sequence
 
 from rag.components import Components
-from rag.errors import RagError, StoreError
+from rag.errors import LoaderError, RagError, StoreError
 from rag.ingest.embed import embed_plans
+from rag.ingest.fixes import fixed_meanwhile, refusal
 from rag.ingest.originals import Originals
 from rag.ingest.plan import Plan, plan_document
 from rag.ingest.results import FileResult
@@ -61,6 +62,8 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
     Raises:
         _StalePlan: the stored chunks are no longer those the plan was diffed against; applying it
             would keep chunks the other save removed and miss chunks it deleted.
+        LoaderError: a chunk it removes was fixed (edited, disabled) after the plan was diffed, so no
+            preview listed the fix it would drop.
     """
     store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
     moved = {c.id: c for c in kept if _position(stored[c.id].payload) != _position(chunk_payload(c, {}))}
@@ -68,6 +71,9 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
         current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
         if {r.chunk.id for r in current} != set(stored):
             raise _StalePlan(plan.doc.source)
+        meanwhile = fixed_meanwhile(plan.diff, current)
+        if meanwhile:  # a person fixed a passage this ingest removes after it was previewed: never dropped unseen
+            raise LoaderError(refusal(plan.doc.source, meanwhile, meanwhile=True))
         restore = {c.id: {k: stored[c.id].payload.get(k) for k in (*_POSITION_FIELDS, *_DOC_FIELDS)} for c in kept}
         store.ensure_space(_write_size(points, len(kept) + len(moved)))
         apply = JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from rag.components import Components
+from rag.ingest.fixes import disabled_words
 from rag.inspect.target import TrackTarget
 from rag.retrieval.fusion import uncut_fused_rank
 from rag.retrieval.loss import outranked_by, where_lost
@@ -177,7 +178,7 @@ def where_dropped(
             return None, f"found: final rank {s[FINAL].rank}"
         case "filter":
             if target.chunk.quarantined and not flt.include_quarantined:
-                return "filter", "the chunk is quarantined: retrieval never returns it"
+                return "filter", f"the chunk is {disabled_words(target.chunk)}: retrieval never returns it"
             return "filter", "the filter (source, tag or flagged-only) excludes the chunk"
         case "missed_by_retrievers":
             d, sp = s["dense"].would_be_rank, s["sparse"].would_be_rank

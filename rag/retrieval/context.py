@@ -4,7 +4,9 @@ place, and the whole section around a retrieved chunk handed to the answerer (sm
 The store keeps each chunk's exact `[start, end)` in its document, so the neighbours of the cited chunk
 give the surrounding text without keeping the original file. Text between chunks that no chunk holds
 (heading lines, blank lines) is replaced by the next chunk's heading, so a reader sees where a new
-section starts. Overlapping chunks (fixed/recursive strategies) are stitched without repeating text.
+section starts. Overlapping chunks (fixed/recursive strategies) are stitched without repeating text. A chunk
+a person edited (rag.catalog.fixes) keeps its passage's offsets but not its text, so it is never cut or joined
+by them: it is shown whole, and a section's context stops at it.
 """
 
 from __future__ import annotations
@@ -57,11 +59,14 @@ def span_context(
     Returns:
         The context, or None when the chunk is no longer stored (the document was deleted or re-ingested).
     """
-    chunks = [r.chunk for r in document_chunks(components, source)]
+    # Disabled (quarantined) neighbours are never shown: retrieval never returns them, so no page does.
+    chunks = [r.chunk for r in document_chunks(components, source) if not r.quarantined or r.chunk.id == chunk_id]
     at = next((i for i, c in enumerate(chunks) if c.id == chunk_id), None)
     if at is None:
         return None
     cited = chunks[at]
+    if cited.edited:  # spans in it count on its own text, not the document's: the whole of it is what is cited
+        spans = [(cited.start, cited.end)]
     window = chunks[max(0, at - neighbours) : at + neighbours + 1]
     return SpanContext(cited.source, cited.heading, cited.page, tuple(stitch(window, spans)))
 
@@ -77,6 +82,11 @@ def stitch(chunks: Sequence[Chunk], spans: Sequence[tuple[int, int]]) -> list[Pi
         elif cursor is not None and chunk.start > cursor:
             pieces.append(Piece("\n\n"))
         heading = chunk.heading_path
+        if chunk.edited:  # its text is not the document's between its offsets: shown whole, cited if a span meets it
+            cited = any(s < chunk.end and chunk.start < e for s, e in spans)
+            pieces.append(Piece(chunk.text, cited))
+            cursor = max(cursor or 0, chunk.end)
+            continue
         begin = chunk.start if cursor is None else max(chunk.start, cursor)
         cuts = sorted({begin, chunk.end, *(x for a, b in spans for x in (a, b) if begin < x < chunk.end)})
         for a, b in zip(cuts, cuts[1:]):
@@ -111,7 +121,7 @@ def section_contexts(
             by_source[hit.source] = [r.chunk for r in document_chunks(components, hit.source) if not r.quarantined]
         chunks = by_source[hit.source]
         at = next((i for i, c in enumerate(chunks) if c.id == hit.id), None)
-        if at is None:
+        if at is None or hit.edited:  # an edited chunk's offsets no longer index its text: it is its own context
             continue
         lo = hi = at
         size = hit.end - hit.start
@@ -119,7 +129,12 @@ def section_contexts(
         while grown:
             grown = False
             for nxt in (hi + 1, lo - 1):
-                if 0 <= nxt < len(chunks) and chunks[nxt].heading_path == hit.heading_path and nxt in (lo - 1, hi + 1):
+                if (
+                    0 <= nxt < len(chunks)
+                    and chunks[nxt].heading_path == hit.heading_path
+                    and not chunks[nxt].edited  # a section stops at an edited chunk, whose text stands alone
+                    and nxt in (lo - 1, hi + 1)
+                ):
                     span = max(chunks[hi].end, chunks[nxt].end) - min(chunks[lo].start, chunks[nxt].start)
                     if span <= max(limit, size):
                         lo, hi, grown = min(lo, nxt), max(hi, nxt), True

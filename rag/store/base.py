@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
 from rag.errors import ModelMismatchError, RagError, StoreError
 from rag.settings.config import INT8_RUNTIME, validate_collection_name
+from rag.types import EDITED_AT, Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
-from rag.types import Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
 
 if TYPE_CHECKING:
     from rag.settings.config import Settings
@@ -654,6 +654,7 @@ def stored_chunk(
         page=payload.get("page"),
         heading_weight=int(payload.get("heading_weight", 1)),
         role=str(payload.get("role") or ""),
+        edited=bool(payload.get(EDITED_AT)),
     )
     return StoredChunk(
         chunk=chunk,
