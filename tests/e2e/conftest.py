@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from harness import CHROMIUM, CHROMIUM_ARGS, AppPage, Server, start_server
+from harness import CHROMIUM, CHROMIUM_ARGS, AppPage, Server, downloading_context, start_server
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -44,10 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser) -> Iterator[Server
 @pytest.fixture
 def app(browser, server: Server) -> Iterator[AppPage]:  # noqa: ANN001
     """A fresh browser session (its own context) on the shared server."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    # Chromium has the File System Access API, so a dataframe's "Download as CSV" opens a save
-    # dialog instead of downloading; without it Streamlit falls back to a plain download.
-    context.add_init_script("delete window.showSaveFilePicker")
+    context = downloading_context(browser)
     try:
         yield AppPage(context.new_page(), server)
     finally:

@@ -92,6 +92,14 @@ def start_server(data_dir: Path, name: str, env: dict[str, str] | None = None) -
     raise RuntimeError(f"streamlit did not answer /_stcore/health within 90 s:\n{log.read_text()[-3000:]}")
 
 
+def downloading_context(browser):  # noqa: ANN001, ANN201 - a playwright Browser and BrowserContext
+    """A fresh browser session whose downloads are plain files. Chromium has the File System Access API, so
+    a dataframe's "Download as CSV" would open a save dialog; without it Streamlit downloads plainly."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    context.add_init_script("delete window.showSaveFilePicker")
+    return context
+
+
 class AppPage:
     """One browser session on the app, with the waits and checks every test needs.
 

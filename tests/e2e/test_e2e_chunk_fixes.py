@@ -5,7 +5,7 @@ edited, then disabled, by the page ("app": no sign-in configured)."""
 from __future__ import annotations
 
 from click.testing import CliRunner
-from harness import AppPage, start_server
+from harness import AppPage, downloading_context, start_server
 
 from rag.cli import main
 
@@ -18,8 +18,7 @@ def test_a_chunk_is_edited_then_disabled_in_the_browser(tmp_path, browser):  # n
     done = CliRunner().invoke(main, ["ingest", str(tmp_path / "guide.md")])  # before the server opens the data dir
     assert done.exit_code == 0, done.output
     server = start_server(tmp_path / "data", "chunk-fixes")
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    context.add_init_script("delete window.showSaveFilePicker")  # a plain download, as conftest's `app` does
+    context = downloading_context(browser)
     try:
         app = AppPage(context.new_page(), server).open()
         grid = app.dataframe("Chunks of the chosen document")

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from anthropic_mock import message_json, sse
-from harness import AppPage, Server, start_server
+from harness import AppPage, Server, downloading_context, start_server
 
 FAILED = {"source": "billing/invoices.md", "heading": "Billing > Failed payments"}
 RETRY = "If a card payment fails, we retry it three times over 9 days and email the owners each time."
@@ -80,8 +80,7 @@ def gen_server(tmp_path_factory: pytest.TempPathFactory, browser, claude: Thread
 
 
 def test_generate_review_drop_one_and_save_only_the_kept(browser, gen_server: Server):  # noqa: ANN001
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    context.add_init_script("delete window.showSaveFilePicker")  # see conftest.py: CSV downloads without a save dialog
+    context = downloading_context(browser)
     try:
         app = AppPage(context.new_page(), gen_server).open("")
         app.page.get_by_role("button", name="Load sample docs").click()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from harness import AppPage, start_server
+from harness import AppPage, downloading_context, start_server
 
 MULTI_HOP_QUESTION = "What happens if my card payment fails?"
 OFF_TOPIC = "What is the capital of Peru?"  # nothing in the Tidepool help centre answers it
@@ -36,8 +36,7 @@ def sample_server(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: A
 
 @pytest.fixture
 def app(sample_server, browser):  # noqa: ANN001, ANN201
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    context.add_init_script("delete window.showSaveFilePicker")  # see conftest.py: CSV downloads without a save dialog
+    context = downloading_context(browser)
     try:
         yield AppPage(context.new_page(), sample_server)
     finally:

@@ -4,7 +4,7 @@ Documents page lists its chunk as flagged, says it was in tag characters, and sh
 from __future__ import annotations
 
 from click.testing import CliRunner
-from harness import AppPage, start_server
+from harness import AppPage, downloading_context, start_server
 
 from rag.cli import main
 
@@ -23,8 +23,7 @@ def test_the_documents_page_lists_a_smuggled_instruction_as_flagged(tmp_path, br
     done = CliRunner().invoke(main, ["ingest", str(folder)])  # into this test's data dir, before the server opens it
     assert done.exit_code == 0, done.output
     server = start_server(tmp_path / "data", "smuggled-flag")
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    context.add_init_script("delete window.showSaveFilePicker")  # a plain download, as conftest's `app` does
+    context = downloading_context(browser)
     try:
         app = AppPage(context.new_page(), server).open()
         app.page.get_by_text("Flagged chunks").first.wait_for()
