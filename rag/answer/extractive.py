@@ -43,7 +43,7 @@ from rag.answer.kinds import OTHER, fit, question_kind
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
 from rag.answer.terms import content_terms, idf, key_terms, without_term
-from rag.answer.units import Unit, quotable_units
+from rag.answer.units import Unit, section_units
 from rag.encoders.base import DenseEncoder, english_only
 from rag.retrieval.result import RetrievalResult
 from rag.text.cjk import has_cjk
@@ -97,12 +97,12 @@ class ExtractiveGenerator:
             retrieval: the retrieval they came from; its candidates are the background for IDF
                 (without it, the sources themselves are).
         """
-        units = [u for s in sources for u in quotable_units(s)]
+        units = section_units(sources)
         if not units:
             return []
         query = self.dense.encode_query(question)
         vectors = self.dense.encode_documents(
-            [f"{u.heading.split(' > ')[-1]}: {u.text}" if u.heading else u.text for u in units]
+            [f"{u.heading.split(' > ')[-1]}: {u.whole}" if u.heading else u.whole for u in units]
         )
         cosine = vectors @ np.asarray(query)
         seen = background(sources, retrieval)
@@ -116,7 +116,7 @@ class ExtractiveGenerator:
         relevance = []
         for unit, cos in zip(units, cosine):
             if total > 0:
-                overlap = sum(weights[t] for t in weights.keys() & content_terms(unit.text)) / total
+                overlap = sum(weights[t] for t in weights.keys() & content_terms(unit.whole)) / total
                 relevance.append(dense_weight * float(cos) + (1 - dense_weight) * overlap)
             else:  # no term to match: the cosine alone, unless the model cannot read the question
                 relevance.append(float(cos) if dense_weight else 0.0)
@@ -159,8 +159,8 @@ class ExtractiveGenerator:
         # A bracket like `[S2]` in the quoted text would read as a citation of another source.
         lines = [_cited(s.unit) for s in chosen]
         spans: dict[str, tuple[tuple[int, int], ...]] = {}
-        for s in chosen:
-            spans[s.unit.label] = spans.get(s.unit.label, ()) + ((s.unit.start, s.unit.end),)
+        for part in (p for s in chosen for p in (s.unit, *s.unit.more)):
+            spans[part.label] = spans.get(part.label, ()) + ((part.start, part.end),)
         for i, line in enumerate(lines):
             yield line if i == 0 else "\n" + line
         yield Generation("\n".join(lines), self.model, spans=spans)
@@ -216,8 +216,9 @@ def in_context(units: Sequence[Unit], relevance: Sequence[float]) -> list[float]
 def _cited(unit: Unit) -> str:
     """A quoted unit with its citation marker: after the sentence, before a code block the sentence introduces
     (a marker after the code would read as part of it)."""
-    if unit.carries == "list":  # every item is a claim of the source: each carries the marker
-        return "\n".join(f"{neutralise_markers(line)} [{unit.label}]" for line in unit.text.split("\n"))
+    if unit.carries == "list":  # every item is a claim of its source: each carries the marker of the chunk it is in
+        parts = (unit, *unit.more)
+        return "\n".join(f"{neutralise_markers(line)} [{p.label}]" for p in parts for line in p.text.split("\n"))
     sentence, newline, code = unit.text.partition("\n")
     return f"{neutralise_markers(sentence)} [{unit.label}]" + (newline + neutralise_markers(code) if newline else "")
 
@@ -241,14 +242,14 @@ def choose(
         return []
     floor = scored[0].score - _SPREAD
     chosen = [scored[0]]
-    covered = content_terms(scored[0].unit.text) & keys
+    covered = content_terms(scored[0].unit.whole) & keys
     for s in scored[1:]:
         if len(chosen) == _MAX_SENTENCES or s.score < floor:
             break
         if scored[0].fit > 0 and s.fit == 0:
             continue  # the best answers the kind asked: a sentence that only names the topic adds nothing
-        adds = (content_terms(s.unit.text) & keys) - covered
-        if adds and not any(s.unit.text in c.unit.text for c in chosen):
+        adds = (content_terms(s.unit.whole) & keys) - covered
+        if adds and not any(s.unit.text in c.unit.whole for c in chosen):
             chosen.append(s)
             covered |= adds
     return chosen
