@@ -42,7 +42,7 @@ from rag.answer.generator import last_generation
 from rag.answer.kinds import OTHER, fit, question_kind
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
-from rag.answer.terms import content_terms, idf, key_terms, without_term
+from rag.answer.terms import content_terms, idf, key_terms, named_terms, without_term
 from rag.answer.units import Unit, section_units
 from rag.encoders.base import DenseEncoder, english_only
 from rag.retrieval.result import RetrievalResult
@@ -102,7 +102,7 @@ class ExtractiveGenerator:
             return []
         query = self.dense.encode_query(question)
         vectors = self.dense.encode_documents(
-            [f"{u.heading.split(' > ')[-1]}: {u.whole}" if u.heading else u.whole for u in units]
+            [f"{u.heading.split(' > ')[-1]}: {u.text}" if u.heading else u.text for u in units]
         )
         cosine = vectors @ np.asarray(query)
         seen = background(sources, retrieval)
@@ -116,7 +116,7 @@ class ExtractiveGenerator:
         relevance = []
         for unit, cos in zip(units, cosine):
             if total > 0:
-                overlap = sum(weights[t] for t in weights.keys() & content_terms(unit.whole)) / total
+                overlap = sum(weights[t] for t in weights.keys() & content_terms(unit.text)) / total
                 relevance.append(dense_weight * float(cos) + (1 - dense_weight) * overlap)
             else:  # no term to match: the cosine alone, unless the model cannot read the question
                 relevance.append(float(cos) if dense_weight else 0.0)
@@ -181,7 +181,8 @@ class ExtractiveGenerator:
         The best sentence decides, as the answer is about it: a further one, quoted for another key
         term, once kept "Can I pay my invoice with Bitcoin?" answered with a pricing sentence.
         """
-        unseen = [t for t in keys if not any(t in terms for terms in seen)]
+        names = named_terms(question)  # an ordinary word the sources lack is a paraphrase (rag/answer/terms.py)
+        unseen = [t for t in keys if t in names and not any(t in terms for terms in seen)]
         if not unseen:
             return []
         ablated = [np.asarray(self.dense.encode_query(without_term(question, t))) for t in unseen]
@@ -242,13 +243,13 @@ def choose(
         return []
     floor = scored[0].score - _SPREAD
     chosen = [scored[0]]
-    covered = content_terms(scored[0].unit.whole) & keys
+    covered = content_terms(scored[0].unit.text) & keys
     for s in scored[1:]:
         if len(chosen) == _MAX_SENTENCES or s.score < floor:
             break
         if scored[0].fit > 0 and s.fit == 0:
             continue  # the best answers the kind asked: a sentence that only names the topic adds nothing
-        adds = (content_terms(s.unit.whole) & keys) - covered
+        adds = (content_terms(s.unit.text) & keys) - covered
         if adds and not any(s.unit.text in c.unit.whole for c in chosen):
             chosen.append(s)
             covered |= adds

@@ -81,7 +81,7 @@ def question_kind(question: str) -> str:
 
 def fit(kind: str, unit: Unit) -> float:
     """How much `unit` looks like an answer of `kind` (0 to 1), by its shape and its cue words."""
-    text = unit.whole
+    text = unit.text
     if kind == "list":
         return 1.0 if unit.carries == "list" else 0.5 if _ENUMERATES.search(text) else 0.0
     if kind == "how":

@@ -9,7 +9,9 @@ not answer). List items are also units of their own: one item may be the whole a
 A list longer than a chunk is cut by the chunk's end: the introducing sentence and its first items in one
 chunk, the rest of the items at the start of the next. When that next chunk of the section was sent too (the
 answerer reads a section's siblings, rag/answer/section_reads.py), the list carries on into it
-(`section_units`): the quote is the whole list, each item cited by the chunk it is in.
+(`section_units`): the quote is the whole list, each item cited by the chunk it is in. The unit is ranked by
+its own chunk's part (`text`): the items read on only lengthen the quote, so a long list of another topic
+does not outrank the sentence that answers by holding more of the question's words.
 """
 
 from __future__ import annotations
