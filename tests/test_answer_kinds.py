@@ -130,6 +130,7 @@ def test_fit_reads_the_shape_of_the_unit_not_its_words():
         ("Is there an app for iPhone or for GraphQL clients over SMS?", {"iphon", "graphql", "sms"}),
         ("Does it speak ipv6, and what does timestamp_timeout change?", {"ipv6", "timestamp_timeout"}),
         ("How do I undo with `dnf history undo`?", {"dnf", "histori", "undo"}),
+        ("flatpak 怎么添加 flathub 仓库？", {"flatpak", "flathub"}),  # Latin words in a Chinese question name things
         # Ordinary words, even ones the sources never use, are the asker's wording: a sentence's first word too.
         ("Branded error pages: how do I make every visitor bounce to https?", set()),
         ("Which switch ignores white space? Windows-1252 files too.", set()),

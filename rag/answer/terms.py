@@ -12,7 +12,8 @@ never key terms: they are absent from almost every document but say nothing abou
 
 Only a term written as a name can be missing (`named_terms`): capitalised inside a sentence ("Bitcoin",
 "Linux"), with capitals after its first letter ("iPhone", "GraphQL", "SMS"), letters and digits together
-("ipv6"), an identifier ("max_age") or code in backticks. An ordinary lowercase word the sources never use
+("ipv6"), an identifier ("max_age"), code in backticks, or any Latin word in a Chinese question (a
+command or a product: "flatpak", "ufw"). An ordinary lowercase word the sources never use
 is the asker's own wording far more often than a thing the sources lack: "a branded 404 page", "bounce to
 https", "the visitor's IP", "a switch" for an option. Those paraphrases used to make the answerer refuse
 questions its sources answer (bench/README.md).
@@ -26,7 +27,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
-from rag.text.cjk import analyzer
+from rag.text.cjk import analyzer, has_cjk
 
 _WORDS = re.compile(r"\w+")
 _CODE_SPAN = re.compile(r"`([^`]+)`")
@@ -77,12 +78,19 @@ def named_terms(question: str) -> set[str]:
     """Stems of the question's words written as names somewhere in it (module docstring)."""
     stem = _stemmer().stem_word
     names = {stem(w.lower()) for span in _CODE_SPAN.findall(question) for w in _WORDS.findall(span)}
+    latin_in_cjk = has_cjk(question)  # a Latin word in a Chinese question is a command or a name, not a paraphrase
     for m in _WORDS.finditer(question):
         word = m.group()
         if not word.isascii() or word.isdigit():
             continue
         capitalised = word[0].isupper() and not _SENTENCE_START.search(question[: m.start()])
-        if capitalised or any(c.isupper() for c in word[1:]) or "_" in word or any(c.isdigit() for c in word):
+        if (
+            latin_in_cjk
+            or capitalised
+            or any(c.isupper() for c in word[1:])
+            or "_" in word
+            or any(c.isdigit() for c in word)
+        ):
             names.add(stem(word.lower()))
     return names
 
