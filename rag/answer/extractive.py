@@ -22,12 +22,14 @@ The answer is the best unit plus up to two more within `_SPREAD` of it, each add
 question the ones before lack; when the best is of the kind asked, the others must be too, so the
 sentence that only names the topic is not quoted beside the answer.
 
-It abstains with NOT_IN_SOURCES, as the model is told to, when no unit's own relevance reaches
-`min_sentence_score` (the signal bench/answer_quality.py measured to separate answerable from
-unanswerable questions best, with its AUC, in bench/README.md), or when the question names something no
-retrieved chunk mentions and the quoted sentences ignore it (rag/answer/terms.py): "Can I pay my invoice
-with Bitcoin?" used to get the refund-email sentence. This is a sentence picker, not a reader; Claude
-decides answerability far better. Document text is only ever quoted, never followed.
+It abstains with NOT_IN_SOURCES, as the model is told to, when the answer score (the best unit's own
+relevance averaged with the best chunk's cosine) is under `min_sentence_score` (the signal
+bench/answer_quality.py measured to separate answerable from unanswerable questions best, with its AUC, in
+bench/README.md; a question scored by its terms alone has a bar of its own, `_TERMS_ONLY_BAR`), or when the
+question names something no retrieved chunk mentions and the best sentence ignores it (rag/answer/terms.py):
+"Can I pay my invoice with Bitcoin?" used to get the refund-email sentence. Only a word written as a name
+can be that something; an ordinary word the sources lack is the asker's paraphrase. This is a sentence
+picker, not a reader; Claude decides answerability far better. Document text is only ever quoted, never followed.
 """
 
 from __future__ import annotations
