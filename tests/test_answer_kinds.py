@@ -134,6 +134,7 @@ def test_fit_reads_the_shape_of_the_unit_not_its_words():
         # Ordinary words, even ones the sources never use, are the asker's wording: a sentence's first word too.
         ("Branded error pages: how do I make every visitor bounce to https?", set()),
         ("Which switch ignores white space? Windows-1252 files too.", set()),
+        ("How do I plot every 10th point of a 10MB file?", set()),  # numbers with a unit or as ordinals
     ],
 )
 def test_only_words_written_as_names_can_be_what_the_sources_lack(question, names):

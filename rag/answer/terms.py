@@ -11,12 +11,12 @@ that term. Words that shape a question without naming its subject ("how long", "
 never key terms: they are absent from almost every document but say nothing about answerability.
 
 Only a term written as a name can be missing (`named_terms`): capitalised inside a sentence ("Bitcoin",
-"Linux"), with capitals after its first letter ("iPhone", "GraphQL", "SMS"), letters and digits together
-("ipv6"), an identifier ("max_age"), code in backticks, or any Latin word in a Chinese question (a
-command or a product: "flatpak", "ufw"). An ordinary lowercase word the sources never use
-is the asker's own wording far more often than a thing the sources lack: "a branded 404 page", "bounce to
-https", "the visitor's IP", "a switch" for an option. Those paraphrases used to make the answerer refuse
-questions its sources answer (bench/README.md).
+"Linux"), with capitals after its first letter ("iPhone", "GraphQL", "SMS"), letters and then digits
+("ipv6"; a number with a unit or an ordinal, "10MB", "10th", is none), an identifier ("max_age"), code in
+backticks, or any Latin word in a Chinese question (a command or a product: "flatpak", "ufw"). An ordinary
+lowercase word the sources never use is the asker's own wording far more often than a thing the sources
+lack: "a branded 404 page", "bounce to https", "the visitor's IP", "a switch" for an option. Those
+paraphrases used to make the answerer refuse questions its sources answer (bench/README.md).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def named_terms(question: str) -> set[str]:
     latin_in_cjk = has_cjk(question)  # a Latin word in a Chinese question is a command or a name, not a paraphrase
     for m in _WORDS.finditer(question):
         word = m.group()
-        if not word.isascii() or word.isdigit():
+        if not word.isascii() or word[0].isdigit():  # a number, with a unit or as an ordinal ("10MB", "10th")
             continue
         capitalised = word[0].isupper() and not _SENTENCE_START.search(question[: m.start()])
         if (
