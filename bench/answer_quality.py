@@ -35,7 +35,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def _files(docs: Path) -> list[tuple[str, bytes]]:
-    suffixes = {".md", ".markdown", ".txt", ".html", ".htm", ".rst"}
+    suffixes = {".md", ".markdown", ".txt", ".html", ".htm", ".rst", ".pdf"}
     return [
         (p.relative_to(docs).as_posix(), p.read_bytes())
         for p in sorted(docs.rglob("*"))

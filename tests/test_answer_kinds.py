@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer.kinds import fit, question_kind
+from rag.answer.terms import named_terms
 from rag.answer.units import Unit
 from rag.ask.answerer import answer_question
 from rag.ingest.pipeline import ingest_files
@@ -120,3 +121,29 @@ def test_fit_reads_the_shape_of_the_unit_not_its_words():
     assert fit("value", Unit("S1", "By default it is 30 seconds.", 0, 1, "")) == 1.0
     assert fit("value", Unit("S1", "The timeout has a default.", 0, 1, "")) == 0.0
     assert fit("reason", Unit("S1", "It blocks because the lock is held.", 0, 1, "")) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Can I pay my Tidepool invoice with Bitcoin?", {"tidepool", "bitcoin"}),
+        ("Is there an app for iPhone or for GraphQL clients over SMS?", {"iphon", "graphql", "sms"}),
+        ("Does it speak ipv6, and what does timestamp_timeout change?", {"ipv6", "timestamp_timeout"}),
+        ("How do I undo with `dnf history undo`?", {"dnf", "histori", "undo"}),
+        ("flatpak 怎么添加 flathub 仓库？", {"flatpak", "flathub"}),  # Latin words in a Chinese question name things
+        # Ordinary words, even ones the sources never use, are the asker's wording: a sentence's first word too.
+        ("Branded error pages: how do I make every visitor bounce to https?", set()),
+        ("Which switch ignores white space? Windows-1252 files too.", set()),
+        ("How do I plot every 10th point of a 10MB file?", set()),  # numbers with a unit or as ordinals
+    ],
+)
+def test_only_words_written_as_names_can_be_what_the_sources_lack(question, names):
+    assert named_terms(question) - {"i"} == names
+
+
+def test_a_paraphrase_the_sources_never_use_is_answered_not_refused(journal):
+    # "users" is nowhere in the documents, and the answer matches the question better without it: the asker's own
+    # wording for "while the database is in use", not a subject the sources lack (it was refused as one).
+    answer = answer_question(journal, "How do I take a safe copy of a live database without my users noticing?")
+    assert not answer.abstained, answer.reason
+    assert answer.text.startswith("To take a safe copy while the database is in use"), answer.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -66,3 +67,56 @@ def test_bad_input_exits_non_zero_with_a_message(ingested):
     # Checked as the option is parsed, like --fusion: a usage error (exit 2) naming the accepted forms.
     assert bad_reranker.exit_code == 2 and "unknown reranker 'magic'; use one of none, dense-cosine" in bad_reranker.output
     assert AskLog.for_settings(ingested).recent() == []
+
+
+# A page on write-ahead logging in the shape of the one the issue names, in our own words: the sentence naming
+# both sides, the advantages as a list, then the list of disadvantages. "mode" is in the page, not in that section.
+WAL_PAGE = """<html><head><title>Write-ahead logging</title></head><body>
+<h1>Write-ahead logging</h1>
+<p>By default the database keeps a rollback journal: before a page changes, its old content is copied aside, and a
+crash is undone by copying it back. A connection can switch the database to WAL mode instead, where changes are
+appended to a separate log file and copied back into the database later.</p>
+<h2>Trade-offs</h2>
+<p>There are advantages and disadvantages to using WAL instead of a rollback journal. Advantages include:</p>
+<ul>
+<li>Readers and a writer can work at the same time without blocking one another, so a busy service stalls less.</li>
+<li>Most workloads get faster, because writes to disk are mostly sequential and each commit writes less.</li>
+<li>Fewer calls to flush the disk are needed, which helps on systems where flushing is slow or unreliable.</li>
+</ul>
+<p>WAL also has disadvantages:</p>
+<ul>
+<li>All processes that open the database must run on one host, since the log relies on memory they share; it
+does not work over a network file system.</li>
+<li>Each database needs two extra files next to it, the log and its shared-memory index, and a reader needs write
+access to the directory to create them.</li>
+<li>Very large transactions can be slower than with a rollback journal, and the log may grow until the next
+checkpoint manages to reset it.</li>
+<li>A database in WAL mode cannot change its page size, and older versions of the library cannot open it.</li>
+</ul>
+<h2>Checkpoints</h2>
+<p>A checkpoint copies the pages of the log back into the database file and lets the log be reused. It runs on its
+own when the log passes a size threshold.</p>
+</body></html>
+"""
+
+
+def test_the_wal_disadvantages_question_is_answered_with_its_list(settings):
+    components = build_components(settings)
+    assert not ingest_files(components, [("wal.html", WAL_PAGE.encode())]).errors
+    components.close()
+    result = CliRunner().invoke(main, ["ask", "What are the disadvantages of WAL mode?", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["abstained"] is False, data["reason"]
+    lines = data["answer"].splitlines()
+    assert lines[0] == "WAL also has disadvantages: [S1]", data["answer"]
+    # The page's list is longer than a chunk: its items after the chunk's end are read from the next chunk and
+    # cited by it, so the quote is the whole list, every item with the marker of the chunk it is in.
+    items = ("must run on one host", "two extra files", "can be slower", "cannot change its page size")
+    assert len(lines) == 1 + len(items) and all(item in line for item, line in zip(items, lines[1:])), data["answer"]
+    assert all(re.fullmatch(r"- .+ \[S\d+\]", line) for line in lines[1:]), data["answer"]
+    assert len({line.rsplit(" ", 1)[1] for line in lines}) == 2  # two chunks of the section are quoted
+    assert {(c["source"], c["heading"]) for c in data["citations"]} == {
+        ("wal.html", "Write-ahead logging > Trade-offs")
+    }
+    assert "There are advantages and disadvantages" not in data["answer"] and "without blocking" not in data["answer"]

@@ -9,6 +9,14 @@ only counts as uncovered when the quoted answer also matches the question better
 cosine, see `ExtractiveGenerator`): the answer is then about the rest of the question, not about
 that term. Words that shape a question without naming its subject ("how long", "what happens") are
 never key terms: they are absent from almost every document but say nothing about answerability.
+
+Only a term written as a name can be missing (`named_terms`): capitalised inside a sentence ("Bitcoin",
+"Linux"), with capitals after its first letter ("iPhone", "GraphQL", "SMS"), letters and then digits
+("ipv6"; a number with a unit or an ordinal, "10MB", "10th", is none), an identifier ("max_age"), code in
+backticks, or any Latin word in a Chinese question (a command or a product: "flatpak", "ufw"). An ordinary
+lowercase word the sources never use is the asker's own wording far more often than a thing the sources
+lack: "a branded 404 page", "bounce to https", "the visitor's IP", "a switch" for an option. Those
+paraphrases used to make the answerer refuse questions its sources answer (bench/README.md).
 """
 
 from __future__ import annotations
@@ -19,9 +27,12 @@ from functools import lru_cache
 from importlib import resources
 from typing import Sequence
 
-from rag.text.cjk import analyzer
+from rag.text.cjk import analyzer, has_cjk
 
 _WORDS = re.compile(r"\w+")
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# Where a capital letter only starts a sentence: the question's start, or after . ! ? : (and quotes or brackets).
+_SENTENCE_START = re.compile(r"(^|[.!?:。！？：]\s+)[\"'(\[]*$")
 _BIGRAMS = analyzer("bigram")
 # Chinese words that ask rather than name ("how long", "how", "can I"): bigrams that say nothing about
 # which sentence answers, like QUESTION_WORDS in English.
@@ -61,6 +72,27 @@ def key_terms(question: str) -> dict[str, str]:
         if term not in QUESTION_WORDS:
             terms.setdefault(term, word)
     return terms
+
+
+def named_terms(question: str) -> set[str]:
+    """Stems of the question's words written as names somewhere in it (module docstring)."""
+    stem = _stemmer().stem_word
+    names = {stem(w.lower()) for span in _CODE_SPAN.findall(question) for w in _WORDS.findall(span)}
+    latin_in_cjk = has_cjk(question)  # a Latin word in a Chinese question is a command or a name, not a paraphrase
+    for m in _WORDS.finditer(question):
+        word = m.group()
+        if not word.isascii() or word[0].isdigit():  # a number, with a unit or as an ordinal ("10MB", "10th")
+            continue
+        capitalised = word[0].isupper() and not _SENTENCE_START.search(question[: m.start()])
+        if (
+            latin_in_cjk
+            or capitalised
+            or any(c.isupper() for c in word[1:])
+            or "_" in word
+            or any(c.isdigit() for c in word)
+        ):
+            names.add(stem(word.lower()))
+    return names
 
 
 def without_term(question: str, term: str) -> str:

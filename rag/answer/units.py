@@ -5,12 +5,20 @@ code block, or the list, right after it. "WAL also has disadvantages:" alone ans
 list it is the answer (docs/answers.md). A carried list or code block is part of the quote and of its
 span, so a citation opens the whole of it. A question is never a unit (a FAQ entry's title asks, it does
 not answer). List items are also units of their own: one item may be the whole answer.
+
+A list longer than a chunk is cut by the chunk's end: the introducing sentence and its first items in one
+chunk, the rest of the items at the start of the next. When that next chunk of the section was sent too (the
+answerer reads a section's siblings, rag/answer/section_reads.py), the list carries on into it
+(`section_units`): the quote is the whole list, each item cited by the chunk it is in. The unit is ranked by
+its own chunk's part (`text`): the items read on only lengthen the quote, so a long list of another topic
+does not outrank the sentence that answers by holding more of the question's words.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Sequence
 
 from rag.answer.result import Source
 from rag.text.sentences import split_sentences
@@ -41,15 +49,54 @@ class Unit:
     heading: str
     carries: str = ""
     index: int = 0
+    # The rest of a carried list, read from the next chunk of the section: items cited by their own label.
+    more: tuple[Unit, ...] = ()
+
+    @property
+    def whole(self) -> str:
+        """What is quoted: its own text and the items it carries on from the next chunk."""
+        return "\n".join([self.text, *(m.text for m in self.more)])
+
+
+def section_units(sources: Sequence[Source]) -> list[Unit]:
+    """Every source's units (`quotable_units`), a list cut off by a chunk's end carried on into the next chunk
+    of the same section where that chunk was sent too (module docstring)."""
+    readers = [_read(s) for s in sources]
+    place = {(r.chunk.source, r.chunk.index): r for r in readers}
+    units: list[Unit] = []
+    for r in readers:
+        own = list(r.units)
+        nxt = place.get((r.chunk.source, r.chunk.index + 1))
+        if r.open_intro is not None and nxt is not None and nxt.chunk.heading_path == r.chunk.heading_path:
+            own[r.open_intro] = _carried_on(own[r.open_intro], r.items, nxt.leading)
+        units.extend(own)
+    return units
+
+
+def _carried_on(intro: Unit, items: int, leading: Sequence[Unit]) -> Unit:
+    """`intro` with the next chunk's leading list items after its own, within the carried list's limits."""
+    carried = intro.text.split("\n")
+    size, more = len(intro.text), []
+    for item in leading:
+        if items + len(more) >= MAX_CARRIED_ITEMS or size + len(item.text) > MAX_CARRIED_CHARS:
+            break
+        if item.text not in carried:  # an overlap between the chunks repeats an item: quoted once
+            more.append(item)
+            size += len(item.text) + 1
+    return replace(intro, carries="list", more=tuple(more)) if more else intro
 
 
 def quotable_units(source: Source) -> list[Unit]:
     """Sentences of a chunk's prose and list items, rows of its tables, with document spans (module docstring)."""
+    return _read(source).units
+
+
+def _read(source: Source) -> _UnitReader:
     reader = _UnitReader(source)
     for line in reader.text.split("\n"):
         reader.line(line)
     reader.close_paragraph(len(reader.text), reader.item_open)
-    return reader.units
+    return reader
 
 
 class _UnitReader:
@@ -67,6 +114,22 @@ class _UnitReader:
         self.items = 0  # list items carried by `intro` so far
         self.pos = self.fence_start = 0
         self.item_open = False  # the paragraph being read is a list item
+        self.full = False  # the list `intro` carries reached MAX_CARRIED_CHARS
+        self.leading: list[Unit] = []  # the list items the chunk starts with, whole (a list cut off before)
+        self.prose = False  # something other than a list item was read: no further item is leading
+
+    @property
+    def open_intro(self) -> int | None:
+        """The unit whose list the chunk's end may have cut off: the last unit introduces one and carries
+        all the items after it, with room for more."""
+        if (
+            self.intro is None
+            or self.full
+            or self.items >= MAX_CARRIED_ITEMS
+            or self.units[self.intro].carries == "code"
+        ):
+            return None
+        return self.intro
 
     def add(self, sentence: str, a: int, b: int, carries: str = "") -> None:
         chunk = self.chunk
@@ -79,14 +142,20 @@ class _UnitReader:
             return
         text, units = self.text, self.units
         line = " ".join(text[self.para_start : at].split())
+        if item and not self.prose:
+            self.leading.append(Unit(self.label, line, self.chunk.start + self.para_start, self.chunk.start + at,
+                                     self.chunk.heading, "list"))  # fmt: skip
+        self.prose = self.prose or not item
         if item and self.intro is not None and self.items < MAX_CARRIED_ITEMS:
             u = units[self.intro]
             if len(u.text) + len(line) <= MAX_CARRIED_CHARS:
                 carried = f"{u.text}\n{line}"
                 units[self.intro] = Unit(u.label, carried, u.start, self.chunk.start + at, u.heading, "list", u.index)
                 self.items += 1
+            else:
+                self.full = True
         elif not item:
-            self.intro, self.items = None, 0
+            self.intro, self.items, self.full = None, 0, False
         last = None
         for a, b in split_sentences(text, self.para_start, at):
             sentence = " ".join(text[a:b].split())
@@ -122,7 +191,7 @@ class _UnitReader:
         """A fence opens or closes a code block; a closed block is carried by the sentence introducing it."""
         if not self.in_fence:
             self.close_paragraph(pos, self.item_open)
-            self.item_open = False
+            self.item_open, self.prose = False, True
             self.fence_start = pos
         elif self.intro is not None and not self.units[self.intro].carries:
             u = self.units[self.intro]
@@ -136,7 +205,7 @@ class _UnitReader:
     def _table_row(self, line: str, pos: int, end: int) -> None:
         """A table's first row is its header; each later row (not the separator) is a unit naming its cells."""
         self.close_paragraph(pos, self.item_open)
-        self.item_open, self.intro = False, None
+        self.item_open, self.intro, self.prose = False, None, True
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if self.header is None:
             self.header = cells
