@@ -13,7 +13,7 @@ from rag.catalog.versions import Version, list_versions, restore_version, take_v
 from rag.components import Components
 from rag.errors import RagError
 from rag.eval.qsets import list_question_sets, load_question_set
-from rag.eval.version_diff import BROKE, FIXED, VersionDiff, diff_versions
+from rag.eval.version_diff import Outcome, VersionDiff, diff_versions
 from rag.settings.links import inspector_url
 from rag.text.sizes import MIB
 from ui import kept
@@ -139,7 +139,7 @@ def _diff(components: Components, versions: list[Version]) -> None:
 
 def _show_diff(result: VersionDiff) -> None:
     say("markdown", "**{headline}**", headline=result.headline())
-    moved = [q for q in result.questions if q.outcome in (FIXED, BROKE)]
+    moved = [q for q in result.questions if q.outcome in (Outcome.FIXED, Outcome.BROKE)]
     if not moved:
         st.caption("No question moved between the two versions.")
         return

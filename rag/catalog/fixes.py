@@ -20,7 +20,7 @@ from rag.components import Components
 from rag.errors import RagError
 from rag.ingest import fix_history
 from rag.ingest.embed import encode_chunks
-from rag.ingest.fix_history import HistoryEntry, now
+from rag.ingest.fix_history import FixAction, HistoryEntry, now
 from rag.ingest.fixes import (
     DISABLE_FIELDS,
     DISABLED_AT,
@@ -98,7 +98,7 @@ def edit_chunk(components: Components, chunk_id: str, text: str, who: str) -> St
         store.flush()
     details = {"old": record.chunk.text, "new": text, **({"restored": True} if text == original else {})}
     fix_history.append(
-        components.settings, [HistoryEntry(fix_history.EDIT, chunk.id, where(record), who, stamp, details)]
+        components.settings, [HistoryEntry(FixAction.EDIT, chunk.id, where(record), who, stamp, details)]
     )
     return stored_chunk(components, chunk.id)
 
@@ -112,7 +112,7 @@ def disable_chunks(components: Components, chunk_ids: Sequence[str], who: str, w
     ids = [r.chunk.id for r in records]
     set_quarantine(components, ids, True, {DISABLED_BY: who, DISABLED_AT: stamp, DISABLED_WHY: why})
     details = {"why": why} if why else {}
-    entries = [HistoryEntry(fix_history.DISABLE, r.chunk.id, where(r), who, stamp, details) for r in records]
+    entries = [HistoryEntry(FixAction.DISABLE, r.chunk.id, where(r), who, stamp, details) for r in records]
     fix_history.append(components.settings, entries)
     return len(records)
 
@@ -123,7 +123,7 @@ def enable_chunks(components: Components, chunk_ids: Sequence[str], who: str) ->
     ids = [r.chunk.id for r in records]
     set_quarantine(components, ids, False, dict.fromkeys(DISABLE_FIELDS))
     stamp = now()
-    entries = [HistoryEntry(fix_history.ENABLE, r.chunk.id, where(r), who, stamp) for r in records]
+    entries = [HistoryEntry(FixAction.ENABLE, r.chunk.id, where(r), who, stamp) for r in records]
     fix_history.append(components.settings, entries)
     return len(records)
 

@@ -11,7 +11,7 @@ from rag.catalog.versions import list_versions, restore_version, take_version
 from rag.cli.collections_cmd import collection_option
 from rag.cli.main import main, opened, progress_bar, settings_from_env
 from rag.eval.qsets import read_question_set_file
-from rag.eval.version_diff import BROKE, FIXED, diff_versions
+from rag.eval.version_diff import Outcome, diff_versions
 from rag.settings.links import inspector_url
 from rag.text.sizes import mib
 from rag.text.words import plural
@@ -90,7 +90,7 @@ def diff(a: str, b: str, qset_path: Path, collection: str | None, as_json: bool)
         click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
         return
     click.echo(result.headline())
-    for outcome in (FIXED, BROKE):
+    for outcome in (Outcome.FIXED, Outcome.BROKE):
         for q in result.having(outcome):
             click.echo(f"  {outcome}\t{q.id}\t{q.question}")
             click.echo(f"    {a}: {inspector_url(q.inspector_a)}")

@@ -15,6 +15,7 @@ import dataclasses
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from rag.catalog.versions import open_version
@@ -26,7 +27,14 @@ from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import Settings
 from rag.text.words import plural
 
-FIXED, BROKE, SAME_HIT, SAME_MISS = "fixed", "broke", "hit in both", "missed in both"
+
+class Outcome(StrEnum):
+    """How a question moved from version A to version B."""
+
+    FIXED = "fixed"
+    BROKE = "broke"
+    SAME_HIT = "hit in both"
+    SAME_MISS = "missed in both"
 
 
 @dataclass(frozen=True)
@@ -43,8 +51,8 @@ class QuestionMove:
     @property
     def outcome(self) -> str:
         if self.hit_a == self.hit_b:
-            return SAME_HIT if self.hit_a else SAME_MISS
-        return FIXED if self.hit_b else BROKE
+            return Outcome.SAME_HIT if self.hit_a else Outcome.SAME_MISS
+        return Outcome.FIXED if self.hit_b else Outcome.BROKE
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -69,13 +77,13 @@ class VersionDiff:
 
     def headline(self) -> str:
         """ "v3 against v2: 4 questions fixed, 1 broke"."""
-        fixed, broke = len(self.having(FIXED)), len(self.having(BROKE))
+        fixed, broke = len(self.having(Outcome.FIXED)), len(self.having(Outcome.BROKE))
         return f"{self.b} against {self.a}: {plural(fixed, 'question')} fixed, {broke} broke"
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "a": self.a, "b": self.b, "headline": self.headline(), "fixed": [q.id for q in self.having(FIXED)],
-            "broke": [q.id for q in self.having(BROKE)], "left_out": list(self.left_out),
+            "a": self.a, "b": self.b, "headline": self.headline(), "fixed": [q.id for q in self.having(Outcome.FIXED)],
+            "broke": [q.id for q in self.having(Outcome.BROKE)], "left_out": list(self.left_out),
             "metrics_a": self.run_a.metrics, "metrics_b": self.run_b.metrics,
             "questions": [q.as_json() for q in self.questions],
         }  # fmt: skip

@@ -13,6 +13,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,19 @@ from rag.ingest.fixes import Fix
 from rag.settings.atomic import locked
 from rag.settings.config import Settings
 
-EDIT, DISABLE, ENABLE, DROP = "edit", "disable", "enable", "drop"
+
+class FixAction(StrEnum):
+    """What a history entry did to its chunk (stored as its value: "edit", "disable", "enable", "drop")."""
+
+    EDIT = "edit"
+    DISABLE = "disable"
+    ENABLE = "enable"
+    DROP = "drop"
 
 
 @dataclass(frozen=True)
 class HistoryEntry:
-    """One fix made or undone: `action` (EDIT, DISABLE, ENABLE, DROP) on one chunk, by whom and when."""
+    """One fix made or undone: `action` (a FixAction) on one chunk, by whom and when."""
 
     action: str
     chunk_id: str
@@ -40,7 +48,9 @@ class HistoryEntry:
 
 def dropped_entry(fix: Fix, who: str) -> HistoryEntry:
     """The entry of a fix a re-ingest dropped (its passage changed), allowed by `who`."""
-    return HistoryEntry(DROP, fix.chunk_id, fix.where, who, details={"fix": fix.words, "why": "its passage changed"})
+    return HistoryEntry(
+        FixAction.DROP, fix.chunk_id, fix.where, who, details={"fix": fix.words, "why": "its passage changed"}
+    )
 
 
 def now() -> str:
