@@ -72,3 +72,18 @@ def test_diff_prints_the_headline_and_an_inspector_link_on_both_versions(moving)
     # The versions' own collections stay, so the links open.
     names = {c["name"] for c in json.loads(_ok("collections", "--json").stdout)}
     assert {"docs", "docs--v2", "docs--v3"} <= names
+
+
+def test_delete_drops_only_that_version_and_refuses_an_unknown_name(moving, settings):
+    deleted = _ok("versions", "delete", "v3")
+    assert deleted.stdout.startswith("deleted version v3 of docs: ") and deleted.stdout.rstrip().endswith("freed")
+    assert [v["name"] for v in json.loads(_ok("versions", "list", "--json").stdout)] == ["v2"]
+    folder = settings.data_dir / "versions" / "docs"
+    assert sorted(p.name for p in folder.iterdir()) == ["current.json", "v2"]  # nothing left aside
+    texts = {c["text"] for c in json.loads(_ok("search", "--json", "--all", "refund").stdout)["results"]}
+    assert V3[0] in texts  # the collection is as it was: v3's chunks
+
+    missing = _run("versions", "delete", "v20")
+    assert missing.exit_code == 1
+    assert "has no version 'v20'; its versions: v2. Did you mean 'v2'?" in missing.output
+    assert [v["name"] for v in json.loads(_ok("versions", "list", "--json").stdout)] == ["v2"]

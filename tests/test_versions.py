@@ -145,7 +145,7 @@ def test_a_restore_that_fails_after_moving_the_live_shard_aside_puts_it_back(sam
     assert [p.name for p in (components.settings.data_dir / "qdrant").iterdir() if p.name.startswith(".")] == []
 
 
-def test_doctor_puts_back_what_a_restore_killed_between_its_renames_left(sample_store):
+def test_doctor_puts_back_what_a_restore_killed_between_its_renames_left_and_removes_a_cut_short_delete(sample_store):
     settings = sample_store
     components = build_components(settings)
     try:
@@ -159,9 +159,11 @@ def test_doctor_puts_back_what_a_restore_killed_between_its_renames_left(sample_
     (root / "docs").rename(root / ".docs.replaced-0a1b2c3d")
     shutil.copytree(versions / "v1" / STORE_COPY / SHARD_COPY, root / ".docs.restoring-0a1b2c3d")
     shutil.copytree(versions / "v1", versions / ".v2.taking-0a1b2c3d")
+    shutil.copytree(versions / "v1", versions / ".v0.deleting-0a1b2c3d")  # a delete killed before its removal
     report = CliRunner().invoke(main, ["doctor"])
     assert report.exit_code == 1
-    assert report.output.count("that was cut short") == 3 and "--fix` moves it back to" in report.output
+    assert report.output.count("that was cut short") == 4 and "--fix` moves it back to" in report.output
+    assert "left by a version delete that was cut short; `ragscope doctor --fix` removes it" in report.output
     fixed = CliRunner().invoke(main, ["doctor", "--fix"])
     assert fixed.exit_code == 0, fixed.output
     assert f"moved to {root / 'docs'}, whole with the rest of the collection" in fixed.output

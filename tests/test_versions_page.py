@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
-from versions_corpus import FIXED, QSET, V2, two_versions
+from versions_corpus import FIXED, QSET, V2, V3, two_versions
 
 from rag.catalog.versions import list_versions
 from rag.components import build_components
@@ -80,5 +80,24 @@ def test_take_and_a_confirmed_restore_on_the_page(moving):
     components = build_components(moving)
     try:
         assert sorted(r.chunk.text for r in components.store.records()) == sorted(V2)
+    finally:
+        components.close()
+
+
+def test_delete_asks_first_then_drops_only_that_version(moving):
+    at = ok(open_page("pages/ask.py", timeout=180))
+    at.selectbox(key="versions_restore_pick").set_value("v2")
+    at.button(key="versions_delete").click()
+    ok(at.run())
+    assert "Delete version v2 of collection docs? The collection and its other versions stay" in shown(at.warning)
+    assert [v.name for v in list_versions(moving)] == ["v3", "v2"]  # nothing deleted before Yes
+    at.button(key="versions_delete_yes").click()
+    ok(at.run())
+    assert "Deleted version v2." in shown(at.success)
+    assert list(versions_table(at)["version"]) == ["v3"]
+    assert [v.name for v in list_versions(moving)] == ["v3"]
+    components = build_components(moving)
+    try:
+        assert sorted(r.chunk.text for r in components.store.records()) == sorted(V3)
     finally:
         components.close()

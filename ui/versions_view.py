@@ -1,5 +1,5 @@
-"""The Versions part of the Eval tab: take a version of the collection, list, restore one (confirmed), and compare
-two on a question set, each fixed or broken question with an inspector link on both versions."""
+"""The Versions part of the Eval tab: take a version of the collection, list, restore or delete one (confirmed), and
+compare two on a question set, each fixed or broken question with an inspector link on both versions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from rag.catalog.versions import Version, list_versions, restore_version, take_version
+from rag.catalog.versions import Version, delete_version, list_versions, restore_version, take_version
 from rag.components import Components
 from rag.errors import RagError
 from rag.eval.qsets import list_question_sets, load_question_set
@@ -20,12 +20,19 @@ from ui import kept
 from ui.safe import say
 
 _NOTICE = "versions_notice"
-_CONFIRM = "versions_confirm_restore"
+_CONFIRM = "versions_confirm"  # (verb, version name): the one action asked about
+_ACTIONS = {"restore": "Restore", "delete": "Delete"}
+_QUESTIONS = {
+    "restore": "Replace collection {collection} with version {name}? The collection as it is now is kept first "
+    "as a version.",
+    "delete": "Delete version {name} of collection {collection}? The collection and its other versions stay as "
+    "they are.",
+}
 _DIFF = "versions_diff"
 
 
 def render(components: Components) -> None:
-    """Draw the Versions part: what a version holds, take, the list with restore, and the diff."""
+    """Draw the Versions part: what a version holds, take, the list with restore and delete, and the diff."""
     st.subheader("Versions")
     st.caption(
         "A version keeps the collection as it is: its chunks, stored settings, documents list and originals. "
@@ -46,7 +53,7 @@ def render(components: Components) -> None:
         st.info("No versions of this collection yet: name one above and take it.")
         return
     _table(versions)
-    _restore(components, versions)
+    _pick(components, versions)
     _diff(components, versions)
 
 
@@ -74,34 +81,33 @@ def _table(versions: list[Version]) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, alt="Versions of the collection")
 
 
-def _restore(components: Components, versions: list[Version]) -> None:
-    """Restore…, then a confirmation naming the version; the restore runs on Yes."""
+def _pick(components: Components, versions: list[Version]) -> None:
+    """A version, and Restore… or Delete…; a confirmation naming the version and what it does; it runs on Yes."""
     collection = components.settings.collection
-    cols = st.columns([3, 1])
-    name = cols[0].selectbox("Version to restore", [v.name for v in versions], key="versions_restore_pick")
-    if cols[1].button("Restore…", key="versions_restore"):
-        kept.keep(_CONFIRM, name, collection)  # asked in this collection: another's version of that name is not it
-    if kept.kept(_CONFIRM, collection) != name:
+    cols = st.columns([3, 1, 1])
+    name = cols[0].selectbox("Version to restore or delete", [v.name for v in versions], key="versions_restore_pick")
+    for col, (verb, label) in zip(cols[1:], _ACTIONS.items(), strict=True):
+        if col.button(f"{label}…", key=f"versions_{verb}"):
+            kept.keep(_CONFIRM, (verb, name), collection)  # asked in this collection: another's version is not it
+    asked = kept.kept(_CONFIRM, collection)
+    if asked is None or asked[1] != name:
         return
-    say(
-        "warning",
-        "Replace collection {collection} with version {name}? The collection as it is now is kept first as a version.",
-        collection=collection,
-        name=name,
-    )
+    verb = asked[0]
+    say("warning", _QUESTIONS[verb], collection=collection, name=name)
     yes, no = st.columns(2)
-    yes.button(
-        "Yes, restore", type="primary", key="versions_restore_yes", on_click=_do_restore, args=(components, name)
-    )
-    no.button("Cancel", key="versions_restore_no", on_click=st.session_state.pop, args=(_CONFIRM, None))
+    yes.button(f"Yes, {verb}", type="primary", key=f"versions_{verb}_yes", on_click=_do, args=(components, verb, name))
+    no.button("Cancel", key=f"versions_{verb}_no", on_click=st.session_state.pop, args=(_CONFIRM, None))
 
 
-def _do_restore(components: Components, name: str) -> None:
+def _do(components: Components, verb: str, name: str) -> None:
     st.session_state.pop(_CONFIRM, None)
-    _act(
-        lambda: restore_version(components, name),
-        lambda done: f"Restored version {done[0].name}; the collection as it was is version {done[1].name}.",
-    )
+    if verb == "restore":
+        _act(
+            lambda: restore_version(components, name),
+            lambda done: f"Restored version {done[0].name}; the collection as it was is version {done[1].name}.",
+        )
+    else:
+        _act(lambda: delete_version(components, name), lambda v: f"Deleted version {v.name}.")
 
 
 def _diff(components: Components, versions: list[Version]) -> None:

@@ -117,8 +117,9 @@ def _remade(path: Path, models: Path, name: str, problem: str) -> Finding:
 
 
 def _cut_short(data_dir: Path, fix: bool) -> list[Finding]:
-    """What a version take or restore killed part-way left (rag/catalog/versions.py): copies under a staging
-    name (`.<name>.taking-*`, `.<name>.restoring-*`) and folders moved aside (`.<name>.replaced-*`); --fix
+    """What a version take, restore or delete killed part-way left (rag/catalog/versions.py): copies under a
+    staging name (`.<name>.taking-*`, `.<name>.restoring-*`) and folders moved aside (`.<name>.replaced-*`,
+    `.<name>.deleting-*`); --fix
     removes them, but where the live folder is missing (cut short between a swap's two renames) it puts back the
     one that matches the rest (`_PUT_BACK`). Each is looked at during a turn on its collection
     (rag/store/lease.py), which a take or restore running now holds."""
@@ -156,16 +157,17 @@ def _staged(folder: Path) -> list[Path]:
 
 
 def _staged_name(path: Path) -> tuple[str, str]:
-    """(the name a staging folder stands beside, how it was left: taking, restoring, replaced or '')."""
+    """(the name a staging folder stands beside, how it was left: taking, restoring, replaced, deleting or '')."""
     name, _, kind = path.name[1:].rpartition("-")[0].rpartition(".")
-    return name, kind if kind in ("taking", "restoring", "replaced") else ""
+    return name, kind if kind in ("taking", "restoring", "replaced", "deleting") else ""
 
 
 def _left(path: Path, fix: bool) -> Finding:
     name, kind = _staged_name(path)
     live = path.with_name(name)
     back = _PUT_BACK.get(path.parent.name) == kind and not live.exists()
-    what = f"{path}: left by a version {'take' if kind == 'taking' else 'restore'} that was cut short"
+    done = {"taking": "take", "deleting": "delete"}.get(kind, "restore")
+    what = f"{path}: left by a version {done} that was cut short"
     if not fix:
         return Finding(
             "problem", f"{what}; `ragscope doctor --fix` {f'moves it back to {live}' if back else 'removes it'}"

@@ -10,6 +10,9 @@ Restoring first takes an automatic version of the collection as it is (`before-r
 replaces points (whole or not at all, `Store.replace_from`), settings and originals; so a restore that
 fails, even half-way, loses nothing: the message names the version that holds the collection as it was.
 
+Deleting a version renames its folder aside (a dot name, which `list_versions` skips), then removes it: the
+version is gone whole at the rename, and what a delete cut short leaves is for `ragscope doctor --fix`.
+
 Which version the collection is at: `current.json` beside the versions names the one last taken or
 restored with the state it held (its chunks, their quarantine marks, the stored settings). An eval run
 records `version_label`: that name while the state is unchanged, "unversioned changes since <name>" once
@@ -18,6 +21,7 @@ the collection changed after it, "" for a collection never versioned.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -106,8 +110,29 @@ def load_version(settings: Settings, name: str) -> Version:
     """
     version = _read(versions_dir(settings) / check_version_name(name))
     if version is None:
-        names = ", ".join(v.name for v in list_versions(settings)) or "none yet (`ragscope versions take NAME`)"
-        raise RagError(f"collection {settings.collection!r} has no version {name!r}; its versions: {names}")
+        names = [v.name for v in list_versions(settings)]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f". Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
+        listed = ", ".join(names) or "none yet (`ragscope versions take NAME`)"
+        raise RagError(f"collection {settings.collection!r} has no version {name!r}; its versions: {listed}{hint}")
+    return version
+
+
+def delete_version(components: Components, name: str) -> Version:
+    """Drop version `name` and nothing else (the collection, its other versions and which one it is at stay):
+    its folder is renamed aside, so it goes whole, then removed. Within a turn on the store, as a take or
+    restore (and `ragscope doctor`'s look at leftovers), so none of them reads the folder as it goes.
+
+    Raises:
+        RagError: there is no such version (the message offers close names and lists them all).
+    """
+    settings = components.settings
+    with components.store.lock:
+        version = load_version(settings, name)
+        folder = versions_dir(settings) / name
+        aside = folder.with_name(f".{name}.deleting-{secrets.token_hex(4)}")
+        os.rename(folder, aside)
+        shutil.rmtree(aside, ignore_errors=True)
     return version
 
 

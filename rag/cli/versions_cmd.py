@@ -1,4 +1,4 @@
-"""`ragscope versions take|list|restore|diff`: named copies of a collection, and two of them compared on a set."""
+"""`ragscope versions take|list|restore|delete|diff`: named copies of a collection; two of them compared on a set."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rag.catalog.versions import list_versions, restore_version, take_version
+from rag.catalog.versions import delete_version, list_versions, restore_version, take_version
 from rag.cli.collections_cmd import collection_option
 from rag.cli.main import main, opened, progress_bar, settings_from_env
 from rag.eval.qsets import read_question_set_file
@@ -68,6 +68,16 @@ def restore(name: str, collection: str | None) -> None:
     click.echo(
         f"restored {version.name}: {plural(version.chunks, 'chunk')}; the collection as it was is version {kept.name}"
     )
+
+
+@versions.command("delete")
+@click.argument("name")
+@collection_option
+def delete(name: str, collection: str | None) -> None:
+    """Delete version NAME, and nothing else: the collection and its other versions stay as they are."""
+    with opened(collection) as components:
+        version = delete_version(components, name)
+    click.echo(f"deleted version {version.name} of {version.collection}: {mib(version.size_bytes)} freed")
 
 
 @versions.command("diff")
