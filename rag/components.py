@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -13,6 +14,7 @@ from rag.encoders.factory import DenseSpec, sparse_encoder
 from rag.encoders.sparse import FastembedBm25Encoder
 from rag.errors import ModelMismatchError
 from rag.lazy import LazyModel
+from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import Settings
 from rag.store import open_store
 from rag.store.base import CollectionModels, Store
@@ -123,6 +125,15 @@ class Components:
     dense: DenseEncoder
     sparse: SparseEncoder
     journal: Journal
+
+    def with_stored_settings(self) -> Components:
+        """These components with the collection's stored retrieval settings in force over the configured ones
+        (rag.settings.collection_settings): what the CLI, the pages and a version diff each run with.
+
+        Raises:
+            ConfigError: the collection's settings file is damaged (the message names the reset).
+        """
+        return dataclasses.replace(self, settings=with_collection_settings(self.settings))
 
     def ensure_collection(self) -> None:
         """Create the collection for the configured models, or refuse if it was built with others.

@@ -6,7 +6,6 @@ without app.py (Streamlit's `pages/` folder quirk); `setup()` is idempotent and 
 
 from __future__ import annotations
 
-import dataclasses
 import hmac
 import importlib.util
 import math
@@ -18,7 +17,7 @@ import streamlit as st
 
 from rag.components import Components, build_components
 from rag.errors import RagError
-from rag.settings.collection_settings import in_force, with_collection_settings
+from rag.settings.collection_settings import in_force
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
 from rag.text.redact import redact_url
@@ -79,7 +78,7 @@ def setup(report: bool = True) -> Components:
     # The collection's own settings (stored by a tune sweep) are read on every run, so a page applies them as soon
     # as they are stored; the cached engine (store and models) is shared, only its retrieval settings differ.
     try:
-        return dataclasses.replace(components, settings=with_collection_settings(components.settings))
+        return components.with_stored_settings()
     except RagError as e:
         if report:
             say("error", "The collection's stored settings were not applied: {e}", e=e)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import os
 import sys
@@ -15,7 +14,6 @@ import click
 from rag.catalog.collections import for_collection, require_collection
 from rag.components import Components, build_components
 from rag.errors import RagError
-from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import Settings
 from rag.text.words import plural
 
@@ -60,7 +58,7 @@ def opened(collection: str | None = None, creates: bool = False) -> Iterator[Com
         raise click.ClickException(str(e)) from None
     components = _build(settings)
     try:
-        components = dataclasses.replace(components, settings=with_collection_settings(components.settings))
+        components = components.with_stored_settings()
         yield components
     except RagError as e:
         raise click.ClickException(str(e)) from None

@@ -11,7 +11,6 @@ so the links open the inspector on each version as it was.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,7 +22,6 @@ from rag.components import build_components
 from rag.eval.qsets import QuestionSet
 from rag.eval.runner import Progress, run_eval
 from rag.eval.runs import EvalRun, QuestionResult
-from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import Settings
 from rag.text.words import plural
 
@@ -49,7 +47,7 @@ class QuestionMove:
     inspector_b: Mapping[str, str]
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> Outcome:
         if self.hit_a == self.hit_b:
             return Outcome.SAME_HIT if self.hit_a else Outcome.SAME_MISS
         return Outcome.FIXED if self.hit_b else Outcome.BROKE
@@ -111,7 +109,8 @@ def diff_versions(
             left_out.append(qb.id)
             continue
         moves.append(QuestionMove(qb.id, qb.question, _hit(qa), _hit(qb), qa.inspector, qb.inspector))
-    left_out += [qid for qid in by_id if qid not in {m.id for m in moves}]
+    moved = {m.id for m in moves}
+    left_out += [qid for qid in by_id if qid not in moved]
     return VersionDiff(a, b, run_a, run_b, tuple(moves), tuple(dict.fromkeys(left_out)))
 
 
@@ -121,7 +120,7 @@ def _run_on(
     """The set evaluated on version `name`'s own collection, with the settings it stored."""
     components = build_components(open_version(settings, name))
     try:
-        components = dataclasses.replace(components, settings=with_collection_settings(components.settings))
+        components = components.with_stored_settings()
         told = None if progress is None else lambda done, total, msg: progress(done, total, f"{name}: {msg}")
         return run_eval(components, qset, progress=told, cancel=cancel, save=False)
     finally:
