@@ -20,7 +20,7 @@ from rag.components import Components
 from rag.errors import RagError
 from rag.ingest import fix_history
 from rag.ingest.embed import encode_chunks
-from rag.ingest.fix_history import FixAction, HistoryEntry, now
+from rag.ingest.fix_history import HistoryEntry, now
 from rag.ingest.fixes import (
     DISABLE_FIELDS,
     DISABLED_AT,
@@ -30,6 +30,7 @@ from rag.ingest.fixes import (
     EDITED_AT,
     EDITED_BY,
     ORIGINAL_TEXT,
+    FixAction,
     where,
 )
 from rag.ingest.scan import scan_text

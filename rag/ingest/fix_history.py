@@ -13,22 +13,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from rag.ingest.fixes import Fix
+from rag.ingest.fixes import Fix, FixAction
 from rag.settings.atomic import locked
 from rag.settings.config import Settings
-
-
-class FixAction(StrEnum):
-    """What a history entry did to its chunk (stored as its value: "edit", "disable", "enable", "drop")."""
-
-    EDIT = "edit"
-    DISABLE = "disable"
-    ENABLE = "enable"
-    DROP = "drop"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from rag.ingest.plan import ChunkDiff
@@ -30,13 +31,23 @@ DISABLE_FIELDS = (DISABLED_BY, DISABLED_AT, DISABLED_WHY)
 FLAGGED_WHY = "flagged by the injection scan"  # the reason the Documents page's Quarantine button gives
 
 
+class FixAction(StrEnum):
+    """What was done to a chunk: a fix it carries is an EDIT or a DISABLE; the history also records ENABLE and
+    DROP (stored as the values: "edit", "disable", "enable", "drop")."""
+
+    EDIT = "edit"
+    DISABLE = "disable"
+    ENABLE = "enable"
+    DROP = "drop"
+
+
 @dataclass(frozen=True)
 class Fix:
-    """One fix a stored chunk carries: "edit" or "disable", by whom and when."""
+    """One fix a stored chunk carries (FixAction.EDIT or FixAction.DISABLE), by whom and when."""
 
     chunk_id: str
     where: str  # the chunk's location ("source > heading") and number, for people
-    kind: str  # "edit" or "disable"
+    kind: FixAction  # EDIT or DISABLE
     by: str
     at: str
     why: str = ""
@@ -44,7 +55,7 @@ class Fix:
     @property
     def words(self) -> str:
         """ "edited by ana at 2026-12-03T09:30:00+00:00" / "disabled by ana at ... (flagged by the injection scan)"."""
-        verb = "edited" if self.kind == "edit" else "disabled"
+        verb = "edited" if self.kind == FixAction.EDIT else "disabled"
         return f"{verb} by {self.by} at {self.at}" + (f" ({self.why})" if self.why else "")
 
     def as_json(self) -> dict[str, str]:
@@ -58,10 +69,10 @@ def fixes_of(record: StoredChunk) -> tuple[Fix, ...]:
     payload, at = record.payload, where(record)
     out = []
     if payload.get(EDITED_AT):
-        out.append(Fix(record.chunk.id, at, "edit", _text(payload, EDITED_BY), _text(payload, EDITED_AT)))
+        out.append(Fix(record.chunk.id, at, FixAction.EDIT, _text(payload, EDITED_BY), _text(payload, EDITED_AT)))
     if record.quarantined and payload.get(DISABLED_AT):
         by, when, why = (_text(payload, k) for k in DISABLE_FIELDS)
-        out.append(Fix(record.chunk.id, at, "disable", by, when, why))
+        out.append(Fix(record.chunk.id, at, FixAction.DISABLE, by, when, why))
     return tuple(out)
 
 
@@ -79,13 +90,13 @@ def disabled_words(record: StoredChunk) -> str:
     chunk quarantined before who and when were recorded."""
     if not record.quarantined:
         return ""
-    disable = [f for f in fixes_of(record) if f.kind == "disable"]
+    disable = [f for f in fixes_of(record) if f.kind == FixAction.DISABLE]
     return disable[0].words if disable else "quarantined"
 
 
 def edited_words(record: StoredChunk) -> str:
     """ "edited by ana at ..." for an edited chunk, "" for one as ingested."""
-    edit = [f for f in fixes_of(record) if f.kind == "edit"]
+    edit = [f for f in fixes_of(record) if f.kind == FixAction.EDIT]
     return edit[0].words if edit else ""
 
 
