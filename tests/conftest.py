@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 
 # What makes a test slow: a page run through AppTest, a child process, a browser, a whole installed manual
-# read (the whole module is marked), or a real collection built with the real models: the test, a fixture it takes or a helper of its
+# read (tests/installed_manuals.py; the whole module is marked), or a real collection built with the real models: the test, a fixture it takes or a helper of its
 # module it calls ingests, builds components or invokes the CLI. `pytest -m "not slow"` is the fast loop
 # (README, Contributing); tests/test_fast_loop.py keeps the rule honest.
-_SLOW_MODULE = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing|/usr/share/doc/")
+_SLOW_MODULE = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing|/usr/share/doc/|installed_manuals")
 _BUILDS = re.compile(r"\bingest_files\(|\bbuild_components\(|\.invoke\(")
 
 
