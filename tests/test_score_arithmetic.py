@@ -4,6 +4,7 @@ is told with the term that decided; the BM25 terms of the question and each chun
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -153,3 +154,11 @@ def test_a_question_of_stop_words_or_symbols_is_reported_empty(corpus, question)
     assert not retrieve(corpus, question).ranked("sparse")  # what the note says: the sparse stage is empty
     assert no_term_note(corpus, PARAPHRASE_QUESTION) == ""
     assert terms.as_dict()["usable"] is False
+
+
+def test_a_stage_no_reranker_of_its_name_made_shows_no_parts_and_says_why(corpus):
+    result = retrieve(corpus, KEYWORD_QUESTION, RetrievalConfig(candidates=6, fusion="rrf", reranker="score-fusion"))
+    merged = dataclasses.replace(result, reranker="rrf of 2 searches, each reranked by score-fusion")
+    row = score_arithmetic(corpus, merged).row(result.final[0].id)
+    assert row.rerank.parts == () and row.rerank.computed is None and row.rerank.matches
+    assert "searches combined" in row.rerank.text() and row.fused.matches

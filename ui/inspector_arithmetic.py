@@ -170,6 +170,11 @@ def _rerank(row: RowArithmetic, candidate: Candidate) -> None:
             },
             placeholder=ABSENT,
         )
+        if not rerank.matches:
+            st.warning(
+                f"These parts add up to {rerank.computed:.4f}, not the {rerank.recorded:.4f} the stage ranked by: "
+                "the reranker was given another list than the fused one shown (a retrieval mode's stage)."
+            )
         if any(p.low is not None for p in rerank.parts):
             st.caption("Min-max normalised over the reranked candidates: the lowest maps to 0, the highest to 1.")
     if rerank.sentence:

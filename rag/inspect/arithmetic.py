@@ -28,6 +28,7 @@ from statistics import fmean, stdev
 from typing import Sequence
 
 from rag.components import Components
+from rag.errors import ConfigError
 from rag.ingest.sentences import sentence_texts
 from rag.inspect.above import ranked_above, standing_candidate
 from rag.inspect.explain import chunk_terms
@@ -109,6 +110,7 @@ class RerankArithmetic:
     computed: float | None  # the parts' sum; None without parts
     recorded: float | None  # the rerank score retrieve() ranked by
     sentence: str = ""  # sentence-maxsim, maxsim-fusion: the chunk's best-matching sentence
+    note: str = ""  # why there are no parts
 
     @property
     def matches(self) -> bool:
@@ -117,7 +119,7 @@ class RerankArithmetic:
     def text(self) -> str:
         """ "0.5 x best sentence cosine 0.7100 + 0.5 x chunk cosine 0.6200 = 0.6650"."""
         if not self.parts:
-            return f"{self.reranker}: the model's own score {_num(self.recorded)}; it has no parts to show"
+            return f"{_num(self.recorded)}: {self.note}"
         return " + ".join(_part_text(p) for p in self.parts) + f" = {_num(self.computed)}"
 
 
@@ -353,10 +355,13 @@ def _rerank_rows(components: Components, result: RetrievalResult) -> dict[str, R
     """Each reranked chunk's parts, from the reranker itself over the same pool and vectors retrieve() gave it."""
     pool = result.ranked("fused")
     recorded = {c.id: c.rerank.score for c in pool}
-    reranker = get_reranker(result.reranker)
-    parts_of = getattr(reranker, "parts", None)
+    try:
+        parts_of = getattr(get_reranker(result.reranker), "parts", None)
+        note = "the model's own score, which has no parts to show"
+    except ConfigError:  # no reranker of that name: a mode's searches combined (rag/modes/fusion.py)
+        parts_of, note = None, "the mode's searches combined by rank (see its stages), not one reranker's score"
     if parts_of is None or result.query is None or not pool:
-        return {cid: RerankArithmetic(result.reranker, (), None, score) for cid, score in recorded.items()}
+        return {cid: RerankArithmetic(result.reranker, (), None, score, note=note) for cid, score in recorded.items()}
     q = result.query
     prior = tuple(c.fused.score for c in pool)
     ctx = RerankContext(
