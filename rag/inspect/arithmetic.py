@@ -173,6 +173,8 @@ class ScoreArithmetic:
         return self.rows.get(chunk_id)
 
     def as_dict(self) -> dict:
+        """The retrieval-wide part (fusion, k, weights, each list's DBSF normalisation, the reranker); each row's
+        own arithmetic goes with its row (`RowArithmetic.as_dict`)."""
         return {**self.fusion.as_dict(), "reranker": self.reranker}
 
 
