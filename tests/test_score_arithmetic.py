@@ -52,7 +52,7 @@ def random_store(tmp_path_factory):
     fusion=st.sampled_from(FUSIONS),
     n=st.integers(1, 25),
     k=st.integers(1, 100),
-    dense_weight=st.floats(0.05, 0.95),
+    dense_weight=st.floats(0.0, 1.0),
     seed=st.integers(0, 2**32 - 1),
     query_terms=st.integers(1, 5),
 )
