@@ -11,6 +11,7 @@ from rag.settings.links import collection_param, inspector_params
 from ui import add_question, answer_view, forms, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.question_hint import question_hint
+from ui.question_notes import no_term_warning
 from ui.render import answer_html
 from ui.safe import say
 from ui.setup import DEMO, page
@@ -98,6 +99,7 @@ with ask_tab:
     pending = st.session_state.pop("ask_pending", False)
     if (submitted or pending) and config is not None:
         if question.strip():
+            no_term_warning(components, question)
             run_ask(question, config)
         else:  # an empty ask clears the last answer, so no old answer stands under the warning
             kept.keep("ask_answer", None, settings.collection)

@@ -25,7 +25,16 @@ from rag.settings.links import parse_inspector_params
 from rag.settings.rerankers import reads_sentence_vectors
 from rag.text.markdown import escape_markdown
 from rag.types import ChunkFilter
-from ui import forms, inspector_link, inspector_tools, inspector_tracking, inspector_view, kept, mode_view
+from ui import (
+    forms,
+    inspector_arithmetic,
+    inspector_link,
+    inspector_tools,
+    inspector_tracking,
+    inspector_view,
+    kept,
+    mode_view,
+)
 from ui.links import empty_collection_notice, language_notice
 from ui.safe import say
 from ui.setup import page, retrieval_on_page
@@ -129,8 +138,10 @@ if config is not None and question.strip():
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
         chosen = inspector_view.stage_table(result) if result.candidates else None  # an empty one has no columns
+        inspector_arithmetic.question_terms_panel(components, question)  # what BM25 searched, under the table
         if chosen is not None:
             inspector_view.chunk_detail(components, result, chosen, bool(feedback_notes(result)))
+            inspector_arithmetic.arithmetic_panel(components, result, chosen)
         scope = kept.retrieval_scope(components, result)
         track_tab, compare_tab, health_tab = st.tabs(["Track an expected chunk", "Compare two configs", "Health check"])
         with track_tab:

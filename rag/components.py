@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rag.encoders.base import DenseEncoder, SpanVectors, SparseEncoder
+from rag.encoders.base import DenseEncoder, QueryToken, SpanVectors, SparseEncoder
 from rag.encoders.dense_onnx import Placement
 from rag.encoders.factory import DenseSpec, sparse_encoder
 from rag.encoders.sparse import FastembedBm25Encoder
@@ -114,6 +114,14 @@ class CollectionSparse:
 
     def query_terms(self, text: str) -> dict[int, str]:
         return self.encoder.query_terms(text)
+
+    def query_tokens(self, text: str) -> tuple[QueryToken, ...]:
+        return self.encoder.query_tokens(text)
+
+    @property
+    def tokenizer(self) -> str:
+        """How this collection's CJK runs are cut (bigram, jieba, whitespace)."""
+        return self.encoder.tokenizer
 
 
 @dataclass

@@ -50,6 +50,7 @@ from rag.settings.links import inspector_url
 from rag.text.wording import STAGE_TITLES
 from rag.text.words import plural, readable_time
 from ui import forms, gen_set_view, tune_view
+from ui.question_notes import no_term_questions
 from ui.render import md_escape
 from ui.safe import say
 
@@ -65,7 +66,7 @@ def render(components: Components) -> None:
     force = tune_view.settings_in_force(components)  # a damaged stored file: its message and Reset, first
     st.subheader("Question sets")
     gen_set_view.render(components)  # before the set picker: saving a reviewed set selects it
-    name = _question_sets(data_dir)
+    name = _question_sets(components)
     if name is None:
         return
     runs = _runs(data_dir, name)  # newest first; storing a run reruns the tab, so this list stays current
@@ -90,8 +91,9 @@ def render(components: Components) -> None:
     _history(data_dir, runs, run)
 
 
-def _question_sets(data_dir: Path) -> str | None:
+def _question_sets(components: Components) -> str | None:
     """Upload, load the sample, list, view and delete sets; returns the selected set's name."""
+    data_dir = components.settings.data_dir
     cols = st.columns([3, 1])
     upload = cols[0].file_uploader("Upload a question set (JSONL)", type=["jsonl"], key="eval_upload")
     if upload is not None and st.session_state.get("eval_uploaded") != upload.file_id:
@@ -119,6 +121,7 @@ def _question_sets(data_dir: Path) -> str | None:
     except RagError as e:
         say("error", "{e}", e=e)
         return None
+    no_term_questions(components, [(q.id, q.question) for q in qset.questions])
     with st.expander(f"{len(qset.questions)} questions ({qset.unanswerable} unanswerable)"):
         rows = [
             {"id": q.id, "question": q.question, "answerable": q.answerable, "gold": str(q.as_json().get("gold", ""))}

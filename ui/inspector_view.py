@@ -144,6 +144,7 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
     event = st.dataframe(
         frame,
         key="inspector_table",
+        alt="Stage table",
         hide_index=True,
         column_config=stage_columns(),
         column_order=DETAILS if details else COMPACT,
