@@ -80,7 +80,9 @@ def show_recent() -> None:
     except RagError as e:
         say("error", "{e}", e=e)
         return
-    answer_view.show_recent(records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval))
+    answer_view.show_recent(
+        records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval), settings.retrieval
+    )
 
 
 # Bound to ?tab=…, so a link (the sidebar's, a README's) can open the Eval tab: /ask?tab=Eval.

@@ -33,7 +33,7 @@ from ui.setup import page, retrieval_on_page
 components = page("Search inspector")
 base = components.settings.retrieval
 CLAUDE = bool(components.settings.anthropic_api_key)
-LINK_TARGET = ("q", "source", "tag", "track", "track_source", "track_heading")  # read even when a setting is bad
+LINK_TARGET = ("q", "source", "tag", "track", "track_source", "track_heading", "ask")  # read even when a setting is bad
 
 
 def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) -> None:
@@ -56,6 +56,7 @@ def apply_link() -> None:
         say("error", "The link's settings were not applied: {e}", e=e)
         request = parse_inspector_params({k: v for k, v in params.items() if k in LINK_TARGET}, base)
     set_config_state(request.config, request.flt)
+    inspector_link.keep_replay(components, request.ask)
     st.session_state["inspector_q"] = request.question
     if request.track_source:  # a section, as Eval counted it
         picks = {"by": inspector_tracking.TRACK_BY[1], "source": request.track_source, "heading": request.track_heading}
@@ -106,6 +107,7 @@ question = st.text_input(
 )
 
 if config is not None and question.strip():
+    inspector_link.parity_note(config, base, question)
     try:
         with st.spinner(
             "Retrieving: dense, sparse, fusion, rerank…"

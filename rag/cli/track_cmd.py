@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -12,6 +13,8 @@ from rag.cli.collections_cmd import collection_option
 from rag.cli.main import main, opened
 from rag.cli.options import retrieval_options, with_options
 from rag.cli.search_cmd import parse_filters
+from rag.errors import RagError
+from rag.inspect.report import failure_report, report_format, report_input
 from rag.inspect.target import find_target
 from rag.inspect.track import TrackReport, section_fates, track
 from rag.retrieval.loss import LOSS_TITLES
@@ -42,12 +45,26 @@ _HELP = (
     is_flag=True,
     help="Print {target, found, final_rank, lost_at, stages, standing_chunk, fixes, above}.",
 )
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE.md|FILE.json",
+    help="Also write the failure report to share (question, settings and where each came from, stage table, "
+    "target, where it was lost, what ranked above, the verified fix): Markdown for .md, JSON for .json.",
+)
 def track_command(
     question: str, chunk_id: str | None, source: str | None, heading: str | None, text: str | None,
-    filters: tuple[str, ...], collection: str | None, as_json: bool, **options: object,
+    filters: tuple[str, ...], collection: str | None, as_json: bool, report_path: Path | None, **options: object,
 ) -> None:  # fmt: skip
     if sum(x is not None for x in (chunk_id, source, text)) != 1:
         raise click.UsageError("give one of --chunk ID, --source NAME [--heading PATH], --text TEXT")
+    if report_path is not None:
+        try:
+            report_format(report_path)  # refused before any retrieval runs
+        except RagError as e:
+            raise click.BadParameter(str(e), param_hint="--report") from None
     flt = parse_filters(filters)
     with opened(collection) as components:
         config = with_options(components.settings.retrieval, options)
@@ -55,6 +72,10 @@ def track_command(
             components, chunk_id=chunk_id, source=source, heading=heading, text=text, question=question
         )
         report = track(components, question, target, config, flt)
+        if report_path is not None:
+            given = report_input(components.settings, report.result, report, "ragscope track")
+            failure_report(given).write(report_path)
+            click.echo(f"report written to {report_path}", err=True)
     out = report_json(report)
     if as_json:
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
