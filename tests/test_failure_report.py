@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from carry_corpus import CHUNKING, LONG_SECTION, QUESTION
+from carry_corpus import CHUNKING, HOSTILE, HOSTILE_GUIDE, QUESTION
 from click.testing import CliRunner
 
 from rag.cli import main
@@ -19,9 +19,6 @@ from rag.inspect.track import track
 from rag.settings.collection_settings import save_collection_settings
 from rag.settings.config import RetrievalConfig
 
-# The section tracked (one chunk) holds text that would add markup, an image and a table row to a report read raw.
-HOSTILE = "Invoices are emailed monthly <script>alert(1)</script> ![p](http://evil.example/p.png)\n| forged | row |"
-GUIDE = LONG_SECTION.split("## Invoices")[0] + "## Invoices\n\n" + HOSTILE + "\n"
 TITLES = ["Question", "Settings (and where each came from)", "Stage table", "Target", "Where it was lost",
           "What ranked above it", "The verified fix"]  # fmt: skip
 
@@ -30,7 +27,7 @@ TITLES = ["Question", "Settings (and where each came from)", "Stage table", "Tar
 def guide(settings):
     """The guide ingested with its hostile Invoices section; stored settings put k at 1 (Invoices is lost there)."""
     components = build_components(settings)
-    assert not ingest_files(components, [("guide.md", GUIDE.encode())], CHUNKING).errors
+    assert not ingest_files(components, [("guide.md", HOSTILE_GUIDE.encode())], CHUNKING).errors
     components.close()
     save_collection_settings(settings.data_dir, settings.collection, {"final_k": 1}, note="by hand")
     return settings

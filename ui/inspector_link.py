@@ -88,6 +88,6 @@ def parity_note(config: RetrievalConfig, base: RetrievalConfig, question: str) -
             changes=parity(config, record.config).listed("the ask"))  # fmt: skip
     now = parity(config, base)
     if now.same:
-        say("caption", "✓ The stage settings {words}", words=now.words())
+        say("caption", "✓ This page {words}", words=now.words())
     else:
-        say("info", "The stage settings {words}", words=now.words())
+        say("info", "This page {words}", words=now.words())

@@ -68,7 +68,7 @@ def verdict_offer(components: Components, run: EvalRun, question: QuestionResult
 def buttons(report: FailureReport, key: str) -> None:
     """The report's two download buttons, Markdown and JSON."""
     name = file_stem(report.question)
-    left, right = st.columns(2)
+    left, right, _ = st.columns([1, 1, 2])  # side by side, not spread over the page
     for column, fmt in ((left, "markdown"), (right, "json")):
         column.download_button(
             LABEL[fmt],

@@ -28,7 +28,7 @@ def verdict_report(components: Components, run: EvalRun, question: QuestionResul
     verdict = question.verdict
     outcome = f"{verdict.title}: {verdict.detail}" if verdict else "passed"
     came_from = f"Eval run {run.label} ({run.created_at}, set {run.set_name}), question {question.id}: {outcome}"
-    gold = parse_inspector_params(question.inspector, run.config)
+    gold = parse_inspector_params({k: [v] for k, v in question.inspector.items()}, run.config)
     if not (gold.track or gold.track_source):
         result = retrieve(components, question.question, run.config)
         return failure_report(report_input(components.settings, result, None, came_from))
