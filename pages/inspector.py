@@ -7,7 +7,7 @@ Query parameters, so other pages can link "Open in inspector" (parsed by rag.set
     &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|maxsim-fusion[:w]|cross-encoder:<name or path>
     &dense_weight=W&rrf_k=N&min_score=S&prf=1&prf_docs=N&prf_terms=N&prf_weight=W
     &dense_prf=1&dense_prf_docs=N&dense_prf_weight=W&mode=plain|hyde|multi_hop|corrective|agent
-    &source=NAME&tag=NAME&track=<chunk id>
+    &source=NAME&tag=NAME&track=<chunk id>&ask=<ask log id, for a replayed ask>
 `source` and `tag` may repeat. A link is applied once when it arrives; later edits are the user's.
 Session-state keys start with `inspector_`. Document text is only ever shown escaped (st.markdown of
 `escape_markdown` / `highlight_markdown` output) or in dataframes, never rendered as HTML.

@@ -142,7 +142,7 @@ def _settings(r: ReportInput) -> ReportSection:
         for k in knobs(type(config))
     ]  # fmt: skip
     body = "\n".join([
-        f"{_line(config_label(config))}: {r.parity.words()}.", "",
+        f"{_line(config_label(config))}: {_line(r.parity.words())}.", "",
         _table(["setting", "value", "from", "Ask and Eval run"], rows),
     ])  # fmt: skip
     data = {**r.settings.as_json(), "parity": r.parity.as_json()}
