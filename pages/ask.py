@@ -13,7 +13,7 @@ from ui.links import empty_collection_notice, language_notice
 from ui.question_hint import question_hint
 from ui.render import answer_html
 from ui.safe import say
-from ui.setup import DEMO, page
+from ui.setup import DEMO, page, retrieval_on_page
 
 INSPECTOR = "pages/inspector.py"
 
@@ -23,9 +23,12 @@ log = AskLog.for_settings(settings)
 
 
 def settings_form() -> RetrievalConfig | None:
-    """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid."""
+    """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid.
+    The sidebar's retrieval line follows them."""
     with st.expander("Retrieval settings"):
-        return forms.retrieval_form("ask", settings.retrieval, claude=bool(settings.anthropic_api_key))
+        config = forms.retrieval_form("ask", settings.retrieval, claude=bool(settings.anthropic_api_key))
+    retrieval_on_page(config, settings.retrieval, ask=True)
+    return config
 
 
 def run_ask(question: str, config: RetrievalConfig) -> None:

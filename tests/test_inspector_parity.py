@@ -105,3 +105,12 @@ def test_each_eval_verdict_offers_its_report(sample_store):
     at.button(key=f"eval_report_{run.id}_{failed.id}_make").click()
     _ok(at.run())
     assert _downloads(at) == REPORTS
+
+
+def test_the_ask_pages_sidebar_follows_its_own_settings_form(sample_store):
+    """The Ask page's form changes what the next ask runs; the sidebar's retrieval line then says so."""
+    at = _ok(open_page("pages/ask.py", timeout=120))
+    at.selectbox(key="ask_fusion").set_value("rrf").run()
+    [line] = [_plain(c.value) for c in _ok(at).sidebar.caption if c.value.startswith("Retrieval")]
+    assert line.startswith("Retrieval on this page: rrf ")
+    assert line.endswith(" · differs from the collection's settings in: fusion rrf (collection: dbsf)")

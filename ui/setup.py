@@ -149,14 +149,16 @@ def sidebar(components: Components) -> None:
             st.caption("Access: open (no RAGSCOPE_PASSWORD and no [auth] sign-in configured)")
 
 
-def retrieval_on_page(config: RetrievalConfig | None, base: RetrievalConfig) -> None:
+def retrieval_on_page(config: RetrievalConfig | None, base: RetrievalConfig, ask: bool = False) -> None:
     """The sidebar's retrieval line says the page's own settings once they differ from the collection's (an
     applied fix, a changed stage setting, a replayed ask), and how they differ from what Ask and Eval run, so it
-    never disagrees with the form under it (issue 38, item 11; issue 40, item 3)."""
+    never disagrees with the form under it (issue 38, item 11; issue 40, item 3). On the Ask page (`ask`) its
+    own form is what differs from the collection's settings."""
     slot = getattr(_SLOTS, "retrieval", None)
     if slot is None or config is None or config == base:
         return
-    words = parity(config, base).words()
+    p = parity(config, base)
+    words = f"differs from the collection's settings in: {p.listed('collection')}" if ask and not p.same else p.words()
     slot.caption(safe_text("Retrieval on this page: {now} · {parity}", now=config_label(config), parity=words))
 
 
