@@ -85,3 +85,5 @@ def test_track_writes_the_report_as_its_extension_says_and_refuses_another(guide
     refused = CliRunner().invoke(main, [*args, "--report", str(tmp_path / "out.txt")])
     assert refused.exit_code == 2 and "written as .md (Markdown) or .json" in refused.output
     assert not (tmp_path / "out.txt").exists()
+    nowhere = CliRunner().invoke(main, [*args, "--report", str(tmp_path / "missing" / "out.md")])
+    assert nowhere.exit_code == 2 and "no folder" in nowhere.output

@@ -65,6 +65,8 @@ def track_command(
             report_format(report_path)  # refused before any retrieval runs
         except RagError as e:
             raise click.BadParameter(str(e), param_hint="--report") from None
+        if not report_path.parent.is_dir():
+            raise click.BadParameter(f"no folder {report_path.parent} to write the report in", param_hint="--report")
     flt = parse_filters(filters)
     with opened(collection) as components:
         config = with_options(components.settings.retrieval, options)
