@@ -3,6 +3,7 @@ section of a tracked failure, in Markdown an issue tracker reads (document text 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -16,6 +17,7 @@ from rag.ingest.pipeline import ingest_files
 from rag.inspect.report import SECTIONS, failure_report, report_input
 from rag.inspect.target import find_target
 from rag.inspect.track import track
+from rag.modes.run import run_mode
 from rag.settings.collection_settings import save_collection_settings
 from rag.settings.config import RetrievalConfig
 
@@ -45,11 +47,18 @@ def test_the_report_of_a_tracked_failure_holds_every_section_and_escapes_documen
         report = failure_report(
             report_input(components.settings, (t := track(components, QUESTION, target, config)).result, t, "a test")
         )
+        hops = dataclasses.replace(config, mode="multi_hop")
+        moded = track(components, QUESTION, target, hops, mode=run_mode(components, QUESTION, config=hops))
+        under_mode = failure_report(report_input(components.settings, moded.result, moded))
     finally:
         components.close()
     assert t.dropped_at == "final_k"
     assert [s.key for s in report.sections] == ["question", "settings", "stages", "target", "lost", "above", "fix"]
-    assert len(report.sections) == len(SECTIONS)
+    # Under a mode, one more: each of its searches and what happened to the target there (every builder has said).
+    assert [s.key for s in under_mode.sections] == [b.__name__[1:] for b in SECTIONS]
+    mode = under_mode.section("mode")
+    assert mode.title == "The multi_hop mode's searches" and mode.data["searches"] and mode.data["summary"]
+    assert re.findall(r"(?m)^## (.+)$", under_mode.markdown())[4] == mode.title
     md = report.markdown()
     assert _headings(md) == TITLES
     assert "\\<script\\>" in md and "<script>" not in md and "](http" not in md and "\n| forged" not in md

@@ -233,9 +233,22 @@ def _fix(r: ReportInput) -> ReportSection | None:
     return ReportSection("fix", "The verified fix", body, data)
 
 
+def _mode(r: ReportInput) -> ReportSection | None:
+    """Under a retrieval mode: each of its searches where the target appeared or was lost."""
+    if r.track is None or r.track.mode is None:
+        return None
+    trail = r.track.mode
+    rows = [[_line(x.search), _line(x.query), _cell(x.final_rank), _line(x.note)] for x in trail.sightings]
+    body = f"{_line(trail.summary)}\n\n" + _table(["search", "query", "final rank", "what happened"], rows)
+    data = {"mode": trail.mode, "summary": trail.summary,
+            "searches": [{"search": x.search, "query": x.query, "final_rank": x.final_rank, "note": x.note}
+                         for x in trail.sightings]}  # fmt: skip
+    return ReportSection("mode", f"The {trail.mode} mode's searches", body, data)
+
+
 # The report's sections, in order: one builder each, None when it has nothing to say.
 SECTIONS: tuple[Callable[[ReportInput], ReportSection | None], ...] = (
-    _question, _settings, _stages, _target, _lost, _above, _fix,
+    _question, _settings, _stages, _target, _mode, _lost, _above, _fix,
 )  # fmt: skip
 
 
