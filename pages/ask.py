@@ -14,7 +14,7 @@ from ui.question_hint import question_hint
 from ui.question_notes import no_term_warning
 from ui.render import answer_html
 from ui.safe import say
-from ui.setup import DEMO, page
+from ui.setup import DEMO, page, retrieval_on_page
 
 INSPECTOR = "pages/inspector.py"
 
@@ -24,9 +24,12 @@ log = AskLog.for_settings(settings)
 
 
 def settings_form() -> RetrievalConfig | None:
-    """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid."""
+    """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid.
+    The sidebar's retrieval line follows them."""
     with st.expander("Retrieval settings"):
-        return forms.retrieval_form("ask", settings.retrieval, claude=bool(settings.anthropic_api_key))
+        config = forms.retrieval_form("ask", settings.retrieval, claude=bool(settings.anthropic_api_key))
+    retrieval_on_page(config, settings.retrieval, ask=True)
+    return config
 
 
 def run_ask(question: str, config: RetrievalConfig) -> None:
@@ -81,7 +84,9 @@ def show_recent() -> None:
     except RagError as e:
         say("error", "{e}", e=e)
         return
-    answer_view.show_recent(records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval))
+    answer_view.show_recent(
+        records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval), settings.retrieval
+    )
 
 
 # Bound to ?tab=…, so a link (the sidebar's, a README's) can open the Eval tab: /ask?tab=Eval.

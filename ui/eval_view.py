@@ -49,7 +49,7 @@ from rag.settings.labels import config_label
 from rag.settings.links import inspector_url
 from rag.text.wording import STAGE_TITLES
 from rag.text.words import plural, readable_time
-from ui import forms, gen_set_view, tune_view
+from ui import forms, gen_set_view, report_download, tune_view
 from ui.question_notes import no_term_questions
 from ui.render import md_escape
 from ui.safe import say
@@ -86,7 +86,7 @@ def render(components: Components) -> None:
     )
     run = load_run(data_dir, chosen)
     _rename(data_dir, run)
-    _results(run)
+    _results(components, run)
     st.subheader("History and comparison")
     _history(data_dir, runs, run)
 
@@ -242,7 +242,7 @@ def _rename(data_dir: Path, run: EvalRun) -> None:
     )
 
 
-def _results(run: EvalRun) -> None:
+def _results(components: Components, run: EvalRun) -> None:
     """Per-stage metrics (table and chart), answer rates, verdict counts, and the per-question table."""
     st.caption(
         f"Collection {md_escape(run.collection)} (fingerprint {run.fingerprint}) · "
@@ -313,6 +313,7 @@ def _results(run: EvalRun) -> None:
                     st.text(f"Answer: {q.answer.text}")
                 label = "Open in the inspector, gold tracked" if "track" in q.inspector else "Open in the inspector"
                 st.page_link(INSPECTOR, label=label, icon="🔬", query_params=dict(q.inspector))
+                report_download.verdict_offer(components, run, q)
 
 
 def _invalid(run: EvalRun) -> None:

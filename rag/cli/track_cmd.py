@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -13,8 +14,10 @@ from rag.cli.main import main, opened
 from rag.cli.options import retrieval_options, with_options
 from rag.cli.search_cmd import parse_filters
 from rag.components import Components
+from rag.errors import RagError
 from rag.inspect.arithmetic import explained_rows, score_arithmetic, versus_above
 from rag.inspect.question_terms import question_terms
+from rag.inspect.report import failure_report, report_format, report_input
 from rag.inspect.target import find_target
 from rag.inspect.track import TrackReport, section_fates, track
 from rag.retrieval.loss import LOSS_TITLES
@@ -49,12 +52,28 @@ _HELP = (
         "versus_above, the chunk just above it and the term that decided."
     ),
 )
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE.md|FILE.json",
+    help="Also write the failure report to share (question, settings and where each came from, stage table, "
+    "target, where it was lost, what ranked above, the verified fix): Markdown for .md, JSON for .json.",
+)
 def track_command(
     question: str, chunk_id: str | None, source: str | None, heading: str | None, text: str | None,
-    filters: tuple[str, ...], collection: str | None, as_json: bool, **options: object,
+    filters: tuple[str, ...], collection: str | None, as_json: bool, report_path: Path | None, **options: object,
 ) -> None:  # fmt: skip
     if sum(x is not None for x in (chunk_id, source, text)) != 1:
         raise click.UsageError("give one of --chunk ID, --source NAME [--heading PATH], --text TEXT")
+    if report_path is not None:
+        try:
+            report_format(report_path)  # refused before any retrieval runs
+        except RagError as e:
+            raise click.BadParameter(str(e), param_hint="--report") from None
+        if not report_path.parent.is_dir():
+            raise click.BadParameter(f"no folder {report_path.parent} to write the report in", param_hint="--report")
     flt = parse_filters(filters)
     with opened(collection) as components:
         config = with_options(components.settings.retrieval, options)
@@ -63,6 +82,10 @@ def track_command(
         )
         report = track(components, question, target, config, flt)
         out = report_json(report) | explained_json(components, report)
+        if report_path is not None:
+            given = report_input(components, report.result, report, "ragscope track")
+            failure_report(given).write(report_path)
+            click.echo(f"report written to {report_path}", err=True)
     if as_json:
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return

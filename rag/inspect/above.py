@@ -47,6 +47,16 @@ def standing_candidate(result: RetrievalResult, chunk_id: str) -> Candidate | No
     return result.get(mine.collapsed_into) if mine is not None and mine.collapsed_into else mine
 
 
+def outranking(result: RetrievalResult, chunk_id: str) -> tuple[RankedAbove, ...]:
+    """Lost by a retrieval that still ranked it (reranked below the final k, cut by the minimum score): every final
+    chunk, each with why it ranks above it, as `ranked_above` tells it for a chunk found; () when it is shown or
+    no stage ranked it (then its standings say why)."""
+    mine = result.get(chunk_id)
+    if mine is None or mine.shown_rank is not None or mine.fused.rank is None:
+        return ()
+    return tuple(RankedAbove(c.final_rank, c, _why(result, c, mine)) for c in result.final)
+
+
 def _why(result: RetrievalResult, above: Candidate, standing: Candidate) -> str:
     a, t = above, standing
     if result.reranker == "none":  # the fused order is the final one
