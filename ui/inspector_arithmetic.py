@@ -21,8 +21,8 @@ from rag.retrieval.result import Candidate, RetrievalResult
 from rag.text.words import plural
 from ui.render import md_escape, without_fences
 from ui.safe import say
+from ui.tables import ABSENT, show_rows
 
-ABSENT = "–"
 NUMBER = st.column_config.NumberColumn(format="%.4f", width="small")
 COUNT = st.column_config.NumberColumn(format="%d", width="small")
 
@@ -42,25 +42,11 @@ def question_terms_panel(components: Components, question: str) -> None:
         title += f", {len(terms.absent)} in no chunk"
     with st.expander(title, expanded=not terms.usable):
         if terms.terms:
-            frame = pd.DataFrame(
-                [
-                    {
-                        "term": t.word,
-                        "kind": t.kind,
-                        "idf": t.idf,
-                        "chunks with it": t.doc_freq,
-                        "in no chunk": not t.held,
-                    }
-                    for t in terms.terms
-                ]
-            ).astype({"chunks with it": "Int64"})
-            st.dataframe(
-                frame,
-                hide_index=True,
-                key="inspector_question_terms",
-                column_config=TERM_COLUMNS,
-                placeholder=ABSENT,
-            )
+            rows = [
+                {"term": t.word, "kind": t.kind, "idf": t.idf, "chunks with it": t.doc_freq, "in no chunk": not t.held}
+                for t in terms.terms
+            ]
+            show_rows(rows, "inspector_question_terms", TERM_COLUMNS, whole=("chunks with it",))
         st.caption(
             f"Cut by the {terms.tokenizer} tokenizer (CJK runs), then stop words removed and words stemmed; the "
             f"IDF is Qdrant's over the collection's {terms.total_chunks:,} chunks, ln(1 + (N - n + 0.5) / (n + 0.5))."
@@ -123,19 +109,11 @@ def _fused(arithmetic: ScoreArithmetic, row: RowArithmetic, candidate: Candidate
         "sparse": "the sparse list alone",
     }[fused.fusion]
     st.markdown(f"{got} = {md_escape(fused.text())}  \n{md_escape(how)}")
-    frame = pd.DataFrame(
-        [
-            {"list": t.stage, "rank": t.rank, "score": t.score, "arithmetic": t.formula, "adds": t.value}
-            for t in fused.terms
-        ]
-    ).astype({"rank": "Int64"})
-    st.dataframe(
-        frame,
-        hide_index=True,
-        key="inspector_arithmetic_fused",
-        column_config={"rank": COUNT, "score": NUMBER, "adds": NUMBER},
-        placeholder=ABSENT,
-    )
+    rows = [
+        {"list": t.stage, "rank": t.rank, "score": t.score, "arithmetic": t.formula, "adds": t.value}
+        for t in fused.terms
+    ]
+    show_rows(rows, "inspector_arithmetic_fused", {"rank": COUNT, "score": NUMBER, "adds": NUMBER}, whole=("rank",))
     for n in fusion.norms:
         st.caption(
             f"{n.stage}: {n.size} scores, mean {n.mean:.4f}, sd {n.sd:.4f}, so {n.low:.4f} maps to 0 and "
