@@ -41,8 +41,13 @@ _SLOW_MODULE = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.execut
 _BUILDS = re.compile(r"\bingest_files\(|\bbuild_components\(|\.invoke\(")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark `slow` every test of a slow module, every browser test and every test that builds a collection."""
+    """Mark `slow` every test of a slow module, every browser test and every test that builds a collection.
+
+    A browser test module is one xdist group: its tests share the module's server and run in file order (a
+    later one reads what an earlier one stored), so they must run on one worker, one after another.
+    """
     slow_modules: dict[Path, bool] = {}
     for item in items:
         path = Path(str(item.path))
@@ -50,6 +55,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             slow_modules[path] = "e2e" in path.parts or bool(_SLOW_MODULE.search(path.read_text(encoding="utf-8")))
         if slow_modules[path] or _builds_a_collection(item):
             item.add_marker(pytest.mark.slow)
+        if "e2e" in path.parts and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(f"e2e-{path.stem}"))
 
 
 def _builds_a_collection(item: pytest.Item) -> bool:
