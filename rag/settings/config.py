@@ -133,6 +133,14 @@ class RetrievalConfig:
         group="core", help="How the dense and sparse lists become one (dense, sparse: that list alone)",
         tag="{}", pinned=True, names=(("dense", "dense only"), ("sparse", "sparse only")),
     )  # fmt: skip
+    # Which of the collection's dense vectors the dense stage searches (rag/catalog/vectors.py: a second model
+    # added in place); its questions are encoded by that vector's model.
+    dense_vector: str = setting(
+        "", env="RAGSCOPE_DENSE_VECTOR", cli="--dense-vector", link="dense_vector", label="Dense vector",
+        group="core", tag="{} vectors", off="",
+        help="Which of the collection's dense vectors the dense stage searches, questions encoded by its model "
+        "(`ragscope vectors list`); empty: the collection's default",
+    )  # fmt: skip
     rrf_k: int = setting(
         60, env="RAGSCOPE_RRF_K", cli="--rrf-k", link="rrf_k", label="RRF k", lo=1, hi=1000, fusions=RRF_FUSIONS,
         group="fusion", help="RRF's k: larger k flattens the gap between ranks", tag="k={}",
