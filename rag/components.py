@@ -101,6 +101,9 @@ class SpaceStore:
     def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - every other Store attribute, as it is
         return getattr(self._store, name)
 
+    def dense_name(self, space: str = "") -> str:
+        return self._store.dense_name(space or self.space)
+
     def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
         return self._store.search_dense(vector, limit, flt, space=self.space)
 

