@@ -10,7 +10,7 @@ Resumable: the vector is created and recorded unfilled first; the points that st
 the store itself (a has-vector filter) a batch at a time and written, so a run stopped part-way (a kill,
 a crash) continues where it stopped when run again. The record is marked filled only when no point lacks
 it, and retrieval never searches an unfilled vector. An ingest meanwhile writes it too (the record lists
-it, rag/ingest/embed.py). The design: docs/architecture.md, "Dense vectors".
+it, rag/ingest/embed.py). The design: docs/reliability.md, "Dense vectors".
 """
 
 from __future__ import annotations
