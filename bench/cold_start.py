@@ -42,12 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ragscope-cold-start-") as tmp:
         guide = Path(tmp) / "guide.md"
         guide.write_text(GUIDE, encoding="utf-8")
-        env = os.environ | {
-            "PYTHONPATH": str(REPO),
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "RAGSCOPE_DATA_DIR": str(Path(tmp) / "data"),
-        }
+        env = os.environ | {"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAGSCOPE_DATA_DIR": str(Path(tmp) / "data")}
         run([sys.executable, "-m", "rag", "ingest", str(guide)], env)
         names = list(COMMANDS)
         for r in range(args.repeats):
@@ -58,15 +53,11 @@ def main(argv: list[str] | None = None) -> int:
 
     base_wall = statistics.median(s.wall for s in samples["python -c pass"])
     base_cpu = statistics.median(s.cpu for s in samples["python -c pass"])
-    print(
-        f"cold start, {args.repeats} repeats, medians; load average (1, 5, 15 min): before {' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in load_after)}"
-    )
+    print(f"cold start, {args.repeats} repeats, medians; load average (1, 5, 15 min): before {' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in load_after)}")
     print(f"{'command':<18} {'wall s':>7} {'CPU s':>7} {'wall ratio':>10} {'CPU ratio':>9} {'peak MB':>8}")
     for name, got in samples.items():
         wall, cpu = statistics.median(s.wall for s in got), statistics.median(s.cpu for s in got)
-        print(
-            f"{name:<18} {wall:>7.2f} {cpu:>7.2f} {wall / base_wall:>9.1f}x {cpu / base_cpu:>8.1f}x {max(s.peak_mb for s in got):>8.0f}"
-        )
+        print(f"{name:<18} {wall:>7.2f} {cpu:>7.2f} {wall / base_wall:>9.1f}x {cpu / base_cpu:>8.1f}x {max(s.peak_mb for s in got):>8.0f}")
     return 0
 
 

@@ -85,15 +85,9 @@ def main(argv: list[str] | None = None) -> int:
 
     paths = sorted(args.folder.rglob("*.md"), key=lambda p: p.relative_to(args.folder).as_posix())[: args.limit]
     chunks = [c for p in paths for c in chunk_document(load_document(p.name, p.read_bytes()), ChunkConfig())]
-    texts = {
-        "chunks": [c.embed_text for c in chunks],
-        "sentences": list(dict.fromkeys(t for c in chunks for t in sentence_texts(c))),
-    }
+    texts = {"chunks": [c.embed_text for c in chunks], "sentences": list(dict.fromkeys(t for c in chunks for t in sentence_texts(c)))}
     name = Settings().dense_model
-    encoders: dict[str, DenseEncoder] = {
-        "torch": dense_encoder(name, "torch", args.models_dir),
-        "onnx": dense_encoder(name, "onnx", args.models_dir),
-    }
+    encoders: dict[str, DenseEncoder] = {"torch": dense_encoder(name, "torch", args.models_dir), "onnx": dense_encoder(name, "onnx", args.models_dir)}
     if args.unfused:
         encoders["unfused"] = UnfusedEncoder(name, args.models_dir)
     if args.int8:
@@ -119,15 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     late = {label: encoders[label].encode_spans(texts["chunks"], spans) for label in encoders}
 
     total = {k: len(v) for k, v in texts.items()}
-    print(
-        f"dense runtimes on {len(paths)} Markdown files of {args.folder}: {total['chunks']} chunks, {total['sentences']} distinct sentences, {args.rounds} rounds"
-    )
-    print(
-        f"load average (1, 5, 15 min): before {' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in load_after)}"
-    )
-    print(
-        f"{'':<10} {'texts':<10} {'CPU s':>8} {'wall s':>8} {'texts/s':>8} {'CPU vs torch':>13} {'wall vs torch':>14}"
-    )
+    print(f"dense runtimes on {len(paths)} Markdown files of {args.folder}: {total['chunks']} chunks, {total['sentences']} distinct sentences, {args.rounds} rounds")
+    print(f"load average (1, 5, 15 min): before {' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in load_after)}")
+    print(f"{'':<10} {'texts':<10} {'CPU s':>8} {'wall s':>8} {'texts/s':>8} {'CPU vs torch':>13} {'wall vs torch':>14}")
     base = tallies["torch"]
     for label, tally in tallies.items():
         for kind in texts:
@@ -138,24 +126,15 @@ def main(argv: list[str] | None = None) -> int:
             )
     if "unfused" in tallies:
         fused, plain = tallies["onnx"], tallies["unfused"]
-        shown = [
-            f"{kind} CPU {fused.cpu[kind] / plain.cpu[kind]:.2f}x, wall {fused.wall[kind] / plain.wall[kind]:.2f}x"
-            for kind in texts
-        ]
+        shown = [f"{kind} CPU {fused.cpu[kind] / plain.cpu[kind]:.2f}x, wall {fused.wall[kind] / plain.wall[kind]:.2f}x" for kind in texts]
         print(f"onnx (fused) against the unfused export: {'; '.join(shown)}")
     print("cosine to torch's vectors (mean, min):")
     beyond = set(late["torch"].beyond)  # spans past the window have no pooled vector (ingest encodes them alone)
     pooled = np.array([(i, j) not in beyond for i, rows in enumerate(late["torch"].spans) for j in range(len(rows))])
     for label in list(encoders)[1:]:
-        shown = [
-            f"{kind} {c.mean():.6f}, {c.min():.6f}"
-            for kind in texts
-            for c in [cosines(vectors[label][kind], vectors["torch"][kind])]
-        ]
+        shown = [f"{kind} {c.mean():.6f}, {c.min():.6f}" for kind in texts for c in [cosines(vectors[label][kind], vectors["torch"][kind])]]
         late_cos = cosines(np.concatenate(late[label].spans)[pooled], np.concatenate(late["torch"].spans)[pooled])
-        print(
-            f"  {label}: {'; '.join(shown)}; late-pooled spans {late_cos.mean():.6f}, {late_cos.min():.6f} ({int(pooled.sum())} spans)"
-        )
+        print(f"  {label}: {'; '.join(shown)}; late-pooled spans {late_cos.mean():.6f}, {late_cos.min():.6f} ({int(pooled.sum())} spans)")
     return 0
 
 

@@ -93,9 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ragscope-bench-") as tmp:
         settings = Settings(data_dir=Path(tmp) / "data")
         pipelines = {
-            "with sentences": build_components(
-                dataclasses.replace(settings, collection="with_sentences", sentence_vectors=True)
-            ),
+            "with sentences": build_components(dataclasses.replace(settings, collection="with_sentences", sentence_vectors=True)),
             "without": build_components(dataclasses.replace(settings, collection="without", sentence_vectors=False)),
         }
         dense = pipelines["without"].dense
@@ -105,9 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, part in enumerate(rounds):
             chunks = new_chunks(pipelines["without"], part)
             texts = [c.embed_text for c in chunks]
-            sentences = list(
-                dict.fromkeys(t for c in chunks for t in sentence_texts(c))
-            )  # distinct, as ingest encodes them
+            sentences = list(dict.fromkeys(t for c in chunks for t in sentence_texts(c)))  # distinct, as ingest encodes them
             n_chunks, n_sentences = n_chunks + len(texts), n_sentences + len(sentences)
             steps = ["with sentences", "without", "model"]
             for step in steps[i % 3 :] + steps[: i % 3]:
@@ -119,10 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     with clocks[step]:
                         results[step] += ingest_files(pipelines[step], part).files
-            print(
-                f"round {i + 1}/{len(rounds)}: {len(part)} files, {len(texts)} chunks, {len(sentences)} sentences",
-                file=sys.stderr,
-            )
+            print(f"round {i + 1}/{len(rounds)}: {len(part)} files, {len(texts)} chunks, {len(sentences)} sentences", file=sys.stderr)
         with reingest:
             second = ingest_files(pipelines["with sentences"], files)
         for components in pipelines.values():
@@ -133,13 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {failed.error}", file=sys.stderr)
     for summary in (on, off):
         if summary.chunks_written != n_chunks:
-            print(
-                f"warning: a pipeline wrote {summary.chunks_written} chunks, the model encoded {n_chunks}",
-                file=sys.stderr,
-            )
-    p_on, p_off, m_chunks, m_sent = (
-        clocks[k] for k in ("with sentences", "without", "model: chunks", "model: sentences")
-    )
+            print(f"warning: a pipeline wrote {summary.chunks_written} chunks, the model encoded {n_chunks}", file=sys.stderr)
+    p_on, p_off, m_chunks, m_sent = (clocks[k] for k in ("with sentences", "without", "model: chunks", "model: sentences"))
     m_on_wall, m_on_cpu = m_chunks.wall + m_sent.wall, m_chunks.cpu + m_sent.cpu
 
     def ratio(written: int, pipeline: float, model: float) -> str:
@@ -149,41 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("documents", f"{on.documents}", f"{len(on.errors)} errors, {args.rounds} rounds"),
         ("chunks", f"{on.chunks_written}", f"{n_sentences} distinct sentence texts (heading paths included)"),
-        (
-            "pipeline with sentence vectors",
-            f"{on.chunks_written / p_on.wall:.1f} chunks/s",
-            f"{p_on.wall:.1f} s wall, {p_on.cpu:.1f} s CPU",
-        ),
-        (
-            "model alone: chunks + sentences",
-            f"{n_chunks / m_on_wall:.1f} chunks/s",
-            f"{m_on_wall:.1f} s wall, {m_on_cpu:.1f} s CPU",
-        ),
+        ("pipeline with sentence vectors", f"{on.chunks_written / p_on.wall:.1f} chunks/s", f"{p_on.wall:.1f} s wall, {p_on.cpu:.1f} s CPU"),
+        ("model alone: chunks + sentences", f"{n_chunks / m_on_wall:.1f} chunks/s", f"{m_on_wall:.1f} s wall, {m_on_cpu:.1f} s CPU"),
         ("  pipeline / model (wall)", ratio(on.chunks_written, p_on.wall, m_on_wall), "goal >= 0.9x"),
         ("  pipeline / model (CPU)", ratio(on.chunks_written, p_on.cpu, m_on_cpu), "steadier on a shared machine"),
-        (
-            "pipeline without",
-            f"{off.chunks_written / p_off.wall:.1f} chunks/s",
-            f"{p_off.wall:.1f} s wall, {p_off.cpu:.1f} s CPU",
-        ),
-        (
-            "model alone: chunks",
-            f"{n_chunks / m_chunks.wall:.1f} chunks/s",
-            f"{m_chunks.wall:.1f} s wall, {m_chunks.cpu:.1f} s CPU",
-        ),
+        ("pipeline without", f"{off.chunks_written / p_off.wall:.1f} chunks/s", f"{p_off.wall:.1f} s wall, {p_off.cpu:.1f} s CPU"),
+        ("model alone: chunks", f"{n_chunks / m_chunks.wall:.1f} chunks/s", f"{m_chunks.wall:.1f} s wall, {m_chunks.cpu:.1f} s CPU"),
         ("  pipeline / model (wall)", ratio(off.chunks_written, p_off.wall, m_chunks.wall), "goal >= 0.9x"),
-        (
-            "  pipeline / model (CPU)",
-            ratio(off.chunks_written, p_off.cpu, m_chunks.cpu),
-            "steadier on a shared machine",
-        ),
+        ("  pipeline / model (CPU)", ratio(off.chunks_written, p_off.cpu, m_chunks.cpu), "steadier on a shared machine"),
         ("sentence vectors on / off (wall)", f"{p_on.wall / p_off.wall:.2f}x", "ingest time with them vs without"),
         ("sentence vectors on / off (CPU)", f"{p_on.cpu / p_off.cpu:.2f}x", ""),
-        (
-            "unchanged re-ingest",
-            f"{reingest.wall:.2f} s",
-            f"{second.chunks_written} chunks re-embedded (with sentences)",
-        ),
+        ("unchanged re-ingest", f"{reingest.wall:.2f} s", f"{second.chunks_written} chunks re-embedded (with sentences)"),
         ("first / re-ingest", f"{p_on.wall / reingest.wall:.0f}x faster", "goal >= 50x"),
     ]
     print(f"ingest bench: {args.docs}")

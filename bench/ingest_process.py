@@ -68,11 +68,7 @@ def peer_problem(python: str | None) -> str:
     if not Path(python).exists():
         return f"{python} does not exist"
     done = subprocess.run([python, "-c", PEER_IMPORTS], capture_output=True, text=True)
-    return (
-        ""
-        if done.returncode == 0
-        else f"{python} cannot import the peer's libraries ({done.stderr.strip().splitlines()[-1]})"
-    )
+    return "" if done.returncode == 0 else f"{python} cannot import the peer's libraries ({done.stderr.strip().splitlines()[-1]})"
 
 
 def subset(folder: Path, limit: int, into: Path) -> Path:
@@ -88,9 +84,7 @@ def variant(text: str) -> dict[str, str]:
     """`VAR=VALUE[,VAR=VALUE...]` (a --variant) as environment variables."""
     pairs = [item.split("=", 1) for item in text.split(",")]
     if not all(len(p) == 2 and p[0].strip() for p in pairs):
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected VAR=VALUE[,VAR=VALUE...], e.g. RAGSCOPE_DENSE_RUNTIME=torch"
-        )
+        raise argparse.ArgumentTypeError(f"{text!r}: expected VAR=VALUE[,VAR=VALUE...], e.g. RAGSCOPE_DENSE_RUNTIME=torch")
     return {k.strip(): v.strip() for k, v in pairs}
 
 
@@ -99,9 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_DOCS)
     parser.add_argument("--limit", type=int, default=None, help="only the first N Markdown files")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument(
-        "--peer-python", default=None, help="the peer's Python (a venv with the LangChain + Qdrant packages)"
-    )
+    parser.add_argument("--peer-python", default=None, help="the peer's Python (a venv with the LangChain + Qdrant packages)")
     parser.add_argument(
         "--variant", type=variant, action="append", default=[], metavar="VAR=VALUE[,...]",
         help="also run ragscope with these settings, e.g. RAGSCOPE_SENTENCE_POOLING=late or RAGSCOPE_DENSE_RUNTIME=torch (repeatable)",
@@ -113,16 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"peer skipped: {problem}; measuring ragscope alone", file=sys.stderr)
 
-    first, again, peer, export = (
-        "ragscope first ingest",
-        "ragscope unchanged re-ingest",
-        "peer ingest",
-        "ragscope first use (1 file)",
-    )
-    variants = {
-        "ragscope, " + " ".join(f"{k.removeprefix('RAGSCOPE_')}={v}" for k, v in env.items()): env
-        for env in args.variant
-    }
+    first, again, peer, export = "ragscope first ingest", "ragscope unchanged re-ingest", "peer ingest", "ragscope first use (1 file)"
+    variants = {"ragscope, " + " ".join(f"{k.removeprefix('RAGSCOPE_')}={v}" for k, v in env.items()): env for env in args.variant}
     samples: dict[str, list[Sample]] = {export: [], first: [], again: [], peer: [], **{name: [] for name in variants}}
     with tempfile.TemporaryDirectory(prefix="ragscope-ingest-process-") as tmp:
         root = Path(tmp)
@@ -135,9 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         # been used before holds it.
         exports = root / "exports" / "models" / "onnx"
         exports.mkdir(parents=True)
-        samples[export].append(
-            run([*ours, str(subset(folder, 1, root / "one"))], env | {"RAGSCOPE_DATA_DIR": str(root / "exports")})
-        )
+        samples[export].append(run([*ours, str(subset(folder, 1, root / "one"))], env | {"RAGSCOPE_DATA_DIR": str(root / "exports")}))
 
         def data_dir(name: str) -> str:
             (root / name / "models").mkdir(parents=True)
@@ -158,31 +140,21 @@ def main(argv: list[str] | None = None) -> int:
                     samples[side].append(run([*ours, str(folder)], env | variants[side] | {"RAGSCOPE_DATA_DIR": data}))
                     shutil.rmtree(data)
                 elif not problem:
-                    samples[peer].append(
-                        run([args.peer_python, str(PEER_SCRIPT), str(folder), "--path", str(root / f"peer{r}")], env)
-                    )
+                    samples[peer].append(run([args.peer_python, str(PEER_SCRIPT), str(folder), "--path", str(root / f"peer{r}")], env))
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     load_after = os.getloadavg()
 
     def med(name: str, field: str) -> float:
         return statistics.median(getattr(s, field) for s in samples[name])
 
-    print(
-        f"whole-process ingest of {files} Markdown files ({args.folder}{f', first {args.limit}' if args.limit else ''}), {args.rounds} rounds, medians"
-    )
-    print(
-        f"load average (1, 5, 15 min): before {' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in load_after)}"
-    )
+    print(f"whole-process ingest of {files} Markdown files ({args.folder}{f', first {args.limit}' if args.limit else ''}), {args.rounds} rounds, medians")
+    print(f"load average (1, 5, 15 min): before {' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in load_after)}")
     width = max(len(name) for name in samples)
     print(f"{'':<{width}} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
     for name, got in samples.items():
         if got:
-            print(
-                f"{name:<{width}} {med(name, 'wall'):>8.1f} {med(name, 'cpu'):>8.1f} {max(s.peak_mb for s in got):>8.0f}"
-            )
-    print(
-        f"first / unchanged re-ingest: wall {med(first, 'wall') / med(again, 'wall'):.0f}x, CPU {med(first, 'cpu') / med(again, 'cpu'):.0f}x (goal >= 50x)"
-    )
+            print(f"{name:<{width}} {med(name, 'wall'):>8.1f} {med(name, 'cpu'):>8.1f} {max(s.peak_mb for s in got):>8.0f}")
+    print(f"first / unchanged re-ingest: wall {med(first, 'wall') / med(again, 'wall'):.0f}x, CPU {med(first, 'cpu') / med(again, 'cpu'):.0f}x (goal >= 50x)")
     for name in variants:
         print(
             f"{name} / {first}: wall {med(name, 'wall') / med(first, 'wall'):.2f}x, CPU {med(name, 'cpu') / med(first, 'cpu'):.2f}x, "

@@ -89,21 +89,12 @@ def build(data_dir: Path, docs: Path, chunks: int) -> str:
             batch = originals[: chunks - len(originals) * copy]
             if not batch:
                 break
-            sentences = {
-                str(r.id): r.vector[SENTENCES]
-                for r in components.store.shard.retrieve(
-                    [s.chunk.id for s in batch], with_payload=False, with_vector=[SENTENCES]
-                )
-            }
+            sentences = {str(r.id): r.vector[SENTENCES] for r in components.store.shard.retrieve([s.chunk.id for s in batch], with_payload=False, with_vector=[SENTENCES])}
             points = []
             for s in batch:
                 source = f"copy{copy}/{s.chunk.source}"
-                chunk = dataclasses.replace(
-                    s.chunk, source=source, id=Chunk.make_id(source, s.chunk.heading_path, s.chunk.text, s.chunk.index)
-                )
-                points.append(
-                    PointData(chunk.id, s.dense, s.sparse, {**s.payload, "source": source}, sentences[s.chunk.id])
-                )
+                chunk = dataclasses.replace(s.chunk, source=source, id=Chunk.make_id(source, s.chunk.heading_path, s.chunk.text, s.chunk.index))
+                points.append(PointData(chunk.id, s.dense, s.sparse, {**s.payload, "source": source}, sentences[s.chunk.id]))
             for at in range(0, len(points), 512):
                 components.store.upsert(points[at : at + 512])
         components.store.flush()
@@ -115,9 +106,7 @@ def build(data_dir: Path, docs: Path, chunks: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--data-dir", type=Path, default=None, help="data dir holding (or to receive) the bench collection"
-    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="data dir holding (or to receive) the bench collection")
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--questions", type=int, default=20)
@@ -182,21 +171,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"done: {scenario}", file=sys.stderr)
     load_after = os.getloadavg()
 
-    print(
-        f"inspector page (AppTest, models warm), collection of {args.chunks:,} chunks, {len(questions)} questions per scenario, p50 ms"
-    )
-    print(
-        f"load average (1, 5, 15 min): before {' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in load_after)}"
-    )
+    print(f"inspector page (AppTest, models warm), collection of {args.chunks:,} chunks, {len(questions)} questions per scenario, p50 ms")
+    print(f"load average (1, 5, 15 min): before {' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in load_after)}")
     print(f"{'scenario':<18} " + " ".join(f"{s:>9}" for s in (*STEPS, "whole")) + "  dominant step")
     for scenario, rows in runs.items():
         p50 = {k: statistics.median(r[k] for r in rows) * 1000 for k in (*STEPS, "whole")}
         dominant = max(STEPS, key=lambda s: p50[s])
-        print(
-            f"{scenario:<18} "
-            + " ".join(f"{p50[s]:>9.0f}" for s in (*STEPS, "whole"))
-            + f"  {dominant} (goal: whole <= 300 ms)"
-        )
+        print(f"{scenario:<18} " + " ".join(f"{p50[s]:>9.0f}" for s in (*STEPS, "whole")) + f"  {dominant} (goal: whole <= 300 ms)")
     tmp.cleanup()
     return 0
 

@@ -60,9 +60,7 @@ MODES = {
 }
 
 
-def score(
-    components: Components, qset: QuestionSet, mode: str, options: ModeOptions
-) -> tuple[dict[str, dict[str, float]], float]:
+def score(components: Components, qset: QuestionSet, mode: str, options: ModeOptions) -> tuple[dict[str, dict[str, float]], float]:
     """Per question: all-gold recall@10, recall@10, hit@5, nDCG@10; and the median seconds per question."""
     index = CollectionIndex.from_components(components)
     out: dict[str, dict[str, float]] = {}
@@ -86,13 +84,7 @@ def score(
     return out, statistics.median(seconds)
 
 
-COLUMNS = (
-    ("multi-hop", "all-gold@10"),
-    ("multi-hop", "recall@10"),
-    ("scifact", "ndcg@10"),
-    ("sample", "hit@5"),
-    ("fastapi", "hit@5"),
-)
+COLUMNS = (("multi-hop", "all-gold@10"), ("multi-hop", "recall@10"), ("scifact", "ndcg@10"), ("sample", "hit@5"), ("fastapi", "hit@5"))
 
 
 SETS = ("multi-hop", "sample", "fastapi", "scifact")
@@ -104,59 +96,30 @@ def open_sets(args: argparse.Namespace, wanted: list[str]) -> dict[str, tuple[Co
     if {"multi-hop", "fastapi"} & set(wanted):
         files = [(n, p.read_bytes()) for n, p in collect_paths([args.docs]).files]
         fastapi, ingest_s = open_docs(args.data_dir / "fastapi", files)
-        print(
-            f"# FastAPI docs: {len(files)} files, {fastapi.store.count()} chunks (ingest or cache check {ingest_s:.0f} s)",
-            file=sys.stderr,
-            flush=True,
-        )
-        sets |= {
-            "multi-hop": (fastapi, read_question_set_file(MULTIHOP)),
-            "fastapi": (fastapi, read_question_set_file(FASTAPI_QA)),
-        }
+        print(f"# FastAPI docs: {len(files)} files, {fastapi.store.count()} chunks (ingest or cache check {ingest_s:.0f} s)", file=sys.stderr, flush=True)
+        sets |= {"multi-hop": (fastapi, read_question_set_file(MULTIHOP)), "fastapi": (fastapi, read_question_set_file(FASTAPI_QA))}
     if "sample" in wanted:
         sets["sample"] = (open_docs(args.data_dir / "sample", sample_files())[0], read_question_set_file(SAMPLE_QA))
     if "scifact" in wanted:
         data = load_beir(args.scifact, "train")
-        sci = build_components(
-            Settings(
-                data_dir=args.data_dir / "scifact", collection=collection_name(args.scifact), sentence_vectors=False
-            )
-        )
+        sci = build_components(Settings(data_dir=args.data_dir / "scifact", collection=collection_name(args.scifact), sentence_vectors=False))
         t0 = time.perf_counter()
         if sci.store.count() < len(data.corpus):
             ingest_beir(sci, data)
-        print(
-            f"# SciFact: {sci.store.count()} chunks (ingest or cache check {time.perf_counter() - t0:.0f} s)",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(f"# SciFact: {sci.store.count()} chunks (ingest or cache check {time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
         sets["scifact"] = (sci, beir_question_set(data, args.scifact_limit))
     return {name: sets[name] for name in wanted}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=Path("/tmp/ragscope-bench-modes"),
-        help="caches the collections (one folder each)",
-    )
+    parser.add_argument("--data-dir", type=Path, default=Path("/tmp/ragscope-bench-modes"), help="caches the collections (one folder each)")
     parser.add_argument("--docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
     parser.add_argument("--scifact", type=Path, default=SCIFACT, help="BEIR SciFact folder")
     parser.add_argument("--scifact-limit", type=int, default=None, help="only the first N SciFact train queries")
-    parser.add_argument(
-        "--sets", default=",".join(SETS), help=f"comma-separated, run in this order (default: {','.join(SETS)})"
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="also write every question's scores as JSON (rewritten after each set and mode)",
-    )
-    parser.add_argument(
-        "--modes", default="", help="comma-separated modes to run (plain always runs; default: every row)"
-    )
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, run in this order (default: {','.join(SETS)})")
+    parser.add_argument("--out", type=Path, default=None, help="also write every question's scores as JSON (rewritten after each set and mode)")
+    parser.add_argument("--modes", default="", help="comma-separated modes to run (plain always runs; default: every row)")
     parser.add_argument("--resamples", type=int, default=2000)
     args = parser.parse_args(argv)
     wanted = [n for n in args.sets.split(",") if n]
@@ -166,38 +129,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown sets: {', '.join(sorted(unknown))}; choose from {', '.join(SETS)}")
     sets = open_sets(args, wanted)
     results: dict[str, dict[str, tuple[dict, float]]] = {label: {} for label in rows}
-    for name, (
-        components,
-        qset,
-    ) in sets.items():  # set by set: the first sets' numbers are in even if a later one is cut short
+    for name, (components, qset) in sets.items():  # set by set: the first sets' numbers are in even if a later one is cut short
         for label, (mode, options) in rows.items():
             results[label][name] = score(components, qset, mode, options)
             per_q = results[label][name][0]
-            means = {
-                m: statistics.fmean(q[m] for q in per_q.values())
-                for m in ("all-gold@10", "recall@10", "hit@5", "ndcg@10")
-            }
-            print(
-                f"# {name} / {label}: {len(per_q)} questions, " + ", ".join(f"{m} {v:.3f}" for m, v in means.items()),
-                file=sys.stderr,
-                flush=True,
-            )
+            means = {m: statistics.fmean(q[m] for q in per_q.values()) for m in ("all-gold@10", "recall@10", "hit@5", "ndcg@10")}
+            print(f"# {name} / {label}: {len(per_q)} questions, " + ", ".join(f"{m} {v:.3f}" for m, v in means.items()), file=sys.stderr, flush=True)
             if args.out:
-                args.out.write_text(
-                    json.dumps({lab: {n: r[0] for n, r in by.items()} for lab, by in results.items()}, indent=1)
-                )
+                args.out.write_text(json.dumps({lab: {n: r[0] for n, r in by.items()} for lab, by in results.items()}, indent=1))
     for components in {id(c): c for c, _ in sets.values()}.values():
         components.close()
     counts = ", ".join(f"{name} {len(results['plain'][name][0])}" for name in sets)
-    print(
-        f"retrieval: {CONFIG}; questions: {counts}; paired bootstrap 95% intervals ({args.resamples} resamples), * excludes 0"
-    )
+    print(f"retrieval: {CONFIG}; questions: {counts}; paired bootstrap 95% intervals ({args.resamples} resamples), * excludes 0")
     columns = [(name, metric) for name, metric in COLUMNS if name in sets]
-    print(
-        f"{'mode':<32}"
-        + "".join(f" {f'{name} {metric}':>22} {'gain vs plain [95% CI]':>26}" for name, metric in columns)
-        + f" {'s/question (' + wanted[0] + ')':>24}"
-    )
+    print(f"{'mode':<32}" + "".join(f" {f'{name} {metric}':>22} {'gain vs plain [95% CI]':>26}" for name, metric in columns) + f" {'s/question (' + wanted[0] + ')':>24}")
     for label, by_set in results.items():
         cells = []
         for name, metric in columns:
@@ -205,15 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             qids = sorted(per_q)
             a = np.array([per_q[q][metric] for q in qids])
             b = np.array([base[q][metric] for q in qids])
-            cells += [
-                f"{a.mean():.3f}",
-                interval_of_differences(a - b, args.resamples).words() if label != "plain" else "",
-            ]
-        print(
-            f"{label:<32}"
-            + "".join(f" {cells[i]:>22} {cells[i + 1]:>26}" for i in range(0, len(cells), 2))
-            + f" {by_set[wanted[0]][1]:>24.2f}"
-        )
+            cells += [f"{a.mean():.3f}", interval_of_differences(a - b, args.resamples).words() if label != "plain" else ""]
+        print(f"{label:<32}" + "".join(f" {cells[i]:>22} {cells[i + 1]:>26}" for i in range(0, len(cells), 2)) + f" {by_set[wanted[0]][1]:>24.2f}")
     return 0
 
 

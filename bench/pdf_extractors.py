@@ -82,9 +82,7 @@ READERS: dict[str, Callable[[str], list[str]]] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="How well each PDF library reads the bash and gnuplot manuals.")
-    parser.add_argument(
-        "libs", nargs="*", metavar="LIB", help=f"libraries to compare: {', '.join(READERS)} (default: all)"
-    )
+    parser.add_argument("libs", nargs="*", metavar="LIB", help=f"libraries to compare: {', '.join(READERS)} (default: all)")
     libs = parser.parse_args().libs
     if unknown := [lib for lib in libs if lib not in READERS]:
         parser.error(f"unknown library {', '.join(unknown)}; choose from {', '.join(READERS)}")

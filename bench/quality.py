@@ -76,15 +76,11 @@ OLD_DEFAULT = "DBSF 50 + score-fusion"  # the default before sentence vectors: a
 
 
 AVG_LEN = "avg_len"  # the collection variant whose BM25 vectors use the collection's own average length
-SENTENCES = (
-    "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/ingest/sentences.py)
-)
+SENTENCES = "sentences"  # the collection variant that also stores each chunk's sentence vectors (rag/ingest/sentences.py)
 LATE = "late"  # the same, its sentence vectors pooled from the chunk's own forward pass (rag.ingest.embed.encode_late)
 INT8 = "int8"  # sentence vectors encoded on their own by the int8-quantised export (RAGSCOPE_SENTENCE_POOLING=separate-int8)
 POOLED = "pooled"  # sentence vectors encoded on their own, and each chunk's vector their mean: no chunk pass
-INT8_DENSE = (
-    "int8-dense"  # INT8, and the chunk vectors and queries also on the int8 export (RAGSCOPE_DENSE_RUNTIME=onnx-int8)
-)
+INT8_DENSE = "int8-dense"  # INT8, and the chunk vectors and queries also on the int8 export (RAGSCOPE_DENSE_RUNTIME=onnx-int8)
 # How each sentence-vector variant makes them, as RAGSCOPE_SENTENCE_POOLING names it (POOLED: as SENTENCES).
 POOLING = {SENTENCES: "separate", POOLED: "separate", LATE: "late", INT8: "separate-int8", INT8_DENSE: "separate-int8"}
 # The plain collections every variant copies are float (RAGSCOPE_DENSE_RUNTIME=onnx), whatever the default.
@@ -93,7 +89,6 @@ FLOAT_RUNTIME = "onnx"
 
 def configs() -> dict[str, tuple[str, RetrievalConfig]]:
     """Every configuration measured, the plain hybrid first: (collection variant, RetrievalConfig)."""
-
     def v(**changes: object) -> RetrievalConfig:
         return dataclasses.replace(BASE, **changes)
 
@@ -210,12 +205,7 @@ def measure(components: Components, qset: QuestionSet, config: RetrievalConfig, 
 
 
 def gain_table(
-    column: str,
-    runs: dict[str, dict[str, dict]],
-    base: str,
-    stages: Sequence[str],
-    metrics: Sequence[str],
-    resamples: int,
+    column: str, runs: dict[str, dict[str, dict]], base: str, stages: Sequence[str], metrics: Sequence[str], resamples: int
 ) -> list[str]:
     """A Markdown table: one row per run (label -> {question id: {stage: {metric: value}}}), each cell a
     stage's metric and, beside every run but `base`, its gain over `base` with the paired interval."""
@@ -236,16 +226,12 @@ def gain_table(
     return lines
 
 
-def open_docs(
-    data_dir: Path, files: list[tuple[str, bytes]], sentence_vectors: bool = False
-) -> tuple[Components, float]:
+def open_docs(data_dir: Path, files: list[tuple[str, bytes]], sentence_vectors: bool = False) -> tuple[Components, float]:
     """A collection holding `files` (cached in data_dir: unchanged documents are skipped) and the ingest seconds.
 
     sentence_vectors=True ingests as the product does by default (each chunk's sentence vectors stored).
     """
-    components = build_components(
-        Settings(data_dir=data_dir, sentence_vectors=sentence_vectors, dense_runtime=FLOAT_RUNTIME)
-    )
+    components = build_components(Settings(data_dir=data_dir, sentence_vectors=sentence_vectors, dense_runtime=FLOAT_RUNTIME))
     t0 = time.perf_counter()
     ingest_files(components, files)
     return components, time.perf_counter() - t0
@@ -273,21 +259,15 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     t0 = time.perf_counter()
     if variant == AVG_LEN:
         avg = collection_avg_len(source.sparse, texts)
-        target = dataclasses.replace(
-            target, sparse=FastembedBm25Encoder(settings.sparse_model, cache_dir=data_dir / "models", avg_len=avg)
-        )
+        target = dataclasses.replace(target, sparse=FastembedBm25Encoder(settings.sparse_model, cache_dir=data_dir / "models", avg_len=avg))
         sparse = target.sparse.encode_documents(texts)
         note = f"avg_len {avg:.0f}"
     elif variant in (SENTENCES, POOLED, INT8, INT8_DENSE):
         int8 = dense_encoder(settings.dense_model, INT8_RUNTIME, data_dir / "models")
         if variant == INT8_DENSE:
             dense = list(int8.encode_documents(texts))
-        sentences = encode_sentences(
-            int8 if variant in (INT8, INT8_DENSE) else target.dense, [r.chunk for r in records]
-        )
-        note = f"{sum(len(rows) for rows in sentences)} sentences" + (
-            f", {len(texts)} chunks" if variant == INT8_DENSE else ""
-        )
+        sentences = encode_sentences(int8 if variant in (INT8, INT8_DENSE) else target.dense, [r.chunk for r in records])
+        note = f"{sum(len(rows) for rows in sentences)} sentences" + (f", {len(texts)} chunks" if variant == INT8_DENSE else "")
         if variant == POOLED:
             means = [rows.mean(axis=0) for rows in sentences]
             dense = [m / max(float(np.linalg.norm(m)), 1e-12) for m in means]
@@ -298,18 +278,8 @@ def copy_variant(source: Components, data_dir: Path, variant: str) -> tuple[Comp
     extra = time.perf_counter() - t0
     made = source.store.collection_models()
     runtime = INT8_RUNTIME if variant == INT8_DENSE else made.dense_runtime  # the record picks the query encoder
-    target.store.ensure_collection(
-        dataclasses.replace(
-            made,
-            sentence_vectors=settings.sentence_vectors,
-            sentence_pooling=POOLING.get(variant, "separate"),
-            dense_runtime=runtime,
-        )
-    )
-    points = [
-        PointData(r.chunk.id, d, sv, r.payload, sentences=s)
-        for r, d, sv, s in zip(records, dense, sparse, sentences, strict=True)
-    ]
+    target.store.ensure_collection(dataclasses.replace(made, sentence_vectors=settings.sentence_vectors, sentence_pooling=POOLING.get(variant, "separate"), dense_runtime=runtime))
+    points = [PointData(r.chunk.id, d, sv, r.payload, sentences=s) for r, d, sv, s in zip(records, dense, sparse, sentences, strict=True)]
     for i in range(0, len(points), 512):
         target.store.upsert(points[i : i + 512])
     target.store.flush()
@@ -357,9 +327,7 @@ class CachedDense:
 def open_sized(data_dir: Path, files: list[tuple[str, bytes]], size: int, cache: dict[str, np.ndarray]) -> Components:
     """A collection of `files` chunked by headings at `size` characters (cached in data_dir)."""
     config = ChunkConfig("heading", size, 0)
-    components = build_components(
-        Settings(data_dir=data_dir, sentence_vectors=False, chunk=config, dense_runtime=FLOAT_RUNTIME)
-    )
+    components = build_components(Settings(data_dir=data_dir, sentence_vectors=False, chunk=config, dense_runtime=FLOAT_RUNTIME))
     components = dataclasses.replace(components, dense=CachedDense(components.dense, cache))
     ingest_files(components, files, config)
     for r in components.store.records(with_vectors=True):  # an earlier run's vectors count as encoded too
@@ -367,9 +335,7 @@ def open_sized(data_dir: Path, files: list[tuple[str, bytes]], size: int, cache:
     return components
 
 
-def copy_heading_weighted(
-    source: Components, data_dir: Path, weight: int, dense_too: bool, cache: dict[str, np.ndarray]
-) -> Components:
+def copy_heading_weighted(source: Components, data_dir: Path, weight: int, dense_too: bool, cache: dict[str, np.ndarray]) -> Components:
     """A copy of `source`'s collection whose BM25 vectors (and dense ones if `dense_too`) see the heading `weight` times."""
     target = build_components(dataclasses.replace(source.settings, data_dir=data_dir))
     if target.store.count() == 0:
@@ -389,11 +355,7 @@ def context_chars(components: Components, qset: QuestionSet, config: RetrievalCo
     """Mean characters handed to the answerer per question (the final chunks, or their sections under small-to-big)."""
     from rag.retrieval.retrieve import retrieve
 
-    sizes = [
-        sum(len(c.answer_chunk.text) for c in retrieve(components, q.question, config).final)
-        for q in qset.questions
-        if q.answerable
-    ]
+    sizes = [sum(len(c.answer_chunk.text) for c in retrieve(components, q.question, config).final) for q in qset.questions if q.answerable]
     return statistics.fmean(sizes)
 
 
@@ -405,11 +367,7 @@ def size_rows(with_default: bool) -> list[tuple[str, str, RetrievalConfig]]:
         rows.append((f"{size_label(size)} + collapse", f"size{size}", dataclasses.replace(DOCS_BASE, collapse=True)))
     rows += [
         ("chunks 800 + small-to-big", "size800", dataclasses.replace(DOCS_BASE, context="section")),
-        (
-            "chunks 800 + collapse + small-to-big",
-            "size800",
-            dataclasses.replace(DOCS_BASE, collapse=True, context="section"),
-        ),
+        ("chunks 800 + collapse + small-to-big", "size800", dataclasses.replace(DOCS_BASE, collapse=True, context="section")),
         ("chunks 800, heading x0 (BM25+dense)", "h0", DOCS_BASE),
         ("chunks 800, heading x3 in BM25", "h3sparse", DOCS_BASE),
         ("chunks 800, heading x3 (BM25+dense)", "h3", DOCS_BASE),
@@ -424,9 +382,7 @@ def size_rows(with_default: bool) -> list[tuple[str, str, RetrievalConfig]]:
     return rows
 
 
-def size_collections(
-    key: str, files: list[tuple[str, bytes]], cache_root: Path, dense_cache: dict[str, np.ndarray], with_default: bool
-) -> dict[tuple[str, str], Components]:
+def size_collections(key: str, files: list[tuple[str, bytes]], cache_root: Path, dense_cache: dict[str, np.ndarray], with_default: bool) -> dict[tuple[str, str], Components]:
     """One docs set's collection variants for `size_rows`, keyed (set, variant)."""
     collections: dict[tuple[str, str], Components] = {}
     for size in SIZES:
@@ -479,10 +435,7 @@ def print_misses(components: Components, qset: QuestionSet, config: RetrievalCon
         gold = index.resolve(q.gold)
         result = retrieve(components, q.question, config)
         runs = {stage: gold.collapse([c.id for c in result.ranked(stage)]) for stage in STAGES}
-        ranks = "; ".join(
-            f"{u.label}: " + "/".join(str(round(1 / runs[s][u.key])) if u.key in runs[s] else "-" for s in STAGES)
-            for u in gold.units
-        )
+        ranks = "; ".join(f"{u.label}: " + "/".join(str(round(1 / runs[s][u.key])) if u.key in runs[s] else "-" for s in STAGES) for u in gold.units)
         verdict = row.verdict.code if row.verdict else "-"
         print(f"{q.id} MRR {scores['mrr@10']:.2f} R@5 {scores['recall@5']:.2f} verdict {verdict} | {q.question}")
         print(f"    gold rank dense/BM25/fused/rerank: {ranks}")
@@ -492,30 +445,20 @@ def print_misses(components: Components, qset: QuestionSet, config: RetrievalCon
         for c in ranked[: min(first, 5)]:
             chunk = c.chunk.chunk
             where = "same page" if chunk.source in pages else "other page"
-            print(
-                f"    above ({where}, dense {c.dense.rank or '-'}, BM25 {c.sparse.rank or '-'}): {chunk.location} :: {' '.join(chunk.text.split())[:90]}"
-            )
+            print(f"    above ({where}, dense {c.dense.rank or '-'}, BM25 {c.sparse.rank or '-'}): {chunk.location} :: {' '.join(chunk.text.split())[:90]}")
 
 
 def sections_main(args: argparse.Namespace) -> int:
     """Issue 16's rows: every chunk size, collapsing, small-to-big and heading weight on both docs sets,
     SciFact train and the sample set, each against "chunks 800 (today)" with paired 95% intervals."""
     if not args.starlette_docs or not Path(args.starlette_docs).is_dir():
-        raise SystemExit(
-            "--starlette-docs DIR (or RAGSCOPE_STARLETTE_DOCS) must name the Starlette 1.10.0 docs folder: see tests/data/README.md"
-        )
+        raise SystemExit("--starlette-docs DIR (or RAGSCOPE_STARLETTE_DOCS) must name the Starlette 1.10.0 docs folder: see tests/data/README.md")
     cache_root = args.docs_cache or Path(tempfile.mkdtemp(prefix="ragscope-sections-"))
     dense_cache: dict[str, np.ndarray] = {}
     wanted = args.sets.split(",")
     sources = {
-        "fastapi": lambda: (
-            [(n, p.read_bytes()) for n, p in collect_paths([args.fastapi_docs]).files],
-            read_question_set_file(FASTAPI_QA),
-        ),
-        "starlette": lambda: (
-            [(n, p.read_bytes()) for n, p in collect_paths([Path(args.starlette_docs)]).files],
-            read_question_set_file(STARLETTE_QA),
-        ),
+        "fastapi": lambda: ([(n, p.read_bytes()) for n, p in collect_paths([args.fastapi_docs]).files], read_question_set_file(FASTAPI_QA)),
+        "starlette": lambda: ([(n, p.read_bytes()) for n, p in collect_paths([Path(args.starlette_docs)]).files], read_question_set_file(STARLETTE_QA)),
         "sample": lambda: (sample_files(), read_question_set_file(SAMPLE_QA)),
     }
     docs = {key: sources[key]() for key in wanted if key in sources}
@@ -529,22 +472,12 @@ def sections_main(args: argparse.Namespace) -> int:
             collections[(key, "default")] = open_docs(cache_root / f"{key}-default", files, sentence_vectors=True)[0]
         else:
             collections.update(size_collections(key, files, cache_root, dense_cache, args.with_default))
-        print(
-            f"# {key}: collections ready ({time.perf_counter() - t0:.0f} s so far, {len(dense_cache)} texts encoded)",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(f"# {key}: collections ready ({time.perf_counter() - t0:.0f} s so far, {len(dense_cache)} texts encoded)", file=sys.stderr, flush=True)
     sets = {k: q for k, (_, q) in docs.items()}
     if "scifact" in wanted:
         data = load_beir(args.scifact, "train")
         # The lever rows rank with the default reranker, which reads sentence vectors stored at ingest.
-        sci = build_components(
-            Settings(
-                data_dir=args.data_dir or cache_root / "scifact",
-                collection=collection_name(args.scifact),
-                sentence_vectors=args.levers,
-            )
-        )
+        sci = build_components(Settings(data_dir=args.data_dir or cache_root / "scifact", collection=collection_name(args.scifact), sentence_vectors=args.levers))
         if sci.store.count() < len(data.corpus):
             ingest_beir(sci, data)
         sets["scifact"] = beir_question_set(data, args.limit)
@@ -553,9 +486,7 @@ def sections_main(args: argparse.Namespace) -> int:
         # (BM25 only: re-encoding 5,183 abstracts' dense vectors is ~10 minutes here per variant).
         collections[("scifact", "")] = sci
         if not args.levers:
-            collections[("scifact", "h3sparse")] = copy_heading_weighted(
-                sci, cache_root / "scifact-h3sparse", 3, False, dense_cache
-            )
+            collections[("scifact", "h3sparse")] = copy_heading_weighted(sci, cache_root / "scifact-h3sparse", 3, False, dense_cache)
     sci_variant = {"default": ""} if args.levers else {"h3sparse": "h3sparse"}
 
     results: dict[str, dict[str, Measured]] = {}
@@ -579,18 +510,14 @@ def sections_main(args: argparse.Namespace) -> int:
 
     base = results[baseline]
     ranking = config_label_text(RetrievalConfig()) if args.levers else config_label_text(DOCS_BASE)
-    print(
-        f"Issue 16 rows, sets {args.sets}; ranking: {ranking} unless named; gains vs '{baseline}', paired bootstrap 95% intervals ({args.resamples} resamples), * excludes 0."
-    )
+    print(f"Issue 16 rows, sets {args.sets}; ranking: {ranking} unless named; gains vs '{baseline}', paired bootstrap 95% intervals ({args.resamples} resamples), * excludes 0.")
     print("Questions scored: " + ", ".join(f"{key} {len(m.per_query)}" for key, m in base.items()))
     header = f"{'row':<38} | {'fastapi MRR@10':>14} {'R@5':>5} {'gain MRR [95% CI]':>26} {'gain R@5 [95% CI]':>26} | {'starlette MRR@10':>16} {'R@5':>5} {'gain MRR [95% CI]':>26} {'gain R@5 [95% CI]':>26} | {'sample h@5':>10} | {'SciFact nDCG@10':>15} {'gain [95% CI]':>26} | {'ctx chars fa/st':>15}"
     print(header)
     print("-" * len(header))
     # SciFact is one chunk per abstract at any size, so the size, collapse and small-to-big rows rank it as
     # "chunks 800 (today)" does; the heading and default rows change it and are run only where listed above.
-    same_on_scifact = {
-        label for label, variant, config in rows if variant.startswith("size") or config.context == "section"
-    }
+    same_on_scifact = {label for label, variant, config in rows if variant.startswith("size") or config.context == "section"}
     for label, r in results.items():
         cells = [f"{label:<38}"]
         for key in ("fastapi", "starlette"):
@@ -599,34 +526,14 @@ def sections_main(args: argparse.Namespace) -> int:
                 continue
             m = r[key]
             ids = sorted(base[key].per_query)
-            g = (
-                "(baseline)"
-                if label == baseline
-                else interval_of_differences(
-                    m.values("mrr@10", ids) - base[key].values("mrr@10", ids), args.resamples
-                ).words()
-            )
-            gr = (
-                ""
-                if label == baseline
-                else interval_of_differences(
-                    m.values("recall@5", ids) - base[key].values("recall@5", ids), args.resamples
-                ).words()
-            )
-            cells.append(
-                f"{m.mean('mrr@10'):>{14 if key == 'fastapi' else 16}.3f} {m.mean('recall@5'):>5.3f} {g:>26} {gr:>26}"
-            )
+            g = "(baseline)" if label == baseline else interval_of_differences(m.values("mrr@10", ids) - base[key].values("mrr@10", ids), args.resamples).words()
+            gr = "" if label == baseline else interval_of_differences(m.values("recall@5", ids) - base[key].values("recall@5", ids), args.resamples).words()
+            cells.append(f"{m.mean('mrr@10'):>{14 if key == 'fastapi' else 16}.3f} {m.mean('recall@5'):>5.3f} {g:>26} {gr:>26}")
         cells.append(f"{r['sample'].mean('hit@5'):>10.3f}" if "sample" in r else f"{'not run':>10}")
         if "scifact" in r:
             ids = sorted(base["scifact"].per_query)
             sf = r["scifact"]
-            g = (
-                "(baseline)"
-                if label == baseline
-                else interval_of_differences(
-                    sf.values("ndcg@10", ids) - base["scifact"].values("ndcg@10", ids), args.resamples
-                ).words()
-            )
+            g = "(baseline)" if label == baseline else interval_of_differences(sf.values("ndcg@10", ids) - base["scifact"].values("ndcg@10", ids), args.resamples).words()
             cells.append(f"{sf.mean('ndcg@10'):>15.3f} {g:>26}")
         elif "scifact" in base and label in same_on_scifact:
             cells.append(f"{'= today':>15} {'(same ranking)':>26}")
@@ -638,12 +545,7 @@ def sections_main(args: argparse.Namespace) -> int:
     if args.levers:
         for key in (k for k in ("fastapi", "starlette") if k in base):
             ids, today = sorted(base[key].per_query), results[DOCS_BASELINE][key]
-            gains = [
-                interval_of_differences(
-                    base[key].values(metric, ids) - today.values(metric, ids), args.resamples
-                ).words()
-                for metric in ("mrr@10", "recall@5")
-            ]
+            gains = [interval_of_differences(base[key].values(metric, ids) - today.values(metric, ids), args.resamples).words() for metric in ("mrr@10", "recall@5")]
             print(f"{key}: {baseline} vs '{DOCS_BASELINE}': MRR@10 {gains[0]}, R@5 {gains[1]}")
     if args.misses:
         variant, config = next((v, c) for label, v, c in rows if label == baseline)
@@ -663,9 +565,7 @@ def corpus_subset(data: BeirData, queries: int | None, size: int) -> BeirData:
     """A smaller corpus for a quick screen (a shared machine may not afford the whole one): every
     document judged relevant for the first `queries` judged queries, then the others in file order
     up to `size` documents. Rankings get easier with fewer distractors: compare rows of one run only."""
-    keep = {
-        doc for q in beir_question_set(data, queries).questions for doc, grade in data.qrels[q.id].items() if grade > 0
-    }
+    keep = {doc for q in beir_question_set(data, queries).questions for doc, grade in data.qrels[q.id].items() if grade > 0}
     for doc in data.corpus:
         if len(keep) >= size:
             break
@@ -676,56 +576,20 @@ def corpus_subset(data: BeirData, queries: int | None, size: int) -> BeirData:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scifact", type=Path, default=SCIFACT, help="BEIR SciFact folder")
-    parser.add_argument(
-        "--data-dir", type=Path, default=None, help="data dir holding (or to receive) the SciFact collection"
-    )
-    parser.add_argument(
-        "--fastapi-docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)"
-    )
-    parser.add_argument(
-        "--fastapi-data-dir", type=Path, default=None, help="data dir caching the FastAPI docs collection"
-    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="data dir holding (or to receive) the SciFact collection")
+    parser.add_argument("--fastapi-docs", type=Path, default=FASTAPI_DOCS, help="the FastAPI docs folder (docs/en/docs)")
+    parser.add_argument("--fastapi-data-dir", type=Path, default=None, help="data dir caching the FastAPI docs collection")
     parser.add_argument("--limit", type=int, default=None, help="only the first N SciFact queries")
-    parser.add_argument(
-        "--corpus-limit",
-        type=int,
-        default=None,
-        help="a screen: only N abstracts, every one judged for the evaluated queries kept (use another --data-dir)",
-    )
+    parser.add_argument("--corpus-limit", type=int, default=None, help="a screen: only N abstracts, every one judged for the evaluated queries kept (use another --data-dir)")
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--only", default="", help="comma-separated configuration names (default: all)")
-    parser.add_argument(
-        "--sections",
-        action="store_true",
-        help="issue 16's rows instead: chunk sizes, collapsing, small-to-big, heading weight",
-    )
-    parser.add_argument(
-        "--starlette-docs",
-        type=Path,
-        default=os.environ.get("RAGSCOPE_STARLETTE_DOCS"),
-        help="the Starlette 1.10.0 docs folder (tests/data/README.md)",
-    )
-    parser.add_argument(
-        "--sets", default="starlette,sample,fastapi,scifact", help="--sections: which sets, in this order"
-    )
-    parser.add_argument(
-        "--with-default",
-        action="store_true",
-        help="--sections: also the default ranking (encodes every chunk's sentences: slow)",
-    )
-    parser.add_argument(
-        "--docs-cache", type=Path, default=None, help="folder caching the docs collections of --sections"
-    )
-    parser.add_argument(
-        "--misses",
-        action="store_true",
-        help="--sections: then list every docs-set miss of the baseline row, with its gold's rank per stage and what ranked above it",
-    )
-    parser.add_argument(
-        "--levers",
-        action="store_true",
-        help="--sections: instead of the size rows, the default ranking and each lever on it (default-ingested collections, sentence vectors included)",
-    )
+    parser.add_argument("--sections", action="store_true", help="issue 16's rows instead: chunk sizes, collapsing, small-to-big, heading weight")
+    parser.add_argument("--starlette-docs", type=Path, default=os.environ.get("RAGSCOPE_STARLETTE_DOCS"), help="the Starlette 1.10.0 docs folder (tests/data/README.md)")
+    parser.add_argument("--sets", default="starlette,sample,fastapi,scifact", help="--sections: which sets, in this order")
+    parser.add_argument("--with-default", action="store_true", help="--sections: also the default ranking (encodes every chunk's sentences: slow)")
+    parser.add_argument("--docs-cache", type=Path, default=None, help="folder caching the docs collections of --sections")
+    parser.add_argument("--misses", action="store_true", help="--sections: then list every docs-set miss of the baseline row, with its gold's rank per stage and what ranked above it")
+    parser.add_argument("--levers", action="store_true", help="--sections: instead of the size rows, the default ranking and each lever on it (default-ingested collections, sentence vectors included)")
     args = parser.parse_args(argv)
     if args.sections:
         return sections_main(args)
@@ -736,14 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.corpus_limit:
         data = corpus_subset(data, args.limit, args.corpus_limit)
     sci_dir = args.data_dir or root / "scifact"
-    sci = build_components(
-        Settings(
-            data_dir=sci_dir,
-            collection=collection_name(args.scifact),
-            sentence_vectors=False,
-            dense_runtime=FLOAT_RUNTIME,
-        )
-    )
+    sci = build_components(Settings(data_dir=sci_dir, collection=collection_name(args.scifact), sentence_vectors=False, dense_runtime=FLOAT_RUNTIME))
     t0 = time.perf_counter()
     if sci.store.count() < len(data.corpus):
         ingest_beir(sci, data)
@@ -752,10 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     sample, sample_ingest = open_docs(root / "sample", sample_files())
     fa_files = [(n, p.read_bytes()) for n, p in collect_paths([args.fastapi_docs]).files]
     fastapi, fa_ingest = open_docs(args.fastapi_data_dir or root / "fastapi", fa_files)
-    print(
-        f"# ingest (or cache check) s: scifact {sci_ingest:.0f}, sample {sample_ingest:.0f}, fastapi {fa_ingest:.0f}",
-        file=sys.stderr,
-    )
+    print(f"# ingest (or cache check) s: scifact {sci_ingest:.0f}, sample {sample_ingest:.0f}, fastapi {fa_ingest:.0f}", file=sys.stderr)
     sets = [
         ("scifact", sci, sci_set),
         ("sample", sample, read_question_set_file(SAMPLE_QA)),
@@ -772,13 +626,7 @@ def main(argv: list[str] | None = None) -> int:
             extra_ingest[variant][key] = extra
             notes.append(f"{key}: {note}, {extra:.0f} s")
             own_space = variant == INT8_DENSE  # its queries come from the int8 export, not the plain collection's
-            variants[variant].append(
-                (
-                    key,
-                    with_query_vectors(copy, qset) if own_space else dataclasses.replace(copy, dense=cached.dense),
-                    qset,
-                )
-            )
+            variants[variant].append((key, with_query_vectors(copy, qset) if own_space else dataclasses.replace(copy, dense=cached.dense), qset))
         print(f"# {variant} variant (extra ingest work): {'; '.join(notes)}", file=sys.stderr)
 
     results: dict[str, dict[str, Measured]] = {}
@@ -789,34 +637,16 @@ def main(argv: list[str] | None = None) -> int:
     base = results[BASELINE]
     qids = sorted(base["scifact"].per_query)
     n_sample, n_fa = len(base["sample"].per_query), len(base["fastapi"].per_query)
-    print(
-        f"SciFact train: {len(qids)} queries, {len(data.corpus)} abstracts; hit@5 sets: sample {n_sample}, fastapi {n_fa} questions."
-    )
-    print(
-        f"Last-stage ranking, candidates={BASE.candidates} unless named; gain = nDCG@10 - {BASELINE}; vs default = nDCG@10 - {OLD_DEFAULT} (the default before sentence vectors); paired bootstrap 95% intervals ({args.resamples} resamples)."
-    )
-    print(
-        f"+ingest: extra ingest work on SciFact's {len(data.corpus)} abstracts (avg_len: measuring every chunk's BM25 length; sv: encoding every chunk's sentence vectors; the others: none). sv: rows run on the collection that stores sentence vectors."
-    )
+    print(f"SciFact train: {len(qids)} queries, {len(data.corpus)} abstracts; hit@5 sets: sample {n_sample}, fastapi {n_fa} questions.")
+    print(f"Last-stage ranking, candidates={BASE.candidates} unless named; gain = nDCG@10 - {BASELINE}; vs default = nDCG@10 - {OLD_DEFAULT} (the default before sentence vectors); paired bootstrap 95% intervals ({args.resamples} resamples).")
+    print(f"+ingest: extra ingest work on SciFact's {len(data.corpus)} abstracts (avg_len: measuring every chunk's BM25 length; sv: encoding every chunk's sentence vectors; the others: none). sv: rows run on the collection that stores sentence vectors.")
     header = f"{'configuration':<34} {'nDCG@10':>7} {'gain [95% CI]':>26} {'vs default [95% CI]':>26} {'R@10':>6} {'MRR@10':>6} {'+p50 ms':>8} {'+ingest':>7} {'sample h@5':>10} {'fastapi h@5':>11}"
     print(header)
     print("-" * len(header))
     for name, r in results.items():
         sf = r["scifact"]
-        gain = (
-            "(baseline)"
-            if name == BASELINE
-            else interval_of_differences(
-                sf.values("ndcg@10", qids) - base["scifact"].values("ndcg@10", qids), args.resamples
-            ).words()
-        )
-        vs_old = (
-            ""
-            if name == OLD_DEFAULT
-            else interval_of_differences(
-                sf.values("ndcg@10", qids) - results[OLD_DEFAULT]["scifact"].values("ndcg@10", qids), args.resamples
-            ).words()
-        )
+        gain = "(baseline)" if name == BASELINE else interval_of_differences(sf.values("ndcg@10", qids) - base["scifact"].values("ndcg@10", qids), args.resamples).words()
+        vs_old = "" if name == OLD_DEFAULT else interval_of_differences(sf.values("ndcg@10", qids) - results[OLD_DEFAULT]["scifact"].values("ndcg@10", qids), args.resamples).words()
         added = sf.p50_ms - base["scifact"].p50_ms
         print(
             f"{name:<34} {sf.mean('ndcg@10'):>7.3f} {gain:>26} {vs_old:>26} {sf.mean('recall@10'):>6.3f} {sf.mean('mrr@10'):>6.3f} "
@@ -829,19 +659,10 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [(n, "sv:" + n.split(":", 1)[1]) for n in results if n.startswith(("late:", "pooled:", "sv8:", "q8:"))]
     pairs += [(n, "sv8:" + n.split(":", 1)[1]) for n in results if n.startswith("q8:")]
     for late, separate in (p for p in pairs if p[1] in results):
-        diff = interval_of_differences(
-            results[late]["scifact"].values("ndcg@10", qids) - results[separate]["scifact"].values("ndcg@10", qids),
-            args.resamples,
-        ).words()
-        hits = ", ".join(
-            f"{key} hit@5 {results[late][key].mean('hit@5'):.3f} vs {results[separate][key].mean('hit@5'):.3f}"
-            for key in ("sample", "fastapi")
-        )
+        diff = interval_of_differences(results[late]["scifact"].values("ndcg@10", qids) - results[separate]["scifact"].values("ndcg@10", qids), args.resamples).words()
+        hits = ", ".join(f"{key} hit@5 {results[late][key].mean('hit@5'):.3f} vs {results[separate][key].mean('hit@5'):.3f}" for key in ("sample", "fastapi"))
         fa_ids = sorted(results[separate]["fastapi"].per_query)
-        mrr = interval_of_differences(
-            results[late]["fastapi"].values("mrr@10", fa_ids) - results[separate]["fastapi"].values("mrr@10", fa_ids),
-            args.resamples,
-        ).words()
+        mrr = interval_of_differences(results[late]["fastapi"].values("mrr@10", fa_ids) - results[separate]["fastapi"].values("mrr@10", fa_ids), args.resamples).words()
         print(f"{late} - {separate}: nDCG@10 {diff}; {hits}; fastapi MRR@10 {mrr}")
     tmp.cleanup()
     return 0

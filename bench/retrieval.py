@@ -90,9 +90,7 @@ def open_collection(data: BeirData, data_dir: Path, limit: int | None) -> Compon
     components = build_components(Settings(data_dir=data_dir, collection=name))
     if components.store.count() != len(data.corpus):
         with tqdm(total=len(data.corpus), desc=f"ingest {name}", file=sys.stderr, unit="doc") as bar:
-            summary = ingest_beir(
-                components, data, progress=lambda f, _m: bar.update(round(f * len(data.corpus)) - bar.n)
-            )
+            summary = ingest_beir(components, data, progress=lambda f, _m: bar.update(round(f * len(data.corpus)) - bar.n))
         if summary.errors:
             raise SystemExit(f"ingest failed: {summary.errors[0].error}")
     return components
@@ -110,18 +108,7 @@ def modes(candidates: int, cross_encoder: str | None) -> dict[str, RetrievalConf
         "hybrid weighted_rrf w=0.7": dataclasses.replace(base, fusion="weighted_rrf", dense_weight=0.7),
         "union (RRF order)": dataclasses.replace(base, fusion="union"),
     }
-    rerankers = [
-        "dense-cosine",
-        "score-fusion:0.3",
-        "score-fusion",
-        "score-fusion:0.7",
-        "sentence-maxsim:1",
-        "sentence-maxsim",
-        "sentence-maxsim:0.3",
-        "maxsim-fusion:0.4",
-        "maxsim-fusion",
-        "maxsim-fusion:0.6",
-    ]
+    rerankers = ["dense-cosine", "score-fusion:0.3", "score-fusion", "score-fusion:0.7", "sentence-maxsim:1", "sentence-maxsim", "sentence-maxsim:0.3", "maxsim-fusion:0.4", "maxsim-fusion", "maxsim-fusion:0.6"]
     if cross_encoder:
         rerankers.append(f"cross-encoder:{cross_encoder}")
     for name in rerankers:
@@ -198,9 +185,7 @@ def print_quality(scores: dict[str, dict], n_queries: int, n_docs: int) -> str:
         "|---|---|---|---|---|---|",
     ]
     for mode, s in scores.items():
-        lines.append(
-            f"| {mode} | {s['ndcg@10']:.4f} | {s['recall@10']:.4f} | {s['mrr@10']:.4f} | {gain(mode, BASELINE)} | {gain(mode, default)} |"
-        )
+        lines.append(f"| {mode} | {s['ndcg@10']:.4f} | {s['recall@10']:.4f} | {s['mrr@10']:.4f} | {gain(mode, BASELINE)} | {gain(mode, default)} |")
     best = max(scores, key=lambda m: scores[m]["ndcg@10"])
     lines.append(f"best nDCG@10: {best} ({scores[best]['ndcg@10']:.4f})")
     return "\n".join(lines)
@@ -229,9 +214,7 @@ def synthetic_points(base: list[StoredChunk], size: int, seed: int = 0) -> Calla
     return batch
 
 
-def fill(
-    store: Store, models: CollectionModels, batch: Callable[[int, int], list[PointData]], size: int, label: str
-) -> float:
+def fill(store: Store, models: CollectionModels, batch: Callable[[int, int], list[PointData]], size: int, label: str) -> float:
     """Load `size` points; returns seconds."""
     store.ensure_collection(models)
     t0 = time.perf_counter()
@@ -248,10 +231,7 @@ def edge_store(root: Path, size: int, models: CollectionModels, batch: Callable,
     done = root / f"synthetic{size}.built.json"
     if keep and done.exists() and store.count() == size:
         built = json.loads(done.read_text())
-        return (
-            store,
-            f"reused; built by an earlier run: loaded {built['load_s']:.0f} s, optimize() {built['optimize_s']:.0f} s",
-        )
+        return store, f"reused; built by an earlier run: loaded {built['load_s']:.0f} s, optimize() {built['optimize_s']:.0f} s"
     load = fill(store, models, batch, size, f"edge {size}")
     t0 = time.perf_counter()
     store.optimize()
@@ -288,30 +268,12 @@ def time_hybrid(store: Store, vectors: list, config: RetrievalConfig) -> tuple[f
     times = []
     for d, s in vectors:
         t0 = time.perf_counter()
-        store.search_fused(
-            FusedQuery(
-                d,
-                s,
-                config.candidates,
-                config.candidates,
-                fusion,
-                config.rrf_k,
-                (config.dense_weight, 1 - config.dense_weight),
-            )
-        )
+        store.search_fused(FusedQuery(d, s, config.candidates, config.candidates, fusion, config.rrf_k, (config.dense_weight, 1 - config.dense_weight)))
         times.append(1000 * (time.perf_counter() - t0))
     return percentiles(times)
 
 
-def latency(
-    components: Components,
-    questions: list[str],
-    sizes: Sequence[int],
-    n_queries: int,
-    client_queries: int,
-    root: Path,
-    keep: bool,
-) -> str:
+def latency(components: Components, questions: list[str], sizes: Sequence[int], n_queries: int, client_queries: int, root: Path, keep: bool) -> str:
     # The synthetic points carry no sentence vectors (at 200k chunks they would take gigabytes), so the
     # stores are compared on the default fusion with score-fusion rescoring, which needs none; the
     # default maxsim-fusion then reads one more MaxSim query (its cost: bench/quality.py's +p50 column).
@@ -319,9 +281,7 @@ def latency(
     variants = {
         f"default fusion + score-fusion: {config_label(default)}": default,
         "the same without reranker": dataclasses.replace(default, reranker="none"),
-        "union + maxsim-fusion:0.6, 30 candidates, no stored sentence vectors (per-question encoding)": dataclasses.replace(
-            default, fusion="union", candidates=30, reranker="maxsim-fusion:0.6"
-        ),
+        "union + maxsim-fusion:0.6, 30 candidates, no stored sentence vectors (per-question encoding)": dataclasses.replace(default, fusion="union", candidates=30, reranker="maxsim-fusion:0.6"),
     }
     base = components.store.records(with_vectors=True)
     models = components.store.collection_models()
@@ -349,10 +309,7 @@ def latency(
         edge_hybrid = time_hybrid(edge, vectors, default)
         # The synthetic points carry no sentence vectors, so maxsim-fusion here takes its fallback path: a cold
         # question encodes its candidates' sentences (seconds), so the variants get fewer questions than the default.
-        edge_timed = {
-            name: time_retrieve(edge_comps, questions[: n_queries if i == 0 else min(n_queries, 15)], config)
-            for i, (name, config) in enumerate(variants.items())
-        }
+        edge_timed = {name: time_retrieve(edge_comps, questions[: n_queries if i == 0 else min(n_queries, 15)], config) for i, (name, config) in enumerate(variants.items())}
         edge.close()
         client = ClientStore(QdrantClient(":memory:"), "synthetic")
         load = fill(client, models, batch, size, f"client {size}")
@@ -367,39 +324,25 @@ def latency(
             ("qdrant-edge (optimized)", edge_hybrid, edge_timed[first], n_queries, how),
             ("qdrant-client local :memory:", client_hybrid, client_timed, nq, f"loaded {load:.0f} s"),
         ):
-            stores.append(
-                f"| {size:,} | {name} | {n} | {hybrid[0]:.1f} | {hybrid[1]:.1f} | {timed['cold'][0]:.0f} | {timed['cold'][1]:.0f} | {built} |"
-            )
+            stores.append(f"| {size:,} | {name} | {n} | {hybrid[0]:.1f} | {hybrid[1]:.1f} | {timed['cold'][0]:.0f} | {timed['cold'][1]:.0f} | {built} |")
         for name, timed in edge_timed.items():
-            per_config.append(
-                f"| {size:,} | {name} | {timed['cold'][0]:.0f} | {timed['cold'][1]:.0f} | {timed['warm'][0]:.0f} | {timed['rerank'][0]:.0f} |"
-            )
+            per_config.append(f"| {size:,} | {name} | {timed['cold'][0]:.0f} | {timed['cold'][1]:.0f} | {timed['warm'][0]:.0f} | {timed['rerank'][0]:.0f} |")
         ratios.append(
             f"{size:,} chunks: hybrid p50 edge {edge_hybrid[0]:.1f} ms vs client {client_hybrid[0]:.0f} ms (client / edge = {client_hybrid[0] / edge_hybrid[0]:.0f}x); "
             f"retrieve() p50 edge {edge_timed[first]['cold'][0]:.0f} ms vs client {client_timed['cold'][0]:.0f} ms ({client_timed['cold'][0] / edge_timed[first]['cold'][0]:.1f}x)"
-            + (
-                f"; goal hybrid p50 <= 10 ms at 200k: {'met' if edge_hybrid[0] <= 10 else 'NOT met'}"
-                if size >= 200_000
-                else ""
-            )
+            + (f"; goal hybrid p50 <= 10 ms at 200k: {'met' if edge_hybrid[0] <= 10 else 'NOT met'}" if size >= 200_000 else "")
         )
     return "\n".join([*stores, *ratios, "", *per_config])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--data-dir", type=Path, default=None, help="keep the ingested collection and built stores here between runs"
-    )
-    parser.add_argument(
-        "--limit", type=int, default=None, help="first N judged queries and a corpus slice (quick runs)"
-    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="keep the ingested collection and built stores here between runs")
+    parser.add_argument("--limit", type=int, default=None, help="first N judged queries and a corpus slice (quick runs)")
     parser.add_argument("--candidates", type=int, default=30, help="candidates per stage (quality part)")
     parser.add_argument("--sizes", default="10000,200000", help="store sizes for the latency part")
     parser.add_argument("--latency-queries", type=int, default=50)
-    parser.add_argument(
-        "--client-queries", type=int, default=3, help="queries on the 200k qdrant-client store (~9 s each)"
-    )
+    parser.add_argument("--client-queries", type=int, default=3, help="queries on the 200k qdrant-client store (~9 s each)")
     parser.add_argument("--cross-encoder", default=None, help="also measure a CrossEncoder (local folder or hub name)")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--skip-latency", action="store_true")
@@ -417,18 +360,7 @@ def main(argv: list[str] | None = None) -> int:
             print(print_quality(scores, len(data.queries), len(data.corpus)), flush=True)
         if not args.skip_latency:
             sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-            print(
-                latency(
-                    components,
-                    questions,
-                    sizes,
-                    args.latency_queries,
-                    args.client_queries,
-                    root / "synthetic",
-                    keep=args.data_dir is not None,
-                ),
-                flush=True,
-            )
+            print(latency(components, questions, sizes, args.latency_queries, args.client_queries, root / "synthetic", keep=args.data_dir is not None), flush=True)
     finally:
         components.close()
         if tmp:

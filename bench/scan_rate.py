@@ -61,11 +61,7 @@ def scan_before(repo: Path, chunks: list[Chunk]) -> tuple[list[tuple[bool, bool]
     rows = [[c.text, list(c.heading_path), c.source] for c in chunks]
     env = {**os.environ, "SCAN_RATE_REPO": str(repo.resolve())}
     child = subprocess.run(
-        [sys.executable, __file__, "--scan-stdin"],
-        input=json.dumps(rows),
-        env=env,
-        capture_output=True,
-        text=True,
+        [sys.executable, __file__, "--scan-stdin"], input=json.dumps(rows), env=env, capture_output=True, text=True,
         check=True,
     )
     out = json.loads(child.stdout)

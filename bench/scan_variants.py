@@ -106,17 +106,8 @@ LOOKALIKES = {
 }
 MARKS = [chr(c) for c in range(0x300, 0x370)]
 STROKES = ["\u0335", "\u0336", "\u0337", "\u0338"]
-WRAPS = [
-    "_{}_",
-    "*{}*",
-    "**{}**",
-    "***{}***",
-    "__{}__",
-    "`{}`",
-    "~~{}~~",
-    "[{}](https://example.com/{})",
-    "<em>{}</em>",
-]
+WRAPS = ["_{}_", "*{}*", "**{}**", "***{}***", "__{}__", "`{}`", "~~{}~~", "[{}](https://example.com/{})",
+         "<em>{}</em>"]
 SPACINGS = [(" ", "   "), ("\u2009", " "), ("\u00a0", "  "), (" ", " "), (".", " "), ("\u200a", " ")]
 FAMILIES = ("look-alikes", "accents", "markdown", "spacing")
 
@@ -232,13 +223,8 @@ def backwards(text: str, rng: random.Random) -> str | None:
 
 
 TRANSFORMS = {
-    "look-alikes": look_alike,
-    "accents": accents,
-    "markdown": markdown,
-    "spacing": spacing,
-    "tags": tags,
-    "variation selectors": selectors,
-    "right-to-left override": backwards,
+    "look-alikes": look_alike, "accents": accents, "markdown": markdown, "spacing": spacing, "tags": tags,
+    "variation selectors": selectors, "right-to-left override": backwards,
 }
 HIDING = (("tags",), ("variation selectors",), ("right-to-left override",))
 ORDER = ("look-alikes", "accents", "spacing", "markdown")  # letters first, then their spacing, then the words

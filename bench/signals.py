@@ -103,9 +103,7 @@ class Cache:
         return value
 
 
-def bm25_matrix(
-    texts: Sequence[str], queries: Sequence[str], cache_dir: Path, avg_len: float | None = None
-) -> np.ndarray:
+def bm25_matrix(texts: Sequence[str], queries: Sequence[str], cache_dir: Path, avg_len: float | None = None) -> np.ndarray:
     """Question x text BM25 with Qdrant's IDF, ln(1 + (N - n + 0.5) / (n + 0.5)), over these texts.
 
     avg_len: BM25's average document length; None = these texts' own (a new sparse vector would be
@@ -157,14 +155,7 @@ def splade_matrix(texts: Sequence[str], queries: Sequence[str]) -> np.ndarray | 
     def encode(batch_texts: Sequence[str]) -> sp.csr_matrix:
         parts = []
         for i in range(0, len(batch_texts), 16):
-            enc = tokenizer(
-                list(batch_texts[i : i + 16]),
-                max_length=256,
-                padding=True,
-                truncation=True,
-                return_tensors="pt",
-                return_token_type_ids=False,
-            )
+            enc = tokenizer(list(batch_texts[i : i + 16]), max_length=256, padding=True, truncation=True, return_tensors="pt", return_token_type_ids=False)
             act = torch.log1p(torch.relu(model(**enc).logits)) * enc["attention_mask"].unsqueeze(-1)
             parts.append(sp.csr_matrix(act.max(dim=1).values.numpy()))
         return sp.vstack(parts)
@@ -194,15 +185,10 @@ class Pools:
         return out
 
     def top10(self, weights: np.ndarray) -> list[np.ndarray]:
-        return [
-            pool[np.argsort(-(weights @ x), kind="stable")[:10]]
-            for pool, x in zip(self.pools, self.normed, strict=True)
-        ]
+        return [pool[np.argsort(-(weights @ x), kind="stable")[:10]] for pool, x in zip(self.pools, self.normed, strict=True)]
 
 
-def per_query_ndcg(
-    top: list[np.ndarray], qids: list[str], doc_ids: list[str], qrels: dict[str, dict[str, int]]
-) -> np.ndarray:
+def per_query_ndcg(top: list[np.ndarray], qids: list[str], doc_ids: list[str], qrels: dict[str, dict[str, int]]) -> np.ndarray:
     """nDCG@10 of top-10 lists by the product's metric (the check on the fast path above)."""
     run = {q: {doc_ids[d]: float(10 - r) for r, d in enumerate(row)} for q, row in zip(qids, top, strict=True)}
     result = ndcg_at_k(run, {q: qrels[q] for q in qids})
@@ -243,32 +229,18 @@ def main(argv: list[str] | None = None) -> int:
 
     signals = {
         "dense": q_vecs @ cache.get("chunk-dense", lambda: dense.encode_documents([c.embed_text for c in chunks])).T,
-        "bm25": cache.get(
-            "bm25", lambda: bm25_matrix([c.embed_text for c in chunks], questions, models, avg_len=256.0)
-        ),
-        "maxsim": max_per_owner(
-            q_vecs @ cache.get("sentence-dense", lambda: dense.encode_documents(flat, batch_size=128)).T,
-            owner,
-            len(chunks),
-        ),
+        "bm25": cache.get("bm25", lambda: bm25_matrix([c.embed_text for c in chunks], questions, models, avg_len=256.0)),
+        "maxsim": max_per_owner(q_vecs @ cache.get("sentence-dense", lambda: dense.encode_documents(flat, batch_size=128)).T, owner, len(chunks)),
         "title-bm25": cache.get("title-bm25", lambda: bm25_matrix(heading, questions, models)),
-        "sentence-bm25": max_per_owner(
-            cache.get("sentence-bm25", lambda: bm25_matrix(s_texts, questions, models)), s_owner, len(chunks)
-        ),
+        "sentence-bm25": max_per_owner(cache.get("sentence-bm25", lambda: bm25_matrix(s_texts, questions, models)), s_owner, len(chunks)),
     }
-    splade = cache.get(
-        "splade-tiny",
-        lambda: _or_empty(splade_matrix([f"{h}\n{c.text}" for h, c in zip(heading, chunks, strict=True)], questions)),
-    )
+    splade = cache.get("splade-tiny", lambda: _or_empty(splade_matrix([f"{h}\n{c.text}" for h, c in zip(heading, chunks, strict=True)], questions)))
     if splade.size:
         signals["splade-tiny"] = splade
     for name, seconds in cache.seconds.items():
         print(f"# computed {name} in {seconds:.0f} s", file=sys.stderr)
 
-    pools = [
-        np.union1d(_top(signals["dense"][q], CANDIDATES), _top(signals["bm25"][q], CANDIDATES))
-        for q in range(len(qids))
-    ]
+    pools = [np.union1d(_top(signals["dense"][q], CANDIDATES), _top(signals["bm25"][q], CANDIDATES)) for q in range(len(qids))]
     index = {d: i for i, d in enumerate(doc_ids)}
     grades = [{index[d]: g for d, g in qrels[q].items() if g > 0 and d in index} for q in qids]
     scorer = Pools(signals, pools, grades)
@@ -299,9 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     rows["best mix, 2-fold cross-validated"] = _cross_validated(searched)
 
     base, default = rows[BASELINE], rows[DEFAULT]
-    print(
-        f"SciFact train: {len(qids)} queries, {len(doc_ids)} abstracts; candidates = union of the top {CANDIDATES} by dense and by BM25."
-    )
+    print(f"SciFact train: {len(qids)} queries, {len(doc_ids)} abstracts; candidates = union of the top {CANDIDATES} by dense and by BM25.")
     print(f"gain = nDCG@10 - {BASELINE}; paired bootstrap 95% interval ({args.resamples} resamples); * = excludes 0.")
     print(f"vs default = nDCG@10 - {DEFAULT}, the product's default rescoring.")
     print(f"{'signal or mix':<58} {'nDCG@10':>7} {'gain [95% CI]':>26} {'vs default [95% CI]':>26}")

@@ -44,11 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     components = build_components(Settings(data_dir=data))
     try:
         if components.store.count() == 0:
-            files = [
-                (p.relative_to(args.docs).as_posix(), p.read_bytes())
-                for p in sorted(args.docs.rglob("*"))
-                if p.is_file()
-            ]
+            files = [(p.relative_to(args.docs).as_posix(), p.read_bytes()) for p in sorted(args.docs.rglob("*")) if p.is_file()]
             ingest_files(components, files)
         config = components.settings.retrieval
         changes = {"final_k": args.k, "candidates": args.candidates}

@@ -211,7 +211,9 @@ class Components:
         self.store.ensure_collection(CollectionModels.from_settings(self.settings, dim, self.settings.sentence_vectors))
 
     def check_models(self) -> None:
-        """Refuse to query a collection whose vectors came from other models (cheap: names only)."""
+        """Refuse to query a collection whose vectors came from other models (cheap: names only). A collection
+        whose dense vectors were changed in place (`CollectionModels.follows_record`) is encoded as its record
+        says, whatever RAGSCOPE_DENSE_MODEL names; its sparse model must still agree."""
         existing = self.store.collection_models()
         dense = existing.dense_model if existing and not existing.follows_record else self.settings.dense_model
         if existing and (dense, existing.sparse_model) != (self.settings.dense_model, self.settings.sparse_model):

@@ -25,9 +25,7 @@ def message_json(text: str, stop_reason: str | None = "end_turn", model: str = M
     return content_json([{"type": "text", "text": text}] if text else [], stop_reason, model)
 
 
-def content_json(
-    content: list[dict], stop_reason: str | None = "end_turn", model: str = MODEL, usage: tuple[int, int] = (812, 31)
-) -> dict:
+def content_json(content: list[dict], stop_reason: str | None = "end_turn", model: str = MODEL, usage: tuple[int, int] = (812, 31)) -> dict:
     """A non-streamed Messages API response with these content blocks (text, tool_use)."""
     return {
         "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
@@ -58,34 +56,12 @@ def text_block(text: str) -> dict:
 def sse(deltas: list[str], stop_reason: str = "end_turn", model: str = MODEL) -> bytes:
     """The event sequence the Messages API streams: start, block, deltas, stop reason, stop."""
     events = [
-        (
-            "message_start",
-            {
-                "type": "message_start",
-                "message": message_json("", None, model) | {"usage": {"input_tokens": 812, "output_tokens": 1}},
-            },
-        ),
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        ),
+        ("message_start", {"type": "message_start", "message": message_json("", None, model) | {"usage": {"input_tokens": 812, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
         ("ping", {"type": "ping"}),
-        *[
-            (
-                "content_block_delta",
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": d}},
-            )
-            for d in deltas
-        ],
+        *[("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": d}}) for d in deltas],
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                "usage": {"output_tokens": 31},
-            },
-        ),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": 31}}),
         ("message_stop", {"type": "message_stop"}),
     ]
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
@@ -99,9 +75,7 @@ def api_error(status: int, kind: str = "api_error", message: str = "boom") -> ht
 def text_response(body: dict, text: str, stop_reason: str = "end_turn") -> httpx2.Response:
     """`text` as the API would return it for this request: an event stream if it asked to stream."""
     if body.get("stream"):
-        return httpx2.Response(
-            200, headers={"content-type": "text/event-stream"}, content=sse([text], stop_reason, body["model"])
-        )
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=sse([text], stop_reason, body["model"]))
     return httpx2.Response(200, json=message_json(text, stop_reason, body["model"]))
 
 

@@ -78,9 +78,7 @@ def _child(settings: Settings, command: dict, out_fd: int) -> None:
     components_module.open_store = hooked_open
     journal.Journal.write = steps.wrap("journal.write", journal.Journal.write)
     journal.Journal.clear = steps.wrap("journal.clear", journal.Journal.clear)
-    components = build_components(
-        dataclasses.replace(settings, collection=command.get("collection", settings.collection))
-    )
+    components = build_components(dataclasses.replace(settings, collection=command.get("collection", settings.collection)))
     if command["op"] == "ingest":
         ingest_files(components, [(command["source"], command["text"].encode())])
     components.close()
@@ -132,9 +130,7 @@ def _run(settings: Settings, command: dict) -> dict:
 def main() -> None:
     settings = Settings(data_dir=Path(sys.argv[1]))
     # Warm both models in this parent so every forked child starts with them loaded.
-    dense_encoder(settings.dense_model, settings.dense_runtime, settings.data_dir / "models").encode_documents(
-        ["warm up"]
-    )
+    dense_encoder(settings.dense_model, settings.dense_runtime, settings.data_dir / "models").encode_documents(["warm up"])
     sparse_encoder(settings.sparse_model, settings.data_dir / "models").encode_documents(["warm up"])
     print(json.dumps({"status": "ready"}), flush=True)
     for line in sys.stdin:

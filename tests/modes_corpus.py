@@ -63,9 +63,7 @@ def two_hop(tmp_path_factory: pytest.TempPathFactory):
 
     Sentence vectors from the float model ("separate"): some tests here show a fusion effect on rankings
     this small corpus was written for, and int8 sentence vectors (the default) move those scores a little."""
-    components = build_components(
-        Settings(data_dir=tmp_path_factory.mktemp("two_hop") / "data", sentence_pooling="separate")
-    )
+    components = build_components(Settings(data_dir=tmp_path_factory.mktemp("two_hop") / "data", sentence_pooling="separate"))
     summary = ingest_files(components, [(name, text.encode()) for name, text in FILES.items()])
     assert not summary.errors, summary.errors
     yield components

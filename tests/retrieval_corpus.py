@@ -75,11 +75,7 @@ def ingest_corpus(components: Components) -> Components:
 
 def chunk_at(components: Components, source: str, heading: str) -> StoredChunk:
     """The one stored chunk under `heading` of `source`."""
-    found = [
-        r
-        for r in components.store.records(ChunkFilter(sources=(source,), include_quarantined=True))
-        if r.chunk.heading == heading
-    ]
+    found = [r for r in components.store.records(ChunkFilter(sources=(source,), include_quarantined=True)) if r.chunk.heading == heading]
     assert len(found) == 1, found
     return found[0]
 
@@ -90,8 +86,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory):
 
     Its sentence vectors come from the float model ("separate"): tests here compare stored scores with a
     fresh float encoding. The int8 default is tested in test_ingest.py and measured in bench/quality.py."""
-    components = build_components(
-        Settings(data_dir=tmp_path_factory.mktemp("corpus") / "data", sentence_pooling="separate")
-    )
+    components = build_components(Settings(data_dir=tmp_path_factory.mktemp("corpus") / "data", sentence_pooling="separate"))
     yield ingest_corpus(components)
     components.close()

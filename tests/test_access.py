@@ -25,11 +25,7 @@ APP = str(ROOT / "app.py")
 PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
 PASSWORD = "correct horse battery staple"
 OIDC = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32}
-PROVIDER = {
-    "client_id": "id",
-    "client_secret": "secret",
-    "server_metadata_url": "https://idp.example/.well-known/openid-configuration",
-}
+PROVIDER = {"client_id": "id", "client_secret": "secret", "server_metadata_url": "https://idp.example/.well-known/openid-configuration"}
 
 
 def _titles(at: AppTest) -> list[str]:
@@ -132,9 +128,7 @@ def test_oidc_named_providers_and_password_both_required(monkeypatch):
 
 def test_oidc_configured_without_authlib_stays_shut_and_says_why(monkeypatch):
     real = ui_setup.importlib.util.find_spec
-    monkeypatch.setattr(
-        ui_setup.importlib.util, "find_spec", lambda name, *a: None if name == "authlib" else real(name, *a)
-    )
+    monkeypatch.setattr(ui_setup.importlib.util, "find_spec", lambda name, *a: None if name == "authlib" else real(name, *a))
     at = AppTest.from_file(APP, default_timeout=60)
     at.secrets["auth"] = {**OIDC, **PROVIDER}
     at.user = {"is_logged_in": False}
@@ -253,9 +247,7 @@ def test_attempt_limiter_counts_every_failure_under_concurrency():
     from ui.attempts import GLOBAL, AttemptLimiter
 
     limiter = AttemptLimiter(free=10_000, global_free=10_000)
-    threads = [
-        threading.Thread(target=lambda i=i: [limiter.failed([f"s{i % 4}"]) for _ in range(50)]) for i in range(8)
-    ]
+    threads = [threading.Thread(target=lambda i=i: [limiter.failed([f"s{i % 4}"]) for _ in range(50)]) for i in range(8)]
     for t in threads:
         t.start()
     for t in threads:

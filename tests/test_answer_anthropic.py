@@ -28,8 +28,6 @@ from rag.catalog.sample import sample_files
 from rag.types import StoredChunk
 
 REFUND_Q = "How long does a refund take to reach my card?"
-
-
 def reply(text: str, stop_reason: str = "end_turn") -> MockedMessages:
     """An API that answers non-streamed requests with a message and streamed ones with SSE events."""
 
@@ -96,22 +94,14 @@ def test_answer_through_the_pipeline_maps_citations_to_chunks(sample_components)
     assert "".join(deltas) == answer.text
     assert not answer.abstained
     (cite,) = answer.citations
-    assert (cite.source, cite.heading, cite.label, cite.id) == (
-        "billing/plans.md",
-        "Billing > Refunds",
-        "S1",
-        answer.sources[0],
-    )
+    assert (cite.source, cite.heading, cite.label, cite.id) == ("billing/plans.md", "Billing > Refunds", "S1", answer.sources[0])
     chunk = answer.retrieval.get(cite.id).chunk.chunk
     assert (cite.start, cite.end) == (chunk.start, chunk.end)  # a model's citation covers the chunk it names
     assert answer.invented == ("S9",)
     # Exactly the chunks that passed the gate were sent, in rank order.
     content = api.requests[0]["messages"][0]["content"]
     for i, chunk_id in enumerate(answer.sources, 1):
-        assert (
-            f'<source id="S{i}"' in content
-            and answer.retrieval.get(chunk_id).chunk.chunk.text[:40].replace(">", "&gt;") in content
-        )
+        assert f'<source id="S{i}"' in content and answer.retrieval.get(chunk_id).chunk.chunk.text[:40].replace(">", "&gt;") in content
     assert f'<source id="S{len(answer.sources) + 1}"' not in content
 
 
@@ -131,9 +121,7 @@ def test_refusal_mid_stream_becomes_an_abstention_without_the_partial_text(sourc
 
 def test_max_tokens_is_an_error_that_names_the_setting(sources):
     with pytest.raises(GenerationError, match="RAGSCOPE_MAX_TOKENS"):
-        reply("Approved refunds reach your card within", stop_reason="max_tokens").generator().generate(
-            REFUND_Q, sources
-        )
+        reply("Approved refunds reach your card within", stop_reason="max_tokens").generator().generate(REFUND_Q, sources)
     with pytest.raises(GenerationError, match="cut off at 1024 tokens"):
         list(reply("Approved refunds reach", stop_reason="max_tokens").generator().stream(REFUND_Q, sources))
 
@@ -145,10 +133,7 @@ def test_max_tokens_is_an_error_that_names_the_setting(sources):
         (error(500, "api_error", "Internal server error"), "failed; try again.*HTTP 500"),
         (error(401, "authentication_error", "invalid x-api-key"), "check ANTHROPIC_API_KEY.*invalid x-api-key"),
         (error(404, "not_found_error", "model: claude-nope"), "model .claude-sonnet-4-6. was not found"),
-        (
-            error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
-            "rate limited",
-        ),
+        (error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), "rate limited"),
     ],
 )
 def test_error_statuses_become_clear_messages(sources, api, message):
@@ -160,10 +145,7 @@ def test_error_statuses_become_clear_messages(sources, api, message):
 
 def test_error_event_inside_the_stream_is_reported(sources):
     started = b"\n\n".join(sse(["Approved "]).split(b"\n\n")[:4]) + b"\n\n"  # start, block, ping, one delta
-    body = (
-        started
-        + b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
-    )
+    body = started + b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n'
     api = MockedMessages(lambda _: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body))
     with pytest.raises(GenerationError, match="overloaded"):
         list(api.generator().stream(REFUND_Q, sources))
@@ -177,22 +159,14 @@ def test_timeouts_and_connection_failures_become_clear_messages(sources):
         raise httpx2.ConnectError("connection refused", request=request)
 
     config = AnswerConfig(anthropic_model=MODEL, timeout_s=7.5)
-    for handler, message in (
-        (timeout, "within 7.5 s; try again or raise RAGSCOPE_LLM_TIMEOUT"),
-        (refused, "could not reach the Anthropic API"),
-    ):
-        client = anthropic.Anthropic(
-            api_key="k", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(handler))
-        )
+    for handler, message in ((timeout, "within 7.5 s; try again or raise RAGSCOPE_LLM_TIMEOUT"), (refused, "could not reach the Anthropic API")):
+        client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
         with pytest.raises(GenerationError, match=message):
             AnthropicGenerator(config, client=client).generate(REFUND_Q, sources)
 
 
 def test_key_selects_claude_and_a_missing_key_is_explained(components):
-    keyed = dataclasses.replace(
-        components.settings,
-        anthropic_api_key=dataclasses.replace(components.settings.anthropic_api_key, value="sk-ant-x"),
-    )
+    keyed = dataclasses.replace(components.settings, anthropic_api_key=dataclasses.replace(components.settings.anthropic_api_key, value="sk-ant-x"))
     generator = default_generator(dataclasses.replace(components, settings=keyed))
     assert isinstance(generator, AnthropicGenerator) and generator.model == keyed.answer.anthropic_model
     with pytest.raises(GenerationError, match="ANTHROPIC_API_KEY"):

@@ -76,9 +76,7 @@ def test_the_disadvantages_question_is_answered_with_the_list_not_the_sentence_n
     assert "Readers do not block writers" not in answer.text  # the advantages are not the answer
     first = answer.citations[0]
     span = JOURNAL[first.start : first.end]
-    assert span.startswith("The write-ahead log also has disadvantages:") and span.rstrip().endswith(
-        "until a checkpoint."
-    )
+    assert span.startswith("The write-ahead log also has disadvantages:") and span.rstrip().endswith("until a checkpoint.")
 
 
 def test_a_default_question_gets_the_sentence_with_the_value(journal):

@@ -23,25 +23,17 @@ MAKER = "Manufacturers > Halberd Instruments"
 def test_the_agent_answers_through_the_same_citation_check_and_is_logged(two_hop):
     api = MockedMessages.replying(
         [
-            blocks(
-                tool_use("search_docs", {"query": "Vexora scanner maker"}, "toolu_1"),
-                tool_use("search_docs", {"query": "Halberd Instruments faulty units workshop"}, "toolu_2"),
-            ),
+            blocks(tool_use("search_docs", {"query": "Vexora scanner maker"}, "toolu_1"), tool_use("search_docs", {"query": "Halberd Instruments faulty units workshop"}, "toolu_2")),
             blocks(text_block("Send it to the workshop in Tampere [S2]. See also [S9]."), stop_reason="end_turn"),
         ]
     )
-    items = list(
-        stream_answer(two_hop, TWO_HOP_QUESTION, RetrievalConfig(final_k=3, mode="agent"), client=api.client())
-    )
+    items = list(stream_answer(two_hop, TWO_HOP_QUESTION, RetrievalConfig(final_k=3, mode="agent"), client=api.client()))
     text, answer = items
     assert isinstance(answer, Answer) and text == answer.text
     assert (answer.retrieval_mode, answer.mode) == ("agent", "agent") and answer.invented == ("S9",)
     s2 = answer.sources[1]
     assert [c.label for c in answer.citations] == ["S2"] and answer.citations[0].id == s2
-    assert answer.mode_result is not None and [label for label, _ in answer.mode_result.searches()] == [
-        "call 1",
-        "call 2",
-    ]
+    assert answer.mode_result is not None and [label for label, _ in answer.mode_result.searches()] == ["call 1", "call 2"]
     assert answer.as_json()["mode_stages"]["stages"][1]["query"] == "Halberd Instruments faulty units workshop"
     log = AskLog.for_settings(two_hop.settings)
     record = log.get(log.record(answer, two_hop.settings.collection))
@@ -49,9 +41,7 @@ def test_the_agent_answers_through_the_same_citation_check_and_is_logged(two_hop
 
 
 def test_claude_writes_the_hyde_passage_and_the_offline_answerer_answers_from_the_fused_list(two_hop):
-    api = MockedMessages.replying(
-        ["Faulty Vexora scanners go to the workshop of their manufacturer, Halberd Instruments."]
-    )
+    api = MockedMessages.replying(["Faulty Vexora scanners go to the workshop of their manufacturer, Halberd Instruments."])
     answer = answer_question(two_hop, TWO_HOP_QUESTION, RetrievalConfig(final_k=3, mode="hyde"), client=api.client())
     (request,) = api.requests
     assert request["system"] == HYDE_SYSTEM
@@ -64,14 +54,10 @@ def test_claude_writes_the_hyde_passage_and_the_offline_answerer_answers_from_th
 
 def test_corrective_abstention_sends_nothing_to_the_generator(two_hop):
     api = MockedMessages.replying([])  # any generator call would fail the test: nothing is queued
-    answer = answer_question(
-        two_hop, OFF_TOPIC_QUESTION, RetrievalConfig(final_k=3, mode="corrective"), generator=api.generator()
-    )
+    answer = answer_question(two_hop, OFF_TOPIC_QUESTION, RetrievalConfig(final_k=3, mode="corrective"), generator=api.generator())
     assert api.requests == []
     assert answer.abstained and answer.sources == () and answer.citations == ()
-    assert answer.reason.startswith(
-        "corrective retrieval abstained: no chunk reached the dense cosine threshold of 0.25 after 4 searches"
-    )
+    assert answer.reason.startswith("corrective retrieval abstained: no chunk reached the dense cosine threshold of 0.25 after 4 searches")
 
 
 def test_multi_hop_answer_reads_the_fused_hops(two_hop):

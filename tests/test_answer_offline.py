@@ -33,9 +33,7 @@ def document_text(source: str) -> str:
 
 def with_answer_config(components: Components, **changes) -> Components:
     settings = components.settings
-    return dataclasses.replace(
-        components, settings=dataclasses.replace(settings, answer=dataclasses.replace(settings.answer, **changes))
-    )
+    return dataclasses.replace(components, settings=dataclasses.replace(settings, answer=dataclasses.replace(settings.answer, **changes)))
 
 
 def test_answers_refund_timing_citing_the_exact_sentence_of_the_refunds_section(sample_components):
@@ -46,10 +44,7 @@ def test_answers_refund_timing_citing_the_exact_sentence_of_the_refunds_section(
     assert (first.source, first.heading, first.label) == ("billing/plans.md", "Billing > Refunds", "S1")
     assert answer.sources[0] == first.id
     # The citation's offsets are the quoted sentence's exact span in the stored document.
-    assert (
-        document_text("billing/plans.md")[first.start : first.end].split()
-        == "Approved refunds reach your card within 5 to 10 business days.".split()
-    )
+    assert document_text("billing/plans.md")[first.start : first.end].split() == "Approved refunds reach your card within 5 to 10 business days.".split()
     assert answer.invented == () and answer.uncited_sentences == ()
 
 
@@ -92,10 +87,7 @@ def test_relevance_is_the_dense_cosine_even_for_chunks_only_the_sparse_stage_fou
         assert {c.id for c in final} == set(answer.relevance)
         assert sum(c.dense.score is None for c in final) >= 2  # outside the dense stage's 3
         query = components.dense.encode_query(REFUND_Q)
-        stored = {
-            r.chunk.id: np.asarray(r.dense)
-            for r in components.store.records(ChunkFilter(ids=tuple(c.id for c in final)), with_vectors=True)
-        }
+        stored = {r.chunk.id: np.asarray(r.dense) for r in components.store.records(ChunkFilter(ids=tuple(c.id for c in final)), with_vectors=True)}
         for c in final:
             assert answer.relevance[c.id] == pytest.approx(float(stored[c.id] @ query), abs=1e-5)
         assert answer.relevance_basis == "dense cosine"
@@ -131,14 +123,7 @@ def test_ask_log_round_trip_replays_the_same_settings(sample_components):
     assert set(ranks) == {c.id for c in answer.retrieval.candidates}
     top = ranks[answer.sources[0]]
     assert top["final_rank"] == 1 and top["sent"] and top["fused_rank"] is not None
-    assert record.inspector_params() == {
-        "q": REFUND_Q,
-        "fusion": "rrf",
-        "candidates": "12",
-        "k": "3",
-        "reranker": "none",
-        "collection": "docs",
-    }
+    assert record.inspector_params() == {"q": REFUND_Q, "fusion": "rrf", "candidates": "12", "k": "3", "reranker": "none", "collection": "docs"}
     # Same settings give the same retrieval: the ask can be replayed.
     again = answer_question(sample_components, record.question, record.config)
     assert [c.id for c in again.retrieval.final] == [c.id for c in answer.retrieval.final]
@@ -167,14 +152,7 @@ def test_ask_log_takes_concurrent_writers_in_wal_mode(sample_components):
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-@pytest.mark.parametrize(
-    "question",
-    [
-        "Is there a native desktop app for Linux?",
-        "Can I pay my invoice with Bitcoin?",
-        "Can I pay my Tidepool invoice with Bitcoin?",
-    ],
-)
+@pytest.mark.parametrize("question", ["Is there a native desktop app for Linux?", "Can I pay my invoice with Bitcoin?", "Can I pay my Tidepool invoice with Bitcoin?"])
 def test_questions_naming_what_the_docs_never_mention_abstain(sample_components, question):
     answer = answer_question(sample_components, question)
     assert answer.abstained and answer.text == NOT_IN_SOURCES and answer.citations == ()
@@ -193,11 +171,7 @@ def test_answerable_sample_questions_still_answer_from_their_gold_section(sample
     index = CollectionIndex.from_components(sample_components)
     # The two English questions answered only by the Chinese FAQ are out of MiniLM's reach (English-only).
     cross_language = {"export-format", "data-region"}
-    questions = [
-        q
-        for q in parse_question_set(sample_question_set_text()).questions
-        if q.answerable and q.id not in cross_language
-    ]
+    questions = [q for q in parse_question_set(sample_question_set_text()).questions if q.answerable and q.id not in cross_language]
     assert len(questions) == 15
     for q in questions:
         answer = answer_question(sample_components, q.question)

@@ -56,14 +56,7 @@ def test_answers_with_cited_span_highlighted_in_its_document(sample_store):
     params = parse_qs(link.proto.query_string)
     assert link.proto.page == "inspector"
     cfg = sample_store.retrieval
-    expected = {
-        "q": "How long does a refund take to reach my card?",
-        "fusion": cfg.fusion,
-        "candidates": str(cfg.candidates),
-        "k": str(cfg.final_k),
-        "reranker": cfg.reranker,
-        "collection": "docs",
-    }
+    expected = {"q": "How long does a refund take to reach my card?", "fusion": cfg.fusion, "candidates": str(cfg.candidates), "k": str(cfg.final_k), "reranker": cfg.reranker, "collection": "docs"}
     assert params == {k: [v] for k, v in expected.items()}
     # Logged, and listed under recent questions.
     recent = AskLog.for_settings(sample_store).recent()
@@ -162,9 +155,7 @@ def test_an_answer_stays_with_its_collection(sample_store):
     from rag.ingest.pipeline import ingest_files
 
     other = build_components(for_collection(sample_store, "ferries"))
-    assert not ingest_files(
-        other, [("ferry.md", b"# Ferry\n\n## Tickets\n\nA single ferry ticket costs four euros.\n")]
-    ).errors
+    assert not ingest_files(other, [("ferry.md", b"# Ferry\n\n## Tickets\n\nA single ferry ticket costs four euros.\n")]).errors
     other.close()
     at = _ask(_ask_page(), "How long does a refund take to reach my card?")
     assert "5 to 10 business days" in at.get("html")[0].proto.body

@@ -42,9 +42,7 @@ def test_adding_a_question_the_set_has_needs_a_confirmation(sample_store):
     _add(at)
     assert len(load_question_set(sample_store.data_dir, "mine").questions) == 1
     _add(at)  # the same question again: refused, and the confirmation offered
-    assert any(
-        "Not added: set 'mine' already has this question (as q1)" in w.value.replace("\\", "") for w in at.warning
-    )
+    assert any("Not added: set 'mine' already has this question (as q1)" in w.value.replace("\\", "") for w in at.warning)
     assert len(load_question_set(sample_store.data_dir, "mine").questions) == 1
     at.checkbox(key="ask_add_again").check()
     _add(at)

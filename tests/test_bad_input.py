@@ -32,10 +32,7 @@ LATIN = "Café crème: naïve résumé, façade, déjà vu."
 SAFE_BODY = b"# Notes\n\nThe ferry leaves at nine.\n"
 # What is already stored before the bad files arrive (small, so each test pays little embedding).
 SEED = [
-    (
-        "guide/boats.md",
-        b"# Boats\n\n## Sizes\n\nThe big boat seats 40.\n\n## Safety\n\nLife jackets are under the seats.\n",
-    ),
+    ("guide/boats.md", b"# Boats\n\n## Sizes\n\nThe big boat seats 40.\n\n## Safety\n\nLife jackets are under the seats.\n"),
     ("prices.md", b"# Prices\n\nA single ticket costs 4 euros. A day pass costs 10 euros.\n"),
 ]
 
@@ -64,10 +61,7 @@ REFUSED: dict[str, tuple[bytes, str]] = {
     "blank.md": (b" \n\t\r\n   \n", "empty"),
     "image.md": (bytes(range(256)) * 64, "binary"),
     "damaged-utf8.md": ("# Café\n\nNaïve résumé".encode() + b" \xff\xfe broken " + "déjà".encode(), "not valid UTF-8"),
-    "locked.pdf": (
-        _pdf("The vault code is 1234.", encrypt=StandardEncryption("secret", ownerPassword="owner")),
-        "encrypted",
-    ),
+    "locked.pdf": (_pdf("The vault code is 1234.", encrypt=StandardEncryption("secret", ownerPassword="owner")), "encrypted"),
     "truncated.pdf": (_pdf("The ferry leaves at nine.")[:700], "could not read this PDF"),
     "fake.docx": (b"PK\x03\x04 not really a zip archive at all", "not a valid DOCX"),
     "picture.png": (b"\x89PNG\r\n\x1a\n" + bytes(200), "unsupported file type"),
@@ -220,10 +214,7 @@ def test_sentence_vectors_setting_takes_a_flag_and_names_a_bad_value(tmp_path):
     assert Settings.from_env({}, secrets_path=tmp_path / "none.toml").sentence_vectors is True
     for raw, wanted in (("0", False), ("false", False), ("FALSE", False), ("1", True), (" true ", True)):
         assert Settings.from_env({"RAGSCOPE_SENTENCE_VECTORS": raw}).sentence_vectors is wanted
-    with pytest.raises(
-        ConfigError,
-        match=r"RAGSCOPE_SENTENCE_VECTORS must be 1 or 0 \(true/false, yes/no and on/off work too\); got 'maybe'",
-    ):
+    with pytest.raises(ConfigError, match=r"RAGSCOPE_SENTENCE_VECTORS must be 1 or 0 \(true/false, yes/no and on/off work too\); got 'maybe'"):
         Settings.from_env({"RAGSCOPE_SENTENCE_VECTORS": "maybe"})
     secrets = tmp_path / "secrets.toml"
     secrets.write_text("RAGSCOPE_SENTENCE_VECTORS = false\n")  # a TOML boolean reads too
@@ -260,9 +251,7 @@ def test_cli_prints_one_line_per_bad_file_and_exits_nonzero(tmp_path, monkeypatc
     assert len(errors) == len(expected)
     for name, reason in expected.items():
         assert any(line.startswith(f"error: {name}:") and reason in line for line in errors), (name, errors)
-    assert (
-        "2 documents" in result.stdout and f"{len(expected)} errors" in result.stdout
-    )  # the summary is a result: stdout
+    assert "2 documents" in result.stdout and f"{len(expected)} errors" in result.stdout  # the summary is a result: stdout
 
     components = build_components(Settings.from_env())
     try:

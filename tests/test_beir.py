@@ -15,31 +15,11 @@ from rag.eval.beir import beir_question_set, collection_name, ingest_beir, load_
 from rag.eval.runner import run_eval
 
 CORPUS = [
-    {
-        "_id": "d1",
-        "title": "Vitamin D and bone density",
-        "text": "Vitamin D supplements increased bone mineral density in elderly women over two years.",
-    },
-    {
-        "_id": "d2",
-        "title": "Calcium intake",
-        "text": "Dietary calcium intake was associated with fewer hip fractures in a cohort of older adults.",
-    },
-    {
-        "_id": "d3",
-        "title": "Sleep and memory",
-        "text": "Slow-wave sleep consolidates declarative memory in young adults.",
-    },
-    {
-        "_id": "d4",
-        "title": "Coffee and heart rhythm",
-        "text": "Moderate coffee consumption did not increase the risk of atrial fibrillation.",
-    },
-    {
-        "_id": "d5",
-        "title": "Exercise in old age",
-        "text": "Resistance training improved muscle strength and bone density in people over seventy.",
-    },
+    {"_id": "d1", "title": "Vitamin D and bone density", "text": "Vitamin D supplements increased bone mineral density in elderly women over two years."},
+    {"_id": "d2", "title": "Calcium intake", "text": "Dietary calcium intake was associated with fewer hip fractures in a cohort of older adults."},
+    {"_id": "d3", "title": "Sleep and memory", "text": "Slow-wave sleep consolidates declarative memory in young adults."},
+    {"_id": "d4", "title": "Coffee and heart rhythm", "text": "Moderate coffee consumption did not increase the risk of atrial fibrillation."},
+    {"_id": "d5", "title": "Exercise in old age", "text": "Resistance training improved muscle strength and bone density in people over seventy."},
     {"_id": "d6", "title": "", "text": "Gut microbiota composition differs between lean and obese twins."},
 ]
 QUERIES = [
@@ -67,12 +47,7 @@ def test_load_and_question_set(beir_dir):
     assert len(data.corpus) == 6 and data.qrels["q1"] == {"d1": 2, "d5": 1}
     qset = beir_question_set(data)
     assert qset.name == "beir-tiny-bio-test"
-    assert [q.id for q in qset.questions] == [
-        "q1",
-        "q2",
-        "q3",
-        "q5",
-    ]  # q4 has no judgement, q3's grade-0 doc is not gold
+    assert [q.id for q in qset.questions] == ["q1", "q2", "q3", "q5"]  # q4 has no judgement, q3's grade-0 doc is not gold
     q1 = qset.questions[0].gold.sections
     assert [(s.source, s.heading, s.grade) for s in q1] == [("d1.md", "", 2), ("d5.md", "", 1)]
     assert [q.id for q in beir_question_set(data, limit=2).questions] == ["q1", "q2"]

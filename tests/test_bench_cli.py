@@ -14,8 +14,6 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 @pytest.mark.parametrize("script", sorted(p.name for p in BENCH.glob("*.py")))
 def test_bench_prints_its_usage(script: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / script), "--help"], capture_output=True, text=True, timeout=120, cwd=BENCH
-    )
+    done = subprocess.run([sys.executable, str(BENCH / script), "--help"], capture_output=True, text=True, timeout=120, cwd=BENCH)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "usage:" in done.stdout

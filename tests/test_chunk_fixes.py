@@ -148,9 +148,7 @@ def test_a_disabled_chunk_is_never_searched_asked_or_evaluated_and_tracking_says
     assert harbour.chunk.id not in row.gold_chunks and "disabled" in (row.invalid or "")
     report = track(components, question, find_target(components, chunk_id=harbour.chunk.id, question=question))
     assert not report.found and report.dropped_at == "filter"
-    assert (
-        report.reason.startswith("the chunk is disabled by ana at ") and "retrieval never returns it" in report.reason
-    )
+    assert report.reason.startswith("the chunk is disabled by ana at ") and "retrieval never returns it" in report.reason
 
     assert enable_chunks(components, [harbour.chunk.id], "bo") == 1
     assert fixes_of(_chunk(components, "Harbour")) == ()
@@ -251,9 +249,7 @@ def test_an_edited_chunk_stands_alone_where_contexts_are_built_from_offsets(comp
     )
     config = dataclasses.replace(components.settings.chunk, size=60, overlap=0)
     assert ingest_files(components, [("guide.md", text.encode())], config).files[0].status == "added"
-    chunks = sorted(
-        (r.chunk for r in components.store.records(ChunkFilter(sources=("guide.md",)))), key=lambda c: c.index
-    )
+    chunks = sorted((r.chunk for r in components.store.records(ChunkFilter(sources=("guide.md",)))), key=lambda c: c.index)
     assert len(chunks) >= 3 and len({c.heading_path for c in chunks}) == 1
     first, middle = chunks[0], chunks[1]
     whole = section_contexts(components, [first])[first.id]
@@ -304,6 +300,4 @@ def test_a_fix_made_while_an_ingest_embeds_is_never_dropped_unseen(components):
         save_plan(components, plan, points, None)
     assert harbour.chunk.id in str(refused.value) and "disabled by ana" in str(refused.value)
     assert _chunk(components, "Harbour").chunk.id == harbour.chunk.id  # nothing written
-    assert "one o'clock" not in " ".join(
-        r.chunk.text for r in components.store.records(ChunkFilter(include_quarantined=True))
-    )
+    assert "one o'clock" not in " ".join(r.chunk.text for r in components.store.records(ChunkFilter(include_quarantined=True)))

@@ -42,28 +42,18 @@ def test_ids_are_distinct_for_every_distinct_heading_path():
 
 def test_ids_stored_before_stay_valid_for_ordinary_paths():
     """A path without `>`, backslash, NUL or an empty title keys as the old " > " join did."""
-    for source, path, text in [
-        ("guide.md", ("Ferry guide", "Tickets"), "A ticket > costs four \\ euros."),
-        ("notes.txt", (), "Plain."),
-    ]:
+    for source, path, text in [("guide.md", ("Ferry guide", "Tickets"), "A ticket > costs four \\ euros."), ("notes.txt", (), "Plain.")]:
         old = str(uuid.uuid5(CHUNK_NAMESPACE, "\x00".join((source, " > ".join(path), text, "0"))))
         assert Chunk.make_id(source, path, text, 0) == old
 
 
 def test_repeated_ids_are_refused_before_anything_is_written(components, monkeypatch):
-    monkeypatch.setattr(
-        Chunk,
-        "make_id",
-        staticmethod(lambda source, path, text, occurrence, heading_weight=1: str(uuid.uuid5(CHUNK_NAMESPACE, text))),
-    )
+    monkeypatch.setattr(Chunk, "make_id", staticmethod(lambda source, path, text, occurrence, heading_weight=1: str(uuid.uuid5(CHUNK_NAMESPACE, text))))
     same_twice = b"# One\n\nThe ferry leaves at seven.\n\n# Two\n\nThe ferry leaves at seven.\n"
     summary = ingest_files(components, [("twice.md", same_twice)])
     assert "chunk ids repeat" in summary.files[0].error and "twice.md chunk 1 (One)" in summary.files[0].error
     # Across documents (ids without the source, as this broken id function makes them): both refused.
-    summary = ingest_files(
-        components,
-        [("a.md", b"# A\n\nShared text.\n"), ("b.md", b"# A\n\nShared text.\n"), ("c.md", b"# C\n\nOwn text.\n")],
-    )
+    summary = ingest_files(components, [("a.md", b"# A\n\nShared text.\n"), ("b.md", b"# A\n\nShared text.\n"), ("c.md", b"# C\n\nOwn text.\n")])
     assert [f.status for f in summary.files] == ["error", "error", "added"]
     assert "a.md chunk 1" in summary.files[0].error and "b.md chunk 1" in summary.files[0].error
     assert set(components.store.sources()) == {"c.md"}

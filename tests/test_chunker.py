@@ -49,11 +49,9 @@ Text under a level-three heading with closing hashes.
 船票可以在售票亭购买。也可以在应用程序里购买！周末有额外的班次吗？有的，每小时一班。儿童半价；六岁以下免费。
 """
 
-CJK = (
-    "# 常见问题\n\n## 退款\n\n"
-    + "".join(f"第{i}条：退款会在五个工作日内退回到您的银行卡。如果超过时间没有收到，请联系客服！" for i in range(15))
-    + "\n"
-)
+CJK = "# 常见问题\n\n## 退款\n\n" + "".join(
+    f"第{i}条：退款会在五个工作日内退回到您的银行卡。如果超过时间没有收到，请联系客服！" for i in range(15)
+) + "\n"
 
 CJK_SENTENCE_END = "。！？；"
 
@@ -155,14 +153,7 @@ def test_cjk_chunks_start_on_a_sentence_start(strategy):
 
 def test_split_sentences_western_and_cjk():
     text = 'He said "stop." Then he left! Really? 是的。好的！完了'
-    assert [text[a:b] for a, b in split_sentences(text)] == [
-        'He said "stop."',
-        "Then he left!",
-        "Really?",
-        "是的。",
-        "好的！",
-        "完了",
-    ]
+    assert [text[a:b] for a, b in split_sentences(text)] == ['He said "stop."', "Then he left!", "Really?", "是的。", "好的！", "完了"]
 
 
 def test_fixed_windows_overlap_and_never_cut_words():
@@ -185,6 +176,7 @@ def test_ids_are_stable_and_depend_on_content_and_place(doc):
     assert len({c.id for c in chunk_document(repeated)}) == 3
 
 
+
 def test_ordinary_table_stays_whole_but_a_giant_table_is_cut_at_rows():
     from rag.ingest.chunker import _table_limit
 
@@ -204,8 +196,7 @@ def test_ordinary_table_stays_whole_but_a_giant_table_is_cut_at_rows():
         assert all(line.startswith("|") and line.endswith("|") for line in c.text.split("\n"))  # whole rows only
 
 
-SECTIONED = (
-    """# Deploy guide
+SECTIONED = """# Deploy guide
 
 ## Install
 
@@ -231,10 +222,7 @@ Then open the dashboard.
 
 ## Long section
 
-"""
-    + "\n\n".join(f"Paragraph {i} explains one more step of the rollout in plain words." for i in range(12))
-    + "\n"
-)
+""" + "\n\n".join(f"Paragraph {i} explains one more step of the rollout in plain words." for i in range(12)) + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -260,9 +248,7 @@ def test_a_section_that_fits_is_one_chunk_and_a_long_one_is_cut_evenly_with_its_
     whole = chunk_document(sectioned, ChunkConfig("heading", 5000, 0))
     assert [c.heading_path[-1] for c in whole] == ["Install", "Admonition", "Long section"]
     long_body = next(c for c in whole if c.heading_path[-1] == "Long section").text
-    parts = [
-        c for c in chunk_document(sectioned, ChunkConfig("heading", 500, 0)) if c.heading_path[-1] == "Long section"
-    ]
+    parts = [c for c in chunk_document(sectioned, ChunkConfig("heading", 500, 0)) if c.heading_path[-1] == "Long section"]
     assert len(parts) == -(-len(long_body) // 500)  # as few parts as the limit allows
     lengths = [len(c.text) for c in parts]
     assert max(lengths) <= 500 and min(lengths) > 0.6 * max(lengths), lengths  # even parts, no one-line tail

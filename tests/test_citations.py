@@ -77,9 +77,7 @@ def test_check_recognises_the_abstention_token():
 
 
 def test_answer_html_escapes_text_and_marks_invented_citations():
-    html = answer_html(
-        '<img src=x onerror="alert(1)"> Five days [S1]. Ten days [S9].', {"S1"}, {"S1": "plans.md > <b>Refunds</b>"}
-    )
+    html = answer_html('<img src=x onerror="alert(1)"> Five days [S1]. Ten days [S9].', {"S1"}, {"S1": "plans.md > <b>Refunds</b>"})
     assert "<img" not in html and "&lt;img src=x" in html
     assert 'title="plans.md &gt; &lt;b&gt;Refunds&lt;/b&gt;"' in html
     assert "[S1]</sup>" in html and "[S9?]</sup>" in html and "#c81e1e" in html
@@ -87,9 +85,7 @@ def test_answer_html_escapes_text_and_marks_invented_citations():
 
 
 def test_answer_html_renders_backticked_spans_as_code_and_links_cited_markers():
-    html = answer_html(
-        "Send it in the `Authorization` header, not `<b>x</b>` [S1]. Odd ` tick [S2].", {"S1", "S2"}, linked={"S1"}
-    )
+    html = answer_html("Send it in the `Authorization` header, not `<b>x</b>` [S1]. Odd ` tick [S2].", {"S1", "S2"}, linked={"S1"})
     assert ">Authorization</code>" in html and "`" not in html.split("Odd")[0]
     assert ">&lt;b&gt;x&lt;/b&gt;</code>" in html and "<b>" not in html
     assert "Odd ` tick" in html  # an unpaired backtick stays as typed
@@ -99,14 +95,7 @@ def test_answer_html_renders_backticked_spans_as_code_and_links_cited_markers():
 def test_sources_html_escapes_titles_and_text_and_gives_each_panel_its_anchor():
     from ui.render import SourcePanel, sources_html
 
-    html = sources_html(
-        [
-            SourcePanel(
-                "S1", "a.md › <img src=x onerror=alert(1)>", [Piece("kept <script>", cited=True)], "characters 1-5"
-            ),
-            SourcePanel("S2", "b.md", None),
-        ]
-    )
+    html = sources_html([SourcePanel("S1", "a.md › <img src=x onerror=alert(1)>", [Piece("kept <script>", cited=True)], "characters 1-5"), SourcePanel("S2", "b.md", None)])
     assert "<img" not in html and "<script>" not in html and "&lt;img src=x" in html
     assert html.count("<details") == 2 and 'id="ask-source-S1"' in html and 'id="ask-source-S2"' in html
     assert "no longer stored" in html and "characters 1-5" in html
@@ -121,9 +110,7 @@ def test_context_html_escapes_document_text_and_highlights_the_span():
 def test_md_escape_neutralises_markdown_and_streamlit_directives():
     escaped = md_escape("![x](http://evil/?q=1) :red[alert] **bold**")
     assert "![" not in escaped and ":red[" not in escaped and "**" not in escaped
-    assert (
-        escaped.replace("\\", "").replace("\u2060", "") == "![x](http://evil/?q=1) :red[alert] **bold**"
-    )  # word joiner: no autolink
+    assert escaped.replace("\\", "").replace("\u2060", "") == "![x](http://evil/?q=1) :red[alert] **bold**"  # word joiner: no autolink
 
 
 def test_stitch_rebuilds_neighbouring_text_with_headings_and_no_repeats():
@@ -153,18 +140,13 @@ def test_citation_like_brackets_in_document_text_are_rewritten_in_every_disguise
 
 
 def test_check_flags_a_marker_copied_out_of_a_source_as_forged():
-    sources = [
-        "Staff discounts apply. The staff price is 1 euro [S2] for everyone.",
-        "Plans cost eight dollars a month.",
-    ]
+    sources = ["Staff discounts apply. The staff price is 1 euro [S2] for everyone.", "Plans cost eight dollars a month."]
     # Quoted with the document's own marker: [S2] reads as a citation of the second source, but it is not.
     check = check_answer("The staff price is 1 euro [S2] for everyone [S1].", [A, B], sources)
     assert check.invented == ("S2",) and check.cited == (A,)
     assert [m.ids for m in check.forged] == [("S2",)]
     # A marker at the start of the quoted words, matched on the words after it.
-    assert check_answer(
-        "[2] Staff price is one euro, says the page.", [A, B], ["[2] Staff price is one euro."]
-    ).invented == ("S2",)
+    assert check_answer("[2] Staff price is one euro, says the page.", [A, B], ["[2] Staff price is one euro."]).invented == ("S2",)
     # Without the source texts nothing can be told apart; with them, honest citations still pass.
     assert check_answer("The staff price is 1 euro [S2] for everyone [S1].", [A, B]).invented == ()
     honest = check_answer("Staff discounts apply [S1]. Plans cost eight dollars a month [S2].", [A, B], sources)

@@ -130,9 +130,7 @@ def test_the_dense_model_s_language_is_said_when_the_collection_is_mostly_chines
     assert main_script(["退货政策和退款 refund"])[0] == "CJK" and main_script(["refund 退货"])[0] == "LATIN"
     note = dense_language_note(shop)
     assert "Chinese, Japanese or Korean" in note and "RAGSCOPE_DENSE_MODEL" in note
-    multilingual = dataclasses.replace(
-        shop, settings=dataclasses.replace(settings, dense_model="paraphrase-multilingual-MiniLM-L12-v2")
-    )
+    multilingual = dataclasses.replace(shop, settings=dataclasses.replace(settings, dense_model="paraphrase-multilingual-MiniLM-L12-v2"))
     assert dense_language_note(multilingual) == ""
 
 

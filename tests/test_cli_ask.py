@@ -48,16 +48,11 @@ def test_off_topic_question_abstains_with_exit_zero(ingested):
 
 
 def test_text_output_streams_the_answer_then_lists_citations(ingested):
-    result = CliRunner().invoke(
-        main, ["ask", "How long is the password reset link valid?", "--fusion", "rrf", "--k", "3"]
-    )
+    result = CliRunner().invoke(main, ["ask", "How long is the password reset link valid?", "--fusion", "rrf", "--k", "3"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == "The reset link is valid for 30 minutes. [S1]"
-    assert any(
-        line.startswith("[S1] account/security.md > Account and security > Resetting your password (chars ")
-        for line in lines
-    )
+    assert any(line.startswith("[S1] account/security.md > Account and security > Resetting your password (chars ") for line in lines)
     assert "answered by extractive" in result.stderr
     record = AskLog.for_settings(ingested).recent()[0]
     assert (record.config.fusion, record.config.final_k) == ("rrf", 3)
@@ -67,16 +62,10 @@ def test_bad_input_exits_non_zero_with_a_message(ingested):
     empty = CliRunner().invoke(main, ["ask", "   "])
     assert empty.exit_code == 1 and "type a question first" in empty.stderr
     bad_k = CliRunner().invoke(main, ["ask", "refunds?", "-k", "0"])
-    assert (
-        bad_k.exit_code != 0
-        and "Invalid value for '--k'" in bad_k.output
-        and "must be a whole number from 1 to 4000; got '0'" in bad_k.output
-    )
+    assert bad_k.exit_code != 0 and "Invalid value for '--k'" in bad_k.output and "must be a whole number from 1 to 4000; got '0'" in bad_k.output
     bad_reranker = CliRunner().invoke(main, ["ask", "refunds?", "--reranker", "magic"])
     # Checked as the option is parsed, like --fusion: a usage error (exit 2) naming the accepted forms.
-    assert (
-        bad_reranker.exit_code == 2 and "unknown reranker 'magic'; use one of none, dense-cosine" in bad_reranker.output
-    )
+    assert bad_reranker.exit_code == 2 and "unknown reranker 'magic'; use one of none, dense-cosine" in bad_reranker.output
     assert AskLog.for_settings(ingested).recent() == []
 
 

@@ -21,9 +21,7 @@ from rag.settings.config import Settings
 from rag.types import ChunkFilter
 
 ROOT = Path(__file__).resolve().parent.parent
-GUIDE = (
-    b"# Ferry guide\n\n## Timetable\n\nThe first ferry leaves at seven.\n\n## Tickets\n\nA ticket costs four euros.\n"
-)
+GUIDE = b"# Ferry guide\n\n## Timetable\n\nThe first ferry leaves at seven.\n\n## Tickets\n\nA ticket costs four euros.\n"
 CLI_DOCS = {
     "harbour.md": b"# Harbour\n\n## Parking\n\nParking at the harbour costs two euros an hour.\n",
     "bikes.md": b"# Bikes\n\nBikes travel free on every ferry.\n",
@@ -33,7 +31,7 @@ QUESTION = "When does the first ferry leave?"
 # The app's process: ui/setup.get_components caches one engine per collection for the process's life and
 # every session shares it; here one thread searches and reads the sidebar's counts as a page run does, and
 # one uploads a document now and then. It reports what failed, and what it wrote, when the stop file appears.
-APP = r"""
+APP = r'''
 import json, sys, threading, time
 from pathlib import Path
 from rag.components import build_components
@@ -78,7 +76,7 @@ for t in threads:
     t.join()
 components.close()
 print(json.dumps({"errors": errors, "written": written, "searches": searches[0]}), flush=True)
-"""
+'''
 
 
 def _chunk_ids(settings: Settings, name: str, data: bytes) -> frozenset[str]:
@@ -87,9 +85,7 @@ def _chunk_ids(settings: Settings, name: str, data: bytes) -> frozenset[str]:
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "rag", *args], capture_output=True, text=True, env=env, timeout=600, cwd=ROOT
-    )
+    done = subprocess.run([sys.executable, "-m", "rag", *args], capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
     print(f"ragscope {args[0]}: {time.monotonic() - started:.1f} s, exit {done.returncode}")
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return done
@@ -105,14 +101,7 @@ def test_docs_search_and_ingest_run_while_the_app_holds_the_store(settings: Sett
         (folder / name).write_bytes(data)
     stop = tmp_path / "stop"
     env = {**os.environ, "RAGSCOPE_DATA_DIR": str(settings.data_dir), "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    app = subprocess.Popen(
-        [sys.executable, "-c", APP, str(stop), QUESTION],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
+    app = subprocess.Popen([sys.executable, "-c", APP, str(stop), QUESTION], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     try:
         assert app.stdout.readline().strip() == "ready", app.stderr.read()
         listed = json.loads(_cli(env, "docs", "--json").stdout)
@@ -132,10 +121,7 @@ def test_docs_search_and_ingest_run_while_the_app_holds_the_store(settings: Sett
     assert report["searches"] > 0 and report["written"], report
 
     expected = {"guide.md": GUIDE, **CLI_DOCS}
-    expected |= {
-        name: f"# Upload {name[4:-3]}\n\nUploaded in the app, number {name[4:-3]}.\n".encode()
-        for name in report["written"]
-    }
+    expected |= {name: f"# Upload {name[4:-3]}\n\nUploaded in the app, number {name[4:-3]}.\n".encode() for name in report["written"]}
     reopened = build_components(settings)
     try:
         store = reopened.store

@@ -30,9 +30,7 @@ def test_collections_are_kept_apart_and_listed(tmp_path: Path):
     (tmp_path / "guide.md").write_bytes(GUIDE)
     (tmp_path / "prices.md").write_bytes(PRICES)
     assert _run("ingest", str(tmp_path / "guide.md")).exit_code == 0
-    made = _run(
-        "ingest", "--collection", "prices", str(tmp_path / "prices.md"), env={"RAGSCOPE_DENSE_RUNTIME": "onnx-int8"}
-    )
+    made = _run("ingest", "--collection", "prices", str(tmp_path / "prices.md"), env={"RAGSCOPE_DENSE_RUNTIME": "onnx-int8"})
     assert made.exit_code == 0, made.output
 
     def sources(*args: str) -> set[str]:
@@ -51,10 +49,7 @@ def test_collections_are_kept_apart_and_listed(tmp_path: Path):
     assert (rows["docs"]["default"], rows["docs"]["chunks"], rows["docs"]["documents"]) == (True, 2, 1)
     assert (rows["prices"]["default"], rows["prices"]["chunks"], rows["prices"]["sentence_vectors"]) == (False, 1, True)
     assert rows["prices"]["dense_model"] == "all-MiniLM-L6-v2" and rows["prices"]["sparse_model"] == "Qdrant/bm25"
-    assert (rows["docs"]["dense_runtime"], rows["prices"]["dense_runtime"]) == (
-        "onnx",
-        "onnx-int8",
-    )  # each keeps the space it was made in
+    assert (rows["docs"]["dense_runtime"], rows["prices"]["dense_runtime"]) == ("onnx", "onnx-int8")  # each keeps the space it was made in
     plain = _run("collections").stdout.splitlines()
     assert plain[0].startswith("* docs\t1 documents\t2 chunks") and plain[1].startswith("  prices\t1 documents")
     assert "dense all-MiniLM-L6-v2 (onnx-int8)" in plain[1]
@@ -68,15 +63,5 @@ def test_a_fresh_data_dir_lists_the_default_collection_as_empty():
     result = _run("collections", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [
-        {
-            "name": "docs",
-            "dense_model": None,
-            "dense_runtime": None,
-            "sparse_model": None,
-            "sentence_vectors": None,
-            "chunks": 0,
-            "documents": 0,
-            "error": None,
-            "default": True,
-        }
+        {"name": "docs", "dense_model": None, "dense_runtime": None, "sparse_model": None, "sentence_vectors": None, "chunks": 0, "documents": 0, "error": None, "default": True}
     ]

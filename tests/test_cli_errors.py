@@ -36,8 +36,6 @@ def _args(tmp_path: Path) -> dict[str, list[str]]:
         "tune": [str(tmp_path / "set.jsonl"), "--vary", "fusion"],
         "settings": [],  # reads the collection's settings file under the data dir, never Qdrant
     }
-
-
 NEEDS_NO_STORE = {"settings"}
 
 

@@ -83,16 +83,8 @@ def test_usage_errors(ingested):
 def test_gold_the_collection_lacks_is_reported_invalid_and_left_out(ingested, tmp_path):
     _, path = ingested
     lines = [
-        {
-            "id": "good",
-            "question": "Can I get my money back on a monthly plan?",
-            "gold": [{"source": "billing/plans.md", "heading": "Refunds"}],
-        },
-        {
-            "id": "no-doc",
-            "question": "What does the hardware cost?",
-            "gold": [{"source": "hardware.md", "heading": "Prices"}],
-        },
+        {"id": "good", "question": "Can I get my money back on a monthly plan?", "gold": [{"source": "billing/plans.md", "heading": "Refunds"}]},
+        {"id": "no-doc", "question": "What does the hardware cost?", "gold": [{"source": "hardware.md", "heading": "Prices"}]},
         {"id": "no-chunk", "question": "How do I log in?", "gold": ["0123-gone"]},
     ]
     qset = tmp_path / "mixed.jsonl"
@@ -109,10 +101,7 @@ def test_gold_the_collection_lacks_is_reported_invalid_and_left_out(ingested, tm
     assert good["gold_chunks"] and good["scores"]["rerank"]["ndcg@10"] == data["metrics"]["ndcg@10"] > 0
     text = runner.invoke(main, ["eval", str(qset)])
     assert text.exit_code == 0
-    assert (
-        "2 questions left out of the metrics" in text.stdout
-        and "no-doc\tINVALID\tdocument 'hardware.md'" in text.stdout
-    )
+    assert "2 questions left out of the metrics" in text.stdout and "no-doc\tINVALID\tdocument 'hardware.md'" in text.stdout
 
 
 def test_a_set_whose_every_question_is_left_out_exits_non_zero_and_stores_nothing(settings, tmp_path):

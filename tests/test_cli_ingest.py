@@ -47,9 +47,7 @@ def _docs() -> dict[str, dict]:
 def test_ingest_folder_prints_summary_on_stdout_and_reingest_is_unchanged(folder):
     first = _run("ingest", str(folder))
     assert first.exit_code == 0, first.output
-    assert (
-        first.stdout == "3 documents, 4 chunks written, 0 unchanged, 0 errors\n"
-    )  # the result; progress goes to stderr
+    assert first.stdout == "3 documents, 4 chunks written, 0 unchanged, 0 errors\n"  # the result; progress goes to stderr
     assert "ingest: 3/3 file" in first.stderr  # stderr is no terminal here: progress as lines
     docs = _docs()
     assert set(docs) == {"guide.md", "billing/prices.md", "notes.txt"}
@@ -78,17 +76,11 @@ def test_docs_says_whether_sentence_vectors_are_stored(folder, monkeypatch):
     assert _run("docs").stderr.startswith("Sentence vectors: stored")
     monkeypatch.setenv("RAGSCOPE_SENTENCE_VECTORS", "maybe")
     bad = _run("docs")
-    assert (
-        bad.exit_code != 0
-        and "RAGSCOPE_SENTENCE_VECTORS must be 1 or 0 (true/false, yes/no and on/off work too); got 'maybe'"
-        in bad.output
-    )
+    assert bad.exit_code != 0 and "RAGSCOPE_SENTENCE_VECTORS must be 1 or 0 (true/false, yes/no and on/off work too); got 'maybe'" in bad.output
 
 
 def test_strategy_size_and_tags_options(folder):
-    result = _run(
-        "ingest", str(folder / "guide.md"), "--strategy", "fixed", "--size", "50", "--overlap", "0", "--tags", "b,a,,a"
-    )
+    result = _run("ingest", str(folder / "guide.md"), "--strategy", "fixed", "--size", "50", "--overlap", "0", "--tags", "b,a,,a")
     assert result.exit_code == 0, result.output
     docs = _docs()
     assert docs["guide.md"]["tags"] == ["a", "b"]
@@ -200,10 +192,7 @@ def test_folder_ingest_expands_archives_skips_hidden_and_tool_folders_and_report
     assert result.exit_code == 0, result.output
     assert set(_docs()) == {"guide.md", "billing/prices.md", "notes.txt", "billing/boats.md"}
     report = json.loads(result.stdout)
-    skipped = {
-        Path(s["path"]).relative_to(folder).as_posix() if s["path"].startswith(str(folder)) else s["path"]: s["reason"]
-        for s in report["skipped"]
-    }
+    skipped = {Path(s["path"]).relative_to(folder).as_posix() if s["path"].startswith(str(folder)) else s["path"]: s["reason"] for s in report["skipped"]}
     for top in (".git", ".hg", ".svn", ".obsidian", "billing/.drafts", ".md", ".env.md"):
         assert "hidden" in skipped[top], top
     assert "tool or package folder" in skipped["__pycache__"] and "tool or package folder" in skipped["node_modules"]
@@ -211,10 +200,7 @@ def test_folder_ingest_expands_archives_skips_hidden_and_tool_folders_and_report
     assert "unsupported file type .png" in skipped["billing/manuals.zip"]  # the archive's own skipped entry
     assert not any("notes.md" in p or "readme.md" in p for p in skipped)  # folders are reported once, not walked
     # The same report, one line each, on stderr.
-    assert (
-        f"skipped {folder / '.git'}/: hidden" in result.stderr
-        and f"skipped {folder / 'logo.png'}: unsupported" in result.stderr
-    )
+    assert f"skipped {folder / '.git'}/: hidden" in result.stderr and f"skipped {folder / 'logo.png'}: unsupported" in result.stderr
     assert {r["source"] for r in report["files"]} == {"guide.md", "billing/prices.md", "notes.txt", "billing/boats.md"}
 
 
@@ -239,12 +225,8 @@ def test_folder_ingest_leaves_out_virtual_environments_and_its_own_data_dir(fold
     result = _run("ingest", str(folder), "--json")
     assert result.exit_code == 0, result.output
     assert set(_docs()) == {"guide.md", "billing/prices.md", "notes.txt"}
-    skipped = {
-        Path(s["path"]).relative_to(folder).as_posix(): s["reason"] for s in json.loads(result.stdout)["skipped"]
-    }
+    skipped = {Path(s["path"]).relative_to(folder).as_posix(): s["reason"] for s in json.loads(result.stdout)["skipped"]}
     assert "virtual environment" in skipped["venv"] and "virtual environment" in skipped["env"]
     assert "tool or package folder" in skipped["system/dist-packages"]
     assert "own data folder" in skipped["data"]
-    assert not any(
-        p.startswith(("venv/", "env/", "data/", "system/dist-packages/")) for p in skipped
-    )  # reported once, not walked
+    assert not any(p.startswith(("venv/", "env/", "data/", "system/dist-packages/")) for p in skipped)  # reported once, not walked

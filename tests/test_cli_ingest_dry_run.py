@@ -15,9 +15,7 @@ from rag.settings.config import Settings
 from rag.types import ChunkFilter
 
 GUIDE = b"# Ferry guide\n\n## Tickets\n\nA single ticket costs four euros.\n\n## Timetable\n\nThe first ferry leaves at seven.\n"
-PRICES = (
-    b'<html><body><h1>Prices</h1><p>A day pass costs ten euros.</p><p style="display:none">secret</p></body></html>'
-)
+PRICES = b'<html><body><h1>Prices</h1><p>A day pass costs ten euros.</p><p style="display:none">secret</p></body></html>'
 HIDDEN = "billing/prices.html: dropped 6 characters of hidden text"  # the loader's note, worded as the page words it
 
 

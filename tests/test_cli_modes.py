@@ -23,10 +23,7 @@ def ingested(components, tmp_path):
     assert not ingest_files(components, [(n, t.encode()) for n, t in FILES.items()]).errors
     components.close()
     path = tmp_path / "two_hop.jsonl"
-    path.write_text(
-        json.dumps({"id": "vexora", "question": TWO_HOP_QUESTION, "gold": [GOLD], "answerable": True}) + "\n",
-        encoding="utf-8",
-    )
+    path.write_text(json.dumps({"id": "vexora", "question": TWO_HOP_QUESTION, "gold": [GOLD], "answerable": True}) + "\n", encoding="utf-8")
     return path
 
 
@@ -44,11 +41,7 @@ def test_ask_runs_the_mode_logs_it_and_shows_its_stages(ingested):
     (record,) = AskLog.for_settings(Settings.from_env()).recent()
     assert record.config.mode == "multi_hop" and record.config.final_k == 3
     final = [r["id"] for r in sorted((r for r in record.retrieved if r["final_rank"]), key=lambda r: r["final_rank"])]
-    assert (
-        len(final) == 3
-        and set(data["sources"]) <= set(final)
-        and set(final) <= {c["id"] for s in (hop1, hop2) for c in s["final"]}
-    )
+    assert len(final) == 3 and set(data["sources"]) <= set(final) and set(final) <= {c["id"] for s in (hop1, hop2) for c in s["final"]}
     assert record.inspector_params()["mode"] == "multi_hop"
 
 
@@ -58,20 +51,14 @@ def test_ask_text_output_lists_the_searches_and_the_agent_is_refused_offline(ing
     assert f"hyde question: {TWO_HOP_QUESTION}" in out.stderr and "hyde hyde passage: " in out.stderr
     assert "hyde: offline: the passage is a pseudo-document" in out.stderr and "after hyde retrieval" in out.stderr
     refused = CliRunner().invoke(main, ["ask", TWO_HOP_QUESTION, "--mode", "agent"])
-    assert (
-        refused.exit_code == 1
-        and "needs Claude (set ANTHROPIC_API_KEY)" in refused.output
-        and "Traceback" not in refused.output
-    )
+    assert refused.exit_code == 1 and "needs Claude (set ANTHROPIC_API_KEY)" in refused.output and "Traceback" not in refused.output
     assert AskLog.for_settings(Settings.from_env()).recent(5)[0].config.mode == "hyde"  # the refused ask is not logged
 
 
 def test_eval_runs_a_mode_records_it_and_compares_across_modes(ingested):
     runner = CliRunner()
     plain = json.loads(runner.invoke(main, ["eval", str(ingested), "-k", "2", "--json"]).stdout)
-    out = runner.invoke(
-        main, ["eval", str(ingested), "-k", "3", "--mode", "multi_hop", "--json", "--baseline", plain["run_id"]]
-    )
+    out = runner.invoke(main, ["eval", str(ingested), "-k", "3", "--mode", "multi_hop", "--json", "--baseline", plain["run_id"]])
     assert out.exit_code == 0, out.output
     run = json.loads(out.stdout)
     assert run["config"]["mode"] == "multi_hop" and plain["config"]["mode"] == "plain"

@@ -31,19 +31,7 @@ def _search(*args: str):
 
 
 def test_json_schema_and_stage_values(ingested):
-    out = _search(
-        PARAPHRASE_QUESTION,
-        "-k",
-        "2",
-        "--candidates",
-        "3",
-        "--fusion",
-        "union",
-        "--reranker",
-        "dense-cosine",
-        "--json",
-        "--all",
-    )
+    out = _search(PARAPHRASE_QUESTION, "-k", "2", "--candidates", "3", "--fusion", "union", "--reranker", "dense-cosine", "--json", "--all")
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["reranker"] == "dense-cosine"
@@ -61,24 +49,11 @@ def test_json_schema_and_stage_values(ingested):
 
 
 def test_filters_restrict_inside_the_store(ingested):
-    out = _search(
-        PARAPHRASE_QUESTION,
-        "--filter",
-        "source=kitchen.md",
-        "--candidates",
-        "2",
-        "--fusion",
-        "dense",
-        "--reranker",
-        "none",
-        "--json",
-    )
+    out = _search(PARAPHRASE_QUESTION, "--filter", "source=kitchen.md", "--candidates", "2", "--fusion", "dense", "--reranker", "none", "--json")
     assert out.exit_code == 0, out.output
     rows = json.loads(out.stdout)["results"]
     assert len(rows) == 2 and {r["source"] for r in rows} == {"kitchen.md"}
-    tagged = json.loads(
-        _search(PARAPHRASE_QUESTION, "--filter", "tag=hardware", "--reranker", "none", "--json").stdout
-    )["results"]
+    tagged = json.loads(_search(PARAPHRASE_QUESTION, "--filter", "tag=hardware", "--reranker", "none", "--json").stdout)["results"]
     assert tagged and {r["source"] for r in tagged} == {"gadgets.md"}
 
 

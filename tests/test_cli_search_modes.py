@@ -26,17 +26,12 @@ def test_multi_hop_json_has_one_stage_per_hop(ingested):
     assert (data["mode"], data["backend"]) == ("multi_hop", "offline") and "bridging" in data["notes"][0]
     hop1, hop2 = data["stages"]
     assert (hop1["label"], hop1["query"], hop1["hop"]) == ("hop 1", TWO_HOP_QUESTION, 1)
-    assert (
-        hop1["carried"][:2] == ["halberd", "instruments"]
-        and hop2["query"] == f"{TWO_HOP_QUESTION} {' '.join(hop1['carried'])}"
-    )
+    assert hop1["carried"][:2] == ["halberd", "instruments"] and hop2["query"] == f"{TWO_HOP_QUESTION} {' '.join(hop1['carried'])}"
     for stage in (hop1, hop2):
         assert {"dense_rank", "sparse_rank", "fused_rank", "rerank_rank", "final_rank"} <= set(stage["results"][0])
     hop2_final = sorted((r for r in hop2["results"] if r["final_rank"]), key=lambda r: r["final_rank"])
     assert "Manufacturers > Halberd Instruments" in [r["heading"] for r in hop2_final]
-    assert (
-        data["reranker"].startswith("rrf over 2 searches") and sum(1 for r in data["results"] if r["final_rank"]) == 3
-    )
+    assert data["reranker"].startswith("rrf over 2 searches") and sum(1 for r in data["results"] if r["final_rank"]) == 3
 
 
 def test_mode_from_the_environment_and_text_output(ingested, monkeypatch):
@@ -52,6 +47,4 @@ def test_agent_offline_and_a_bad_mode_are_clean_errors(ingested, monkeypatch):
     assert out.exit_code == 1 and "needs Claude (set ANTHROPIC_API_KEY)" in out.output and "Traceback" not in out.output
     monkeypatch.setenv("RAGSCOPE_MODE", "psychic")
     out = CliRunner().invoke(main, ["search", TWO_HOP_QUESTION])
-    assert (
-        out.exit_code != 0 and "must be one of plain, hyde, multi_hop, corrective, agent; got 'psychic'" in out.output
-    )
+    assert out.exit_code != 0 and "must be one of plain, hyde, multi_hop, corrective, agent; got 'psychic'" in out.output

@@ -17,16 +17,7 @@ from rag.components import build_components
 from rag.ingest.pipeline import ingest_files
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = (
-    "fastembed",
-    "onnxruntime",
-    "torch",
-    "sentence_transformers",
-    "qdrant_client",
-    "qdrant_edge",
-    "anthropic",
-    "streamlit",
-)
+HEAVY = ("fastembed", "onnxruntime", "torch", "sentence_transformers", "qdrant_client", "qdrant_edge", "anthropic", "streamlit")
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
@@ -97,14 +88,8 @@ def test_progress_without_a_terminal_prints_a_line_at_most_every_few_seconds(cap
         bar.update(1)
         bar.set_postfix_str("embedding 10/20")
         bar.update(2)
-    assert capsys.readouterr().err.splitlines() == [
-        "eval: 3/3 questions after 0 s (embedding 10/20)"
-    ]  # only the closing line within the hour
+    assert capsys.readouterr().err.splitlines() == ["eval: 3/3 questions after 0 s (embedding 10/20)"]  # only the closing line within the hour
     with LineProgress(2, "ingest", "file", every_s=0) as bar:
         bar.update(1)
         bar.update(1)
-    assert [line.split(" after")[0] for line in capsys.readouterr().err.splitlines()] == [
-        "ingest: 1/2 files",
-        "ingest: 2/2 files",
-        "ingest: 2/2 files",
-    ]
+    assert [line.split(" after")[0] for line in capsys.readouterr().err.splitlines()] == ["ingest: 1/2 files", "ingest: 2/2 files", "ingest: 2/2 files"]

@@ -19,22 +19,7 @@ from rag.store.journal import Journal
 from rag.store.client import ClientStore
 from rag.store.edge import EdgeStore
 
-BAD = [
-    "../../x",
-    "..",
-    ".",
-    "../docs",
-    "a/b",
-    "/tmp/abs",
-    "a\\b",
-    "",
-    ".hidden",
-    "x" * 65,
-    "a\x00b",
-    "a b",
-    "naïve",
-    "docs\n",
-]
+BAD = ["../../x", "..", ".", "../docs", "a/b", "/tmp/abs", "a\\b", "", ".hidden", "x" * 65, "a\x00b", "a b", "naïve", "docs\n"]
 GOOD = ["docs", "team-a", "beir_scifact", "v1.2", "-", "A" * 64]
 
 
@@ -42,9 +27,7 @@ GOOD = ["docs", "team-a", "beir_scifact", "v1.2", "-", "A" * 64]
 def test_unsafe_names_are_refused_everywhere_a_name_comes_in(name, tmp_path: Path, monkeypatch):
     data = tmp_path / "deep" / "er" / "data"
     if name.strip() != name:  # settings from the environment are read trimmed, like every other variable
-        assert (
-            Settings.from_env({"RAGSCOPE_DATA_DIR": str(data), "RAGSCOPE_COLLECTION": name}).collection == name.strip()
-        )
+        assert Settings.from_env({"RAGSCOPE_DATA_DIR": str(data), "RAGSCOPE_COLLECTION": name}).collection == name.strip()
     elif name:  # an empty variable means "not set": the default name
         with pytest.raises(ConfigError, match="collection name"):
             Settings.from_env({"RAGSCOPE_DATA_DIR": str(data), "RAGSCOPE_COLLECTION": name})

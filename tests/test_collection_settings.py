@@ -41,11 +41,7 @@ def test_stored_settings_merge_and_win_over_the_environment_but_not_over_a_given
     assert force.origins["fusion"] == COLLECTION and force.origins["final_k"] == ENVIRONMENT
     assert force.origins["reranker"] == DEFAULT
     given = force.given({"fusion": "dense", "candidates": None})
-    assert (
-        given.config.fusion == "dense"
-        and given.origins["fusion"] == GIVEN
-        and given.origins["candidates"] == COLLECTION
-    )
+    assert given.config.fusion == "dense" and given.origins["fusion"] == GIVEN and given.origins["candidates"] == COLLECTION
     words = given.describe()
     assert "fusion from given for this call" in words and "candidates from this collection's stored settings" in words
     assert "final_k from the environment" in words
@@ -54,9 +50,7 @@ def test_stored_settings_merge_and_win_over_the_environment_but_not_over_a_given
     other = in_force(Settings(data_dir=settings.data_dir, collection="other"))
     assert other.config == RetrievalConfig() and other.stored is None
     assert reset_collection_settings(settings.data_dir, settings.collection)
-    assert in_force(configured).config == configured.retrieval and not reset_collection_settings(
-        settings.data_dir, "docs"
-    )
+    assert in_force(configured).config == configured.retrieval and not reset_collection_settings(settings.data_dir, "docs")
 
 
 def test_bad_values_are_refused_and_a_damaged_file_is_named(settings):

@@ -97,12 +97,7 @@ def test_create_then_delete_only_once_the_name_is_typed():
     _run(at)
     (table,) = [d.value for d in at.sidebar.dataframe if d.proto.alt == "Collections"]
     row = table.set_index("collection").loc["notes"]
-    assert (row["chunks"], row["dense"], row["dense runtime"], bool(row["sentence vectors"])) == (
-        1,
-        "all-MiniLM-L6-v2",
-        "onnx",
-        True,
-    )
+    assert (row["chunks"], row["dense"], row["dense runtime"], bool(row["sentence vectors"])) == (1, "all-MiniLM-L6-v2", "onnx", True)
 
     delete = at.sidebar.button(key="ui_collection_delete")
     assert delete.disabled

@@ -27,10 +27,7 @@ STOPS = ("harbour", "lighthouse", "market", "castle")
 def _version(doc: int, v: int) -> bytes:
     """Document `doc` in version `v`: every version shares one section and changes the others."""
     sections = [f"## Route\n\nFerry line {doc} calls at the {STOPS[doc % len(STOPS)]}."]
-    sections += [
-        f"## Notice {v}.{k}\n\nTimetable revision {v} for line {doc}, note {k}: boats run every {10 + v + k} minutes."
-        for k in range(1 + v % 3)
-    ]
+    sections += [f"## Notice {v}.{k}\n\nTimetable revision {v} for line {doc}, note {k}: boats run every {10 + v + k} minutes." for k in range(1 + v % 3)]
     return (f"# Line {doc}\n\n" + "\n\n".join(sections) + "\n").encode()
 
 
@@ -104,9 +101,7 @@ def test_sessions_ingesting_and_searching_at_once_lose_nothing(components):
         raise threads.errors[0]
 
     final = {name: _ids(components, name, _version(d, versions - 1)) for d, name in enumerate(names)}
-    stored = {
-        name: frozenset(r.chunk.id for r in components.store.records(ChunkFilter(sources=(name,)))) for name in names
-    }
+    stored = {name: frozenset(r.chunk.id for r in components.store.records(ChunkFilter(sources=(name,)))) for name in names}
     assert stored == final
     assert components.store.count() == sum(len(ids) for ids in final.values())
     assert seen["reads"] > 0 and seen["searches"] > 0
@@ -132,9 +127,7 @@ def test_two_sessions_reingesting_the_same_document_leave_one_whole_version(comp
         threads.join()
         if threads.errors:
             raise threads.errors[0]
-        ids = frozenset(
-            r.chunk.id for r in components.store.records(ChunkFilter(sources=(name,), include_quarantined=True))
-        )
+        ids = frozenset(r.chunk.id for r in components.store.records(ChunkFilter(sources=(name,), include_quarantined=True)))
         assert ids in valid, "concurrent saves of one document left a mix of versions"
         assert components.store.count() == len(ids)
 
@@ -159,13 +152,7 @@ def test_a_second_process_takes_turns_with_the_first_and_both_keep_working(compo
     components.store.flush()
     assert set(components.store.sources()) == {"first.md", "second.md"}
 
-    cli = subprocess.run(
-        [sys.executable, "-m", "rag", "docs"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "RAGSCOPE_DATA_DIR": env_dir},
-    )
+    cli = subprocess.run([sys.executable, "-m", "rag", "docs"], capture_output=True, text=True, timeout=120, env={**os.environ, "RAGSCOPE_DATA_DIR": env_dir})
     assert cli.returncode == 0, cli.stderr
     assert {line.split("\t")[0] for line in cli.stdout.splitlines()} == {"first.md", "second.md"}
 

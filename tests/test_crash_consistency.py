@@ -99,11 +99,7 @@ class Worker:
 def _expected(source: str, text: str) -> dict:
     doc = load_document(source, text.encode())
     chunks = chunk_document(doc, Settings().chunk)
-    return {
-        "ids": {c.id for c in chunks},
-        "sha": doc.sha256,
-        "spans": {c.id: (c.start, c.end, c.index, c.text) for c in chunks},
-    }
+    return {"ids": {c.id for c in chunks}, "sha": doc.sha256, "spans": {c.id: (c.start, c.end, c.index, c.text) for c in chunks}}
 
 
 def _check_state(data_dir: Path, versions: dict[str, dict]) -> str:
@@ -124,16 +120,12 @@ def _check_state(data_dir: Path, versions: dict[str, dict]) -> str:
     assert {r.chunk.id for r in by_source[OTHER[0]]} == versions["other"]["ids"]
     ids = {r.chunk.id for r in by_source[SOURCE]}
     matches = [name for name in ("old", "new") if versions[name]["ids"] == ids]
-    assert matches, (
-        f"{SOURCE} is a mix: {len(ids & versions['old']['ids'])} old, {len(ids & versions['new']['ids'])} new, {len(ids - versions['old']['ids'] - versions['new']['ids'])} orphan chunks"
-    )
+    assert matches, f"{SOURCE} is a mix: {len(ids & versions['old']['ids'])} old, {len(ids & versions['new']['ids'])} new, {len(ids - versions['old']['ids'] - versions['new']['ids'])} orphan chunks"
     version = versions[matches[0]]
     assert len(by_source[SOURCE]) == len(ids), "duplicate points"
     for r in by_source[SOURCE]:
         c = r.chunk
-        assert (c.start, c.end, c.index, c.text) == version["spans"][c.id], (
-            f"chunk {c.index} keeps positions of the other version"
-        )
+        assert (c.start, c.end, c.index, c.text) == version["spans"][c.id], f"chunk {c.index} keeps positions of the other version"
         assert r.payload["doc_sha"] == version["sha"], "document metadata from the other version"
     return matches[0]
 

@@ -29,14 +29,7 @@ def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("tiny-cross-encoder")
     tokenizer = AutoTokenizer.from_pretrained(resolve_dense_path("all-MiniLM-L6-v2"))
     torch.manual_seed(7)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-    )
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1)
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -50,9 +43,7 @@ def test_a_local_cross_encoder_folder_is_the_rerank_stage(sample_components, tin
 
     assert result.reranker == f"cross-encoder:{tiny_cross_encoder}"
     pool = result.ranked("fused")
-    expected = CrossEncoder(str(tiny_cross_encoder), device="cpu").predict(
-        [(QUESTION, c.chunk.chunk.embed_text) for c in pool]
-    )
+    expected = CrossEncoder(str(tiny_cross_encoder), device="cpu").predict([(QUESTION, c.chunk.chunk.embed_text) for c in pool])
     for candidate, score in zip(pool, expected, strict=True):
         assert candidate.rerank.score == pytest.approx(float(score), abs=1e-5)
     final_scores = [c.rerank.score for c in result.final]

@@ -48,9 +48,7 @@ QUESTION = "when does the first boat go"
 
 def _encoders(settings: Settings):
     models = settings.data_dir / "models"
-    return dense_encoder(settings.dense_model, "onnx", models), dense_encoder(
-        settings.dense_model, INT8_RUNTIME, models
-    )
+    return dense_encoder(settings.dense_model, "onnx", models), dense_encoder(settings.dense_model, INT8_RUNTIME, models)
 
 
 def _stored(comps, source: str):
@@ -68,9 +66,7 @@ def _made_with(settings: Settings, runtime: str) -> None:
 
 
 def _timetable(comps):
-    (chunk,) = [
-        r for r in comps.store.records(ChunkFilter(sources=("ferry.md",))) if r.chunk.heading.endswith("Timetable")
-    ]
+    (chunk,) = [r for r in comps.store.records(ChunkFilter(sources=("ferry.md",))) if r.chunk.heading.endswith("Timetable")]
     return chunk
 
 
@@ -93,9 +89,7 @@ def test_an_int8_collection_holds_int8_chunk_vectors_and_is_queried_with_int8(se
         assert 0.9 < to_float.min() and to_float.max() < 0.9999  # near the float vectors, and not them
         by_id = dict(zip((r.chunk.id for r in records), stored, strict=True))
         scores = _dense_scores(comps)
-        assert scores and scores == pytest.approx(
-            {i: float(by_id[i] @ int8.encode_query(QUESTION)) for i in scores}, abs=1e-4
-        )
+        assert scores and scores == pytest.approx({i: float(by_id[i] @ int8.encode_query(QUESTION)) for i in scores}, abs=1e-4)
         off = {i: float(by_id[i] @ flt.encode_query(QUESTION)) for i in scores}
         assert max(abs(scores[i] - off[i]) for i in scores) > 1e-3  # the witness: a float query scores otherwise
     finally:
@@ -115,9 +109,7 @@ def test_a_collection_keeps_its_dense_space_when_the_runtime_setting_changes(set
         np.testing.assert_allclose(stored, own.encode_documents([r.chunk.embed_text for r in records]), atol=1e-5)
         vectors = {r.chunk.id: r.dense for r in comps.store.records(with_vectors=True)}
         scores = _dense_scores(comps)
-        assert scores == pytest.approx(
-            {i: float(np.dot(vectors[i], own.encode_query(QUESTION))) for i in scores}, abs=1e-4
-        )
+        assert scores == pytest.approx({i: float(np.dot(vectors[i], own.encode_query(QUESTION))) for i in scores}, abs=1e-4)
     finally:
         comps.close()
 
@@ -170,9 +162,7 @@ def test_sentence_cosines_of_a_float_and_an_int8_collection_never_share_cached_v
         assert float_comps.dense.name != int8_comps.dense.name
         flt, int8 = _encoders(settings)
         query = int8.encode_query(QUESTION)
-        first, _ = sentence_cosines(
-            float_comps.store, float_comps.dense, query, _timetable(float_comps)
-        )  # fills the cache with float vectors
+        first, _ = sentence_cosines(float_comps.store, float_comps.dense, query, _timetable(float_comps))  # fills the cache with float vectors
         chunk = _timetable(int8_comps)
         scores, stored = sentence_cosines(int8_comps.store, int8_comps.dense, query, chunk)
         own = int8.encode_documents(sentence_texts(chunk.chunk))  # the same one pass as the scorer's

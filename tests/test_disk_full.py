@@ -32,9 +32,7 @@ def _free(monkeypatch, nbytes: int) -> None:
 
 
 def _texts(components) -> list[str]:
-    return sorted(
-        r.chunk.text for r in components.store.records(ChunkFilter(sources=("guide.md",), include_quarantined=True))
-    )
+    return sorted(r.chunk.text for r in components.store.records(ChunkFilter(sources=("guide.md",), include_quarantined=True)))
 
 
 @pytest.fixture
@@ -67,11 +65,7 @@ def test_a_write_that_would_not_fit_is_refused_before_anything_is_written(stored
         _free(monkeypatch, 64 * MB + 1000)  # room to open, not for the new chunks
         summary = ingest_files(components, [("guide.md", EDITED)])
         (failed,) = summary.errors
-        assert (
-            "MB free" in failed.error
-            and str(settings.data_dir / "qdrant") in failed.error
-            and "nothing was written" in failed.error
-        )
+        assert "MB free" in failed.error and str(settings.data_dir / "qdrant") in failed.error and "nothing was written" in failed.error
         assert _texts(components) == texts
         assert components.journal.entries() == []
     finally:
@@ -82,7 +76,6 @@ def test_a_journal_write_failing_with_enospc_changes_nothing(stored, monkeypatch
     settings, texts = stored
     components = build_components(settings)
     try:
-
         def full(fd: int) -> None:
             raise OSError(errno.ENOSPC, "No space left on device")
 

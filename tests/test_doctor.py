@@ -60,14 +60,10 @@ def test_a_damaged_models_record_is_named_and_doctor_rebuilds_it(ingested, damag
     for command in (["docs"], ["search", "ticket price"], ["ingest", str(doc)]):
         _one_clean_error(_run(*command), str(meta), "ragscope doctor --fix")
     found = _run("doctor")
-    assert found.exit_code == 1 and any(
-        line.startswith("problem: ") and str(meta) in line for line in found.stdout.splitlines()
-    )
+    assert found.exit_code == 1 and any(line.startswith("problem: ") and str(meta) in line for line in found.stdout.splitlines())
     fixed = _run("doctor", "--fix")
     assert fixed.exit_code == 0, fixed.output
-    assert any(
-        line.startswith("fixed: collection 'docs': rewrote its models record") for line in fixed.stdout.splitlines()
-    )
+    assert any(line.startswith("fixed: collection 'docs': rewrote its models record") for line in fixed.stdout.splitlines())
     assert _run("doctor").exit_code == 0
     listed = _run("docs", "--json")
     assert listed.exit_code == 0 and [d["source"] for d in json.loads(listed.stdout)] == ["guide.md"]

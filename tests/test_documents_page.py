@@ -232,9 +232,7 @@ def test_collection_without_sentence_vectors_says_rescoring_encodes_per_question
 
 
 def test_zip_upload_of_a_folder():
-    site = _zip(
-        [("site/guide.md", GUIDE), ("site/billing/prices.md", PRICES), ("site/logo.png", b"\x89PNG"), ("site/", b"")]
-    )
+    site = _zip([("site/guide.md", GUIDE), ("site/billing/prices.md", PRICES), ("site/logo.png", b"\x89PNG"), ("site/", b"")])
     at = _upload(_page(), ("site.zip", site))
     assert list(_frame(at, "Preview: files to ingest")["source"]) == ["guide.md", "billing/prices.md"]
     (skipped,) = [e for e in at.expander if "skipped" in plain(e.label)]
@@ -323,15 +321,9 @@ def test_chunk_browser_filters_and_shows_a_clicked_chunk_whole_as_plain_text(see
     shown = _frame(at, "Chunks of the chosen document")
     assert list(shown["text"]) == ["The first ferry leaves at seven."]
     assert any(c.value == "1 chunk of 3 contains this text." for c in at.caption)
-    at.session_state[table_key("documents_chunks", "guide.md", "ferry leaves")] = {
-        "selection": {"rows": [0], "columns": []}
-    }
+    at.session_state[table_key("documents_chunks", "guide.md", "ferry leaves")] = {"selection": {"rows": [0], "columns": []}}
     at.run()
-    (record,) = [
-        r
-        for r in _engine().store.records(ChunkFilter(sources=("guide.md",)))
-        if r.chunk.text == "The first ferry leaves at seven."
-    ]
+    (record,) = [r for r in _engine().store.records(ChunkFilter(sources=("guide.md",))) if r.chunk.text == "The first ferry leaves at seven."]
     assert [c.value for c in at.code] == [record.chunk.id]  # copyable
     texts = [t.value for t in at.text]
     assert f"chunk #1 · characters {record.chunk.start:,}–{record.chunk.end:,} · active" in texts[0]
@@ -416,15 +408,10 @@ def test_a_chunk_is_edited_disabled_and_enabled_on_the_page(seeded):
     assert box.value == "The first ferry leaves at seven."
     box.input("Night boats leave at midnight from the north quay.").run()
     at = _click(at, "documents_fix_save")
-    assert any(plain(s.value).startswith("Chunk #1 edited by app at ") for s in at.success), [
-        s.value for s in (*at.success, *at.error)
-    ]
+    assert any(plain(s.value).startswith("Chunk #1 edited by app at ") for s in at.success), [s.value for s in (*at.success, *at.error)]
     engine = _engine()
     (hit,) = engine.store.search_sparse(engine.sparse.encode_query("midnight north quay"), 5)
-    assert (
-        hit.payload["text"] == "Night boats leave at midnight from the north quay."
-        and hit.payload["edited_by"] == "app"
-    )
+    assert hit.payload["text"] == "Night boats leave at midnight from the north quay." and hit.payload["edited_by"] == "app"
     assert list(_frame(at, "Chunks of the chosen document")["status"]) == ["active", "active, edited", "active"]
     (box,) = [t for t in at.text_area if t.key.startswith("documents_fix_text_")]
     assert box.value == "Night boats leave at midnight from the north quay."  # the stored text, not a stale draft
@@ -436,11 +423,7 @@ def test_a_chunk_is_edited_disabled_and_enabled_on_the_page(seeded):
     assert any("disabled by app at " in t.value and "(never retrieved)" in t.value for t in at.text)
     at = _click(at, "documents_fix_enable")
     assert _metrics(at)["Quarantined"] == "0"
-    assert [(e.action, e.by) for e in fix_history.read(ui_setup.get_settings())] == [
-        ("edit", "app"),
-        ("disable", "app"),
-        ("enable", "app"),
-    ]
+    assert [(e.action, e.by) for e in fix_history.read(ui_setup.get_settings())] == [("edit", "app"), ("disable", "app"), ("enable", "app")]
     history = _frame(at, "Fix history")  # newest first, on the page too
     assert list(history["action"]) == ["enable", "disable", "edit"] and set(history["by"]) == {"app"}
     assert "new: Night boats leave at midnight from the north quay." in history["details"][2]
@@ -461,9 +444,7 @@ def test_an_upload_that_would_drop_a_fix_lists_it_and_asks_first(seeded):
     assert any(timetable.chunk.id in t.value and "edited by ana at " in t.value for t in at.text)
     at = _click(at, "documents_ingest")  # not confirmed: the file is refused, its fix named and kept
     assert any("--drop-fixes" in plain(w.value) for w in at.warning)
-    assert (
-        engine.store.records(ChunkFilter(ids=(timetable.chunk.id,)))[0].chunk.text == "Night boats leave at midnight."
-    )
+    assert engine.store.records(ChunkFilter(ids=(timetable.chunk.id,)))[0].chunk.text == "Night boats leave at midnight."
 
     at = _upload(at, ("guide.md", changed))
     (confirm,) = [c for c in at.checkbox if c.key.startswith("documents_drop_fixes_")]

@@ -57,12 +57,7 @@ def test_sample_set_run_verdicts_and_inspector_links(sample_store):
     assert link.path == "inspector"
     assert params["q"] == "Where is my data stored and how long are backups kept?"
     assert params["collection"] == sample_store.collection  # the link replays on the collection it ran on
-    assert (params["fusion"], params["candidates"], params["k"], params["reranker"]) == (
-        "dbsf",
-        "20",
-        "5",
-        RetrievalConfig().reranker,
-    )
+    assert (params["fusion"], params["candidates"], params["k"], params["reranker"]) == ("dbsf", "20", "5", RetrievalConfig().reranker)
     stored = next(q for q in load_run(sample_store.data_dir, run.id).questions if q.id == "data-region")
     assert params["track"] == stored.verdict.track and params["track"] in stored.gold_chunks
     charts = at.get("vega_lite_chart")  # metrics per stage; one run is no trend, so its numbers show as metrics
@@ -80,9 +75,7 @@ def test_sample_set_run_verdicts_and_inspector_links(sample_store):
 
 def test_upload_refuses_a_malformed_set_and_stores_a_good_one(sample_store):
     at = eval_tab()
-    at.file_uploader(key="eval_upload").upload(
-        "broken set.jsonl", b'{"question": "a", "gold": "x"}\n{"question": \n', "application/jsonl"
-    )
+    at.file_uploader(key="eval_upload").upload("broken set.jsonl", b'{"question": "a", "gold": "x"}\n{"question": \n', "application/jsonl")
     at.run()
     assert any("line 2" in e.value for e in at.error)
     assert list_question_sets(sample_store.data_dir) == []
@@ -118,10 +111,7 @@ def test_compare_two_runs_and_mark_baseline(sample_store):
     assert second != first and at.selectbox(key="eval_run_id").value == second
     assert at.selectbox(key="eval_compare_with").value == first  # the baseline by default
     changes = table(at, "verdict before").set_index("id")
-    assert (changes.loc["data-region", "verdict before"], changes.loc["data-region", "verdict after"]) == (
-        "Ranked below the final k",
-        "passed",
-    )
+    assert (changes.loc["data-region", "verdict before"], changes.loc["data-region", "verdict after"]) == ("Ranked below the final k", "passed")
     deltas = table(at, "recall@20")
     assert set(deltas["stage"]) == {"dense", "sparse", "hybrid (fused)", "reranked"}
     assert any("final_k 5 → 10" in c.value.replace("\\", "") for c in at.caption)
@@ -131,32 +121,14 @@ def test_compare_two_runs_and_mark_baseline(sample_store):
 
 def test_invalid_gold_is_listed_apart_and_questions_without_gold_link_without_tracking(sample_store):
     lines = [
-        {
-            "id": "leaf",
-            "question": "Can I get my money back on a monthly plan?",
-            "gold": [{"source": "billing/plans.md", "heading": "refunds"}],
-        },
-        {
-            "id": "no-doc",
-            "question": "What does the hardware cost?",
-            "gold": [{"source": "hardware.md", "heading": "Prices"}],
-        },
-        {
-            "id": "no-heading",
-            "question": "How do refunds work?",
-            "gold": [{"source": "billing/plans.md", "heading": "Refund policy"}],
-        },
+        {"id": "leaf", "question": "Can I get my money back on a monthly plan?", "gold": [{"source": "billing/plans.md", "heading": "refunds"}]},
+        {"id": "no-doc", "question": "What does the hardware cost?", "gold": [{"source": "hardware.md", "heading": "Prices"}]},
+        {"id": "no-heading", "question": "How do refunds work?", "gold": [{"source": "billing/plans.md", "heading": "Refund policy"}]},
         # Marked unanswerable though the documents answer it: the offline answerer answers, a failure without gold.
-        {
-            "id": "answered",
-            "question": "How long does it take for an approved refund to reach my card?",
-            "answerable": False,
-        },
+        {"id": "answered", "question": "How long does it take for an approved refund to reach my card?", "answerable": False},
     ]
     at = eval_tab()
-    at.file_uploader(key="eval_upload").upload(
-        "mixed.jsonl", "".join(json.dumps(x) + "\n" for x in lines).encode(), "application/jsonl"
-    )
+    at.file_uploader(key="eval_upload").upload("mixed.jsonl", "".join(json.dumps(x) + "\n" for x in lines).encode(), "application/jsonl")
     ok(at.run())
     at.checkbox(key="eval_answers").check()
     at.button(key="eval_start").click()
@@ -166,20 +138,13 @@ def test_invalid_gold_is_listed_apart_and_questions_without_gold_link_without_tr
     invalid = table(at, "why it is invalid").set_index("id")
     assert set(invalid.index) == {"no-doc", "no-heading"}
     assert "document 'hardware.md' is not in the collection" in invalid.loc["no-doc", "why it is invalid"]
-    assert (
-        "has no heading 'Refund policy'; nearest: 'Billing > Refunds'" in invalid.loc["no-heading", "why it is invalid"]
-    )
-    assert any(
-        "1 of 2 questions failed" in m.value and "Answered but should have abstained (1)" in m.value
-        for m in at.markdown
-    )
+    assert "has no heading 'Refund policy'; nearest: 'Billing > Refunds'" in invalid.loc["no-heading", "why it is invalid"]
+    assert any("1 of 2 questions failed" in m.value and "Answered but should have abstained (1)" in m.value for m in at.markdown)
     links = [e for e in at.get("page_link") if "inspector" in e.proto.page]
     assert [e.proto.label for e in links] == ["Open in the inspector"]  # the only failure has no gold to track
     assert "track=" not in links[0].proto.query_string and "q=" in links[0].proto.query_string
     stored = {q.id: q for q in load_run(sample_store.data_dir, run.id).questions}
-    assert (
-        stored["leaf"].gold_chunks and stored["leaf"].verdict is None
-    )  # "refunds" names the Billing > Refunds section
+    assert stored["leaf"].gold_chunks and stored["leaf"].verdict is None  # "refunds" names the Billing > Refunds section
 
 
 def test_a_link_opens_the_ask_page_on_its_eval_tab(sample_store):
@@ -199,9 +164,7 @@ def test_a_set_names_the_collection_of_its_last_run_and_warns_on_another(sample_
     ok(at.run())
     (run,) = list_runs(sample_store.data_dir, "sample")
     last = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Last run:")]
-    assert len(last) == 1 and last[0].startswith(
-        f"Last run: “{run.label}” on collection {sample_store.collection}, today "
-    )
+    assert len(last) == 1 and last[0].startswith(f"Last run: “{run.label}” on collection {sample_store.collection}, today ")
     assert not any("last ran on collection" in i.value for i in at.info)
     # The same set opened on another collection (one that exists: a link to a missing one is refused): its last
     # run's numbers are not about this one.
@@ -212,12 +175,7 @@ def test_a_set_names_the_collection_of_its_last_run_and_warns_on_another(sample_
     ok(other)
     assert other.selectbox(key="eval_set").value == "sample"
     notes = [i.value for i in other.info if "last ran on collection" in i.value]
-    assert (
-        len(notes) == 1
-        and f"“{sample_store.collection}”" in notes[0]
-        and "“other”" in notes[0]
-        and run.label in notes[0].replace("\\", "")
-    )
+    assert len(notes) == 1 and f"“{sample_store.collection}”" in notes[0] and "“other”" in notes[0] and run.label in notes[0].replace("\\", "")
 
 
 def test_offline_answers_are_scored_against_answer_text_gold(sample_store):
@@ -232,9 +190,7 @@ def test_offline_answers_are_scored_against_answer_text_gold(sample_store):
          "answer": "Monthly plans are not refunded, but you can cancel at any time and keep access until the end of the month you paid for."},
     ]  # fmt: skip
     at = eval_tab()
-    at.file_uploader(key="eval_upload").upload(
-        "answers.jsonl", "".join(json.dumps(x) + "\n" for x in lines).encode(), "application/jsonl"
-    )
+    at.file_uploader(key="eval_upload").upload("answers.jsonl", "".join(json.dumps(x) + "\n" for x in lines).encode(), "application/jsonl")
     ok(at.run())
     at.checkbox(key="eval_answers").check()
     at.button(key="eval_start").click()
@@ -260,9 +216,7 @@ def test_the_sample_set_on_another_collection_is_refused_and_says_why(settings):
     assert not at.exception, at.exception
     errors = [e.value.replace("\\", "") for e in at.error]
     assert any(
-        e.startswith("nothing stored: all ")
-        and "left out of the metrics" in e
-        and f"collection '{settings.collection}'" in e
+        e.startswith("nothing stored: all ") and "left out of the metrics" in e and f"collection '{settings.collection}'" in e
         and "Was the set written for another collection?" in e
         for e in errors
     ), errors

@@ -54,12 +54,8 @@ def _captions(at: AppTest) -> list[str]:
         RetrievalConfig(),
         PRF,
         RetrievalConfig(prf=True, prf_docs=5, prf_terms=3, prf_weight=0.1 + 0.2),  # 0.30000000000000004 survives
-        RetrievalConfig(
-            dense_prf=True, dense_prf_docs=2, dense_prf_weight=0.35, fusion="weighted_rrf", dense_weight=0.7, rrf_k=10
-        ),
-        RetrievalConfig(
-            prf=True, dense_prf=True, min_score=0.0, reranker="sentence-maxsim:0.7", candidates=12, final_k=3
-        ),
+        RetrievalConfig(dense_prf=True, dense_prf_docs=2, dense_prf_weight=0.35, fusion="weighted_rrf", dense_weight=0.7, rrf_k=10),
+        RetrievalConfig(prf=True, dense_prf=True, min_score=0.0, reranker="sentence-maxsim:0.7", candidates=12, final_k=3),
     ],
 )
 def test_config_survives_a_link_round_trip(config):
@@ -88,11 +84,7 @@ def test_links_carry_only_what_differs_from_the_defaults():
         ("prf", "maybe", "link parameter prf must be 1 or 0 (true/false, yes/no and on/off work too); got 'maybe'"),
         ("prf_terms", "many", "link parameter prf_terms must be a whole number from 1 to 100; got 'many'"),
         ("prf_docs", "0", "link parameter prf_docs must be a whole number from 1 to 50; got '0'"),
-        (
-            "dense_prf_weight",
-            "1.5",
-            "link parameter dense_prf_weight must be a number above 0 and at most 1; got '1.5'",
-        ),
+        ("dense_prf_weight", "1.5", "link parameter dense_prf_weight must be a number above 0 and at most 1; got '1.5'"),
         ("candidates", "1e20", "link parameter candidates must be a whole number from 1 to 2000; got '1e20'"),
         ("min_score", "nan", "link parameter min_score must be a finite number, or empty for none; got 'nan'"),
     ],
@@ -117,13 +109,9 @@ def test_turning_prf_on_in_the_inspector_shows_the_words_retrieve_added(sample_s
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     shown = _captions(at)
-    assert f"sparse stage: BM25 query expanded with: {', '.join(expected.expansion)}" in [
-        c.replace("**", "") for c in shown
-    ]
+    assert f"sparse stage: BM25 query expanded with: {', '.join(expected.expansion)}" in [c.replace("**", "") for c in shown]
     assert any(config_label(expected.config) in c for c in shown)
-    assert any(
-        c.startswith("The scores below are for the expanded query the stages ran") for c in shown
-    )  # the chunk detail says so
+    assert any(c.startswith("The scores below are for the expanded query the stages ran") for c in shown)  # the chunk detail says so
     # The table's sparse stage is the expanded query's ranking.
     table = at.dataframe(key="inspector_table").value
     sparse = table.dropna(subset=["sparse #"]).sort_values("sparse #")["chunk id"].tolist()
@@ -149,9 +137,7 @@ def test_a_prf_link_sets_the_switches_and_b_can_turn_prf_on_in_the_comparison(sa
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(m.value.startswith("**B**: sparse only · PRF 3 docs, 6 terms") for m in at.markdown)
-    assert (
-        sum(f"BM25 query expanded with: {', '.join(expected.expansion)}" in c for c in _captions(at)) >= 2
-    )  # main view and B
+    assert sum(f"BM25 query expanded with: {', '.join(expected.expansion)}" in c for c in _captions(at)) >= 2  # main view and B
 
 
 # --- Eval tab ----------------------------------------------------------------------------------------------
@@ -205,26 +191,17 @@ def test_a_run_stored_before_the_expansion_fields_still_loads(sample_components)
 def test_search_flags_turn_prf_on_and_report_the_words(sample_store):
     expected = _direct(sample_store, PRF)
     runner = CliRunner()
-    out = runner.invoke(
-        main,
-        ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--prf", "--prf-terms", "6", "--json", "--all"],
-    )
+    out = runner.invoke(main, ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--prf", "--prf-terms", "6", "--json", "--all"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["expansion"] == list(expected.expansion) and data["expansion"]
     sparse = sorted((r for r in data["results"] if r["sparse_rank"] is not None), key=lambda r: r["sparse_rank"])
     assert [r["chunk_id"] for r in sparse] == [c.id for c in expected.ranked("sparse")]  # the expanded query's ranking
-    plain = json.loads(
-        runner.invoke(main, ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--json"]).stdout
-    )
+    plain = json.loads(runner.invoke(main, ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--json"]).stdout)
     assert plain["expansion"] == [] and plain["dense_feedback"] == []
-    dense = json.loads(
-        runner.invoke(main, ["search", QUESTION, "--dense-prf", "--dense-prf-docs", "2", "--json"]).stdout
-    )
+    dense = json.loads(runner.invoke(main, ["search", QUESTION, "--dense-prf", "--dense-prf-docs", "2", "--json"]).stdout)
     assert len(dense["dense_feedback"]) == 2
-    text = runner.invoke(
-        main, ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--prf", "--prf-terms", "6"]
-    )
+    text = runner.invoke(main, ["search", QUESTION, "--fusion", "rrf", "--reranker", "none", "--prf", "--prf-terms", "6"])
     assert f"sparse stage: BM25 query expanded with: {', '.join(expected.expansion)}" in text.stderr
     bad = runner.invoke(main, ["search", QUESTION, "--prf-docs", "0"])
     assert bad.exit_code != 0 and "must be a whole number from 1 to 50; got '0'" in bad.output
@@ -233,34 +210,11 @@ def test_search_flags_turn_prf_on_and_report_the_words(sample_store):
 def test_eval_flags_store_the_expansion_settings(sample_store, tmp_path):
     path = tmp_path / "sample.jsonl"
     path.write_text(sample_question_set_text(), encoding="utf-8")
-    args = [
-        "eval",
-        str(path),
-        "--limit",
-        "3",
-        "--reranker",
-        "none",
-        "--prf",
-        "--prf-docs",
-        "2",
-        "--dense-prf",
-        "--fusion",
-        "weighted_rrf",
-        "--dense-weight",
-        "0.3",
-        "--rrf-k",
-        "20",
-    ]
+    args = ["eval", str(path), "--limit", "3", "--reranker", "none", "--prf", "--prf-docs", "2", "--dense-prf", "--fusion", "weighted_rrf", "--dense-weight", "0.3", "--rrf-k", "20"]
     out = CliRunner().invoke(main, [*args, "--json"])
     assert out.exit_code == 0, out.output
     config = json.loads(out.stdout)["config"]
-    assert (config["prf"], config["prf_docs"], config["dense_prf"], config["dense_weight"], config["rrf_k"]) == (
-        True,
-        2,
-        True,
-        0.3,
-        20,
-    )
+    assert (config["prf"], config["prf_docs"], config["dense_prf"], config["dense_weight"], config["rrf_k"]) == (True, 2, True, 0.3, 20)
     (run,) = list_runs(sample_store.data_dir)
     assert run.config.prf and run.config.dense_prf and run.config.prf_docs == 2
     text = CliRunner().invoke(main, ["eval", str(path), "--limit", "3", "--reranker", "none", "--prf"])

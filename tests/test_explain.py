@@ -94,9 +94,7 @@ def test_dense_cosines_are_the_stored_sentence_vectors_the_reranker_read(int8_ki
     the panel must show the stored vectors' cosines, or its "best sentence" disagrees with the rerank."""
     question = "What is the batch marker?"
     target = chunk_at(int8_kitchen, "kitchen.md", "Kitchen > Sourdough")
-    result = retrieve(
-        int8_kitchen, question, RetrievalConfig(candidates=8, fusion="dense", reranker="sentence-maxsim:1")
-    )
+    result = retrieve(int8_kitchen, question, RetrievalConfig(candidates=8, fusion="dense", reranker="sentence-maxsim:1"))
     ex = explain(int8_kitchen, question, target.chunk.id, result)
     assert ex.dense.stored and ex.dense.best.text == "The batch marker is zorblaxite."
     assert ex.markdown().endswith(":blue-background[The **batch** **marker** is zorblaxite\\.]")
@@ -113,9 +111,7 @@ def test_without_stored_sentence_vectors_the_cosines_are_encoded_as_the_reranker
         assert not ingest_files(components, [("kitchen.md", KITCHEN.encode())]).errors
         question = "What is the batch marker?"
         target = chunk_at(components, "kitchen.md", "Kitchen > Sourdough")
-        result = retrieve(
-            components, question, RetrievalConfig(candidates=8, fusion="dense", reranker="sentence-maxsim:1")
-        )
+        result = retrieve(components, question, RetrievalConfig(candidates=8, fusion="dense", reranker="sentence-maxsim:1"))
         ex = explain(components, question, target.chunk.id, result)
         assert not ex.dense.stored
         fresh = components.dense.encode_documents(sentence_texts(target.chunk)) @ result.query.dense_run

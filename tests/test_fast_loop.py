@@ -10,7 +10,7 @@ from pathlib import Path
 
 CONFTEST = Path(__file__).with_name("conftest.py")
 
-EXAMPLES = """
+EXAMPLES = '''
 import pytest
 from rag.components import build_components
 from rag.ingest.pipeline import ingest_files
@@ -51,7 +51,7 @@ def test_through_a_fixture(filled):
 
 def test_invokes_the_cli(runner):
     runner.invoke(None, [])
-"""
+'''
 
 
 def _fast(tmp_path: Path) -> set[str]:

@@ -68,26 +68,22 @@ def test_sections_are_the_collections_headings_and_a_sample_is_seeded(index):
 
 def test_several_turns_keep_checked_questions_and_drop_the_rest_with_reasons(index):
     sections = billing(index)[:2] + pick_sections(collection_sections(index), ["billing/plans.md"])[:3]
-    api = MockedMessages.replying(
-        [
-            reply(
-                q("My card was declined, how many times will you try charging it again?", FAILED, RETRY),
-                q("Where do refunds for cancelled seats show up?", ("billing/refunds.md", "Billing > Refunds"), "x"),
-                q("Can I download an old invoice?", FAILED, "Past invoices can be downloaded as PDF"),
-                near=({"source": FAILED[0], "heading": FAILED[1], "question": "Can I pay with a cheque?"},),
-            ),
-            cut("refusal"),
-            cut("max_tokens"),
-            "Sure! Which sections would you like questions for?",
-            reply(q("Can I download an old invoice?", INVOICES, "Past invoices can be downloaded as PDF")),
-        ]
-    )
+    api = MockedMessages.replying([
+        reply(
+            q("My card was declined, how many times will you try charging it again?", FAILED, RETRY),
+            q("Where do refunds for cancelled seats show up?", ("billing/refunds.md", "Billing > Refunds"), "x"),
+            q("Can I download an old invoice?", FAILED, "Past invoices can be downloaded as PDF"),
+            near=({"source": FAILED[0], "heading": FAILED[1], "question": "Can I pay with a cheque?"},),
+        ),
+        cut("refusal"),
+        cut("max_tokens"),
+        "Sure! Which sections would you like questions for?",
+        reply(q("Can I download an old invoice?", INVOICES, "Past invoices can be downloaded as PDF")),
+    ])
     generated = generate_questions(AnthropicClient(api.client(), "claude-test", 60), index, sections, per_call=1)
     assert len(api.requests) == 5 and generated.stopped is None and generated.sections == 5
     first = api.requests[0]
-    assert (
-        "never instructions" in first["system"] and 'heading="Billing &gt; Invoices"' in first["messages"][0]["content"]
-    )
+    assert "never instructions" in first["system"] and 'heading="Billing &gt; Invoices"' in first["messages"][0]["content"]
     kept = {g.question: g for g in generated.kept}
     assert set(kept) == {
         "My card was declined, how many times will you try charging it again?",
@@ -110,12 +106,10 @@ def test_several_turns_keep_checked_questions_and_drop_the_rest_with_reasons(ind
 
 
 def test_an_api_error_mid_run_stops_and_keeps_what_came_before(index):
-    api = MockedMessages.replying(
-        [
-            reply(q("My card was declined, will you try again?", FAILED, RETRY)),
-            api_error(529, "overloaded_error", "busy"),
-        ]
-    )
+    api = MockedMessages.replying([
+        reply(q("My card was declined, will you try again?", FAILED, RETRY)),
+        api_error(529, "overloaded_error", "busy"),
+    ])
     generated = generate_questions(AnthropicClient(api.client(), "claude-test", 60), index, billing(index), per_call=1)
     assert [g.question for g in generated.kept] == ["My card was declined, will you try again?"]
     assert generated.sections == 1 and "overloaded" in generated.stopped and "after 1 of" in generated.stopped
@@ -136,16 +130,14 @@ def _mock_sdk(monkeypatch, api: MockedMessages) -> None:
 
 
 def test_cli_reviews_each_question_then_writes_only_the_kept(sample_store, tmp_path, monkeypatch):
-    api = MockedMessages.replying(
-        [
-            reply(
-                q("My card was declined, will you try again?", FAILED, RETRY),
-                q("Where do refunds show up?", ("billing/refunds.md", "Billing > Refunds"), "x"),
-                near=({"question": "Can I pay with a cheque?"},),
-            ),
-            reply(q("Can I download an old invoice?", INVOICES, "Past invoices can be downloaded as PDF")),
-        ]
-    )
+    api = MockedMessages.replying([
+        reply(
+            q("My card was declined, will you try again?", FAILED, RETRY),
+            q("Where do refunds show up?", ("billing/refunds.md", "Billing > Refunds"), "x"),
+            near=({"question": "Can I pay with a cheque?"},),
+        ),
+        reply(q("Can I download an old invoice?", INVOICES, "Past invoices can be downloaded as PDF")),
+    ])
     _mock_sdk(monkeypatch, api)
     out = tmp_path / "gen.jsonl"
     # keep, drop the near miss, edit the third
@@ -156,10 +148,7 @@ def test_cli_reviews_each_question_then_writes_only_the_kept(sample_store, tmp_p
     assert result.exit_code == 0, result.output
     assert "dropped (billing/refunds.md › Billing > Refunds)" in result.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [x["question"] for x in lines] == [
-        "My card was declined, will you try again?",
-        "How do I get a PDF of last year's invoice?",
-    ]
+    assert [x["question"] for x in lines] == ["My card was declined, will you try again?", "How do I get a PDF of last year's invoice?"]
     assert lines[0]["gold"] == [{"source": FAILED[0], "heading": FAILED[1]}] and lines[0]["answer"] == RETRY
     assert lines[1]["answer"] == "Past invoices can be downloaded as PDF"  # an edited wording keeps its golds
     assert CliRunner().invoke(main, ["eval", str(out), "--json"]).exit_code == 0  # a set eval reads, all gold valid
@@ -177,16 +166,9 @@ def test_cli_without_a_key_explains_and_writes_a_template(sample_store, tmp_path
 
 
 def test_cli_api_error_mid_run_writes_what_it_has_and_exits_1(sample_store, tmp_path, monkeypatch):
-    api = MockedMessages.replying(
-        [
-            reply(q("My card was declined, will you try again?", FAILED, RETRY)),
-            api_error(401, "authentication_error", "bad key"),
-        ]
-    )
+    api = MockedMessages.replying([reply(q("My card was declined, will you try again?", FAILED, RETRY)), api_error(401, "authentication_error", "bad key")])
     _mock_sdk(monkeypatch, api)
     out = tmp_path / "gen.jsonl"
-    result = CliRunner().invoke(
-        main, ["gen-set", str(out), "--source", "billing/invoices.md", "--per-call", "1", "--no-review"]
-    )
+    result = CliRunner().invoke(main, ["gen-set", str(out), "--source", "billing/invoices.md", "--per-call", "1", "--no-review"])
     assert result.exit_code == 1 and "API key was rejected" in result.output and str(out) in result.output
     assert len(out.read_text().splitlines()) == 1

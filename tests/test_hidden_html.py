@@ -69,10 +69,7 @@ def test_hidden_text_is_dropped_and_counted(head, element):
     ("head", "element"),
     [
         ("<style>.x{display:none} .x.open{display:block}</style>", f'<p class="x open">{SECRET}</p>'),
-        (
-            "<style>.sub{display:none} .card:hover .sub{display:block}</style>",
-            f'<div class="card"><p class="sub">{SECRET}</p></div>',
-        ),
+        ("<style>.sub{display:none} .card:hover .sub{display:block}</style>", f'<div class="card"><p class="sub">{SECRET}</p></div>'),
         ("<style>.x:hover{display:none}</style>", f'<p class="x">{SECRET}</p>'),
         ("<style>.x::before{display:none}</style>", f'<p class="x">{SECRET}</p>'),
         ("<style>@media print{.x{display:none}}</style>", f'<p class="x">{SECRET}</p>'),

@@ -12,15 +12,7 @@ from counting import CountingDense
 from rag.components import Components, build_components
 from rag.settings.config import INT8_RUNTIME
 from rag.encoders.factory import dense_encoder
-from rag.catalog.documents import (
-    collection_stats,
-    delete_document,
-    document_chunks,
-    flagged_chunks,
-    list_documents,
-    set_quarantine,
-    set_tags,
-)
+from rag.catalog.documents import collection_stats, delete_document, document_chunks, flagged_chunks, list_documents, set_quarantine, set_tags
 from rag.types import clean_tags
 from rag.ingest.embed import ENCODE_BATCH, encode_sentences
 from rag.ingest.pipeline import ingest_files, preview
@@ -87,11 +79,7 @@ def test_editing_one_paragraph_reembeds_only_that_chunk(counted):
     assert (result.status, result.written, result.unchanged, result.removed) == ("updated", 1, 2, 1)
     (embedded,), sentences = counted.dense.calls
     assert "half past six" in embedded and embedded.startswith("guide.md > Ferry guide > Timetable\n")
-    assert sorted(sentences) == [
-        "Ferry guide > Timetable",
-        "The first ferry leaves at half past six.",
-        "The last one leaves at eleven at night.",
-    ]
+    assert sorted(sentences) == ["Ferry guide > Timetable", "The first ferry leaves at half past six.", "The last one leaves at eleven at night."]
     after = _stored(counted, "guide.md")
     assert len(after) == 3
     assert len(set(after) & set(before)) == 2
@@ -131,10 +119,7 @@ def test_new_chunks_store_their_sentence_vectors(counted):
     assert counted.store.collection_models().sentence_pooling == "separate"  # the fixture's
     records = counted.store.records(ChunkFilter(sources=("guide.md",)))
     query = counted.dense.encode_query("when does the first boat go")
-    hits = {
-        h.id: h.score
-        for h in counted.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))
-    }
+    hits = {h.id: h.score for h in counted.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
     assert set(hits) == {r.chunk.id for r in records}
     for r in records:
         best = float(np.max(counted.dense.inner.encode_documents(sentence_texts(r.chunk)) @ query))
@@ -153,10 +138,7 @@ def test_by_default_sentences_are_encoded_by_the_int8_export_and_chunks_by_the_f
     chunks = components.dense.encode_documents([r.chunk.embed_text for r in records])
     np.testing.assert_allclose(np.array([r.dense for r in records]), chunks, atol=1e-5)
     query = components.dense.encode_query("when does the first boat go")
-    hits = {
-        h.id: h.score
-        for h in components.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))
-    }
+    hits = {h.id: h.score for h in components.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
     # Dynamic quantisation scales each pass's activations by that pass's range, so an int8 vector depends
     # a little on what it was batched with: the same call as ingest's (every sentence of the file) gives
     # exactly what was stored.
@@ -165,9 +147,7 @@ def test_by_default_sentences_are_encoded_by_the_int8_export_and_chunks_by_the_f
     exact = encode_sentences(components.dense, [r.chunk for r in in_order])
     gaps = []
     for r, q_rows, f_rows in zip(in_order, quantised, exact, strict=True):
-        assert hits[r.chunk.id] == pytest.approx(
-            float(np.max(q_rows @ query)), abs=1e-4
-        )  # what is stored is the int8 pass's
+        assert hits[r.chunk.id] == pytest.approx(float(np.max(q_rows @ query)), abs=1e-4)  # what is stored is the int8 pass's
         gaps.append(abs(float(np.max(q_rows @ query)) - float(np.max(f_rows @ query))))
     assert 1e-3 < max(gaps) < 0.05  # near the float vectors, and not them
 
@@ -184,10 +164,7 @@ def test_a_late_pooled_collection_encodes_each_new_chunk_once(settings):
         assert comps.store.collection_models().sentence_pooling == "late"
         records = comps.store.records(ChunkFilter(sources=("guide.md",)))
         query = comps.dense.encode_query("when does the first boat go")
-        hits = {
-            h.id: h.score
-            for h in comps.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))
-        }
+        hits = {h.id: h.score for h in comps.store.search_sentences(query, 10, ChunkFilter(ids=tuple(r.chunk.id for r in records)))}
         for r in records:  # MaxSim over the pooled vectors of the chunk's own sentence spans
             pooled = comps.dense.inner.encode_spans([r.chunk.embed_text], [sentence_spans(r.chunk)]).spans[0]
             assert hits[r.chunk.id] == pytest.approx(float(np.max(pooled @ query)), abs=1e-4)
@@ -195,9 +172,7 @@ def test_a_late_pooled_collection_encodes_each_new_chunk_once(settings):
         comps.close()
 
 
-@pytest.mark.parametrize(
-    "made, later", [("separate", "late"), ("separate", "separate-int8"), ("separate-int8", "separate")]
-)
+@pytest.mark.parametrize("made, later", [("separate", "late"), ("separate", "separate-int8"), ("separate-int8", "separate")])
 def test_a_collection_keeps_the_sentence_pooling_it_was_made_with(settings, made, later):
     """The setting shapes a new collection only: its sentence vectors are never a mix of two ways."""
     for pooling, source in ((made, "guide.md"), (later, "other.md")):
@@ -214,10 +189,7 @@ def test_a_collection_keeps_the_sentence_pooling_it_was_made_with(settings, made
 
 def test_collection_created_without_sentence_vectors_keeps_encoding_only_chunks(settings):
     plain = dataclasses.replace(settings, collection="plain", sentence_vectors=False)
-    for sentence_vectors, source in (
-        (False, "guide.md"),
-        (True, "other.md"),
-    ):  # the setting only shapes a new collection
+    for sentence_vectors, source in ((False, "guide.md"), (True, "other.md")):  # the setting only shapes a new collection
         comps = build_components(dataclasses.replace(plain, sentence_vectors=sentence_vectors))
         comps = dataclasses.replace(comps, dense=CountingDense(comps.dense))
         try:
@@ -253,12 +225,8 @@ def test_chunk_diff_against_stored_version(sample_components):
     chunks = preview(doc, sample_components.settings.chunk)
     assert chunk_diff(chunks, stored_chunks(sample_components, doc.source)).is_noop
 
-    edited = load_document(
-        "billing/plans.md", doc.text.replace("## Refunds", "## Refunds\n\nRefunds are in euros.", 1).encode()
-    )
-    diff = chunk_diff(
-        preview(edited, sample_components.settings.chunk), stored_chunks(sample_components, edited.source)
-    )
+    edited = load_document("billing/plans.md", doc.text.replace("## Refunds", "## Refunds\n\nRefunds are in euros.", 1).encode())
+    diff = chunk_diff(preview(edited, sample_components.settings.chunk), stored_chunks(sample_components, edited.source))
     assert len(diff.added) == 1 and len(diff.removed) == 1
     assert "Refunds are in euros." in diff.added[0].text
     assert diff.removed[0].chunk.heading == diff.added[0].heading == "Billing > Refunds"
@@ -375,10 +343,7 @@ def test_crash_after_commit_rolls_forward_to_new_version(components, monkeypatch
 
 def test_crash_before_a_groups_flush_rolls_every_document_forward(components, monkeypatch):
     """ingest_files flushes once per group of documents; until then each keeps its "commit" entry."""
-    v1 = [
-        (f"stop{i}.md", f"# Stop {i}\n\nThe ferry calls hourly.\n\n## Bikes\n\nBikes ride free.\n".encode())
-        for i in range(3)
-    ]
+    v1 = [(f"stop{i}.md", f"# Stop {i}\n\nThe ferry calls hourly.\n\n## Bikes\n\nBikes ride free.\n".encode()) for i in range(3)]
     ingest_files(components, v1)
     v2 = [(name, data.replace(b"hourly", b"every half hour")) for name, data in v1]
     _crash_during(components, monkeypatch, "flush")
@@ -408,8 +373,6 @@ def test_prepared_documents_are_written_as_previewed_without_loading_or_chunking
     monkeypatch.setattr(ingest, "chunk_document", lambda *a, **k: pytest.fail("chunked again"))
     summary = ingest_files(counted, [Prepared(doc, chunks)])
     (result,) = summary.files
-    assert (
-        result.status == "added" and result.written == len(chunks) > 3
-    )  # the fixed 60-char chunks, not the default config's
+    assert result.status == "added" and result.written == len(chunks) > 3  # the fixed 60-char chunks, not the default config's
     assert [r.chunk.id for r in document_chunks(counted, "guide.md")] == [c.id for c in chunks]
     assert [f.status for f in ingest_files(counted, [Prepared(doc, chunks)]).files] == ["unchanged"]

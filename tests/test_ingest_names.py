@@ -57,11 +57,7 @@ def test_upload_of_files_that_would_be_one_document_refuses_both(components, fir
     summary = ingest_files(components, [(first, A), ("other.md", OTHER), (second, B)])
     assert [f.status for f in summary.files] == ["error", "added", "error"]
     for failed in summary.errors:
-        assert (
-            "file 1" in failed.error
-            and "file 3" in failed.error
-            and "would all be stored as the document" in failed.error
-        )
+        assert "file 1" in failed.error and "file 3" in failed.error and "would all be stored as the document" in failed.error
     assert set(components.store.sources()) == {"other.md"}
 
 

@@ -71,9 +71,7 @@ def test_link_parameters_drive_the_stage_table(store):
     # quoted, not highlighted in a text it is not part of; the panel says where the cosines come from.
     assert any("Refunds are issued within 14 days of purchase to the original card\\." in m.value for m in at.markdown)
     assert not any(":blue-background[" in m.value for m in at.markdown)
-    assert any(
-        m.value.startswith("Best sentence (cosine") and m.value.endswith("the heading path:") for m in at.markdown
-    )
+    assert any(m.value.startswith("Best sentence (cosine") and m.value.endswith("the heading path:") for m in at.markdown)
     assert any(m.value == "> Billing \\> Refunds" for m in at.markdown), [m.value for m in at.markdown]
     assert any("sentence vectors stored at ingest" in c.value for c in at.caption)
 
@@ -154,13 +152,7 @@ def test_applying_a_fix_re_tracks_so_the_panel_matches_the_table(store):
     at.run()
     assert not at.exception
     # The fix names the settings it changes, and Apply put each into its widget.
-    widgets = {
-        "fusion": "inspector_fusion",
-        "candidates": "inspector_candidates",
-        "final k": "inspector_k",
-        "dense weight": "inspector_dense_weight",
-        "rrf k": "inspector_rrf_k",
-    }
+    widgets = {"fusion": "inspector_fusion", "candidates": "inspector_candidates", "final k": "inspector_k", "dense weight": "inspector_dense_weight", "rrf k": "inspector_rrf_k"}
     checked = 0
     for part in smallest.split(", "):
         if m := re.fullmatch(r"(candidates|final k|dense weight|rrf k) >= ([\d.]+)", part):
@@ -206,26 +198,19 @@ def test_track_by_pasted_text_compare_and_health_check(store):
     # Changing a setting re-tracks: with k=3 the panel follows the chunk to its new verdict, as the table shows it.
     at.number_input(key="inspector_k").set_value(3)
     at.run()
-    assert [s.value.replace("\\", "") for s in at.success] == [
-        f"found: final rank {int(_table(at).set_index('chunk id').loc[store, 'final'])}"
-    ]
+    assert [s.value.replace("\\", "") for s in at.success] == [f"found: final rank {int(_table(at).set_index('chunk id').loc[store, 'final'])}"]
 
 
 def test_bad_link_and_bad_settings_show_errors(store):
     at = _open(q="refunds", candidates="lots")
     assert not at.exception
-    assert any(
-        "link parameter candidates must be a whole number from 1 to 2000; got 'lots'" in e.value.replace("\\", "")
-        for e in at.error
-    )
+    assert any("link parameter candidates must be a whole number from 1 to 2000; got 'lots'" in e.value.replace("\\", "") for e in at.error)
     assert at.text_input(key="inspector_q").value == "refunds"  # the rest of the link still applies
     at.selectbox(key="inspector_reranker").set_value("other…")
     at.run()
     at.text_input(key="inspector_reranker_custom").input("magic")
     at.run()
-    assert any("reranker 'magic' is not offered here" in e.value.replace("\\", "") for e in at.error), [
-        e.value for e in at.error
-    ] + [x.value for x in at.exception]
+    assert any("reranker 'magic' is not offered here" in e.value.replace("\\", "") for e in at.error), [e.value for e in at.error] + [x.value for x in at.exception]
 
 
 def test_empty_question_offers_the_health_check(store):
@@ -239,11 +224,7 @@ def test_empty_question_offers_the_health_check(store):
     assert not at.exception
     (metric,) = [m for m in at.metric if m.label == "Own chunk at rank 1"]
     probed = int(re.search(r"of (\d+) probed", metric.proto.help).group(1))
-    failed = (
-        len(_frame_with(at, "lifted sentence", "own rank"))
-        if any(d.key == "inspector_probe_failures" for d in at.dataframe)
-        else 0
-    )
+    failed = len(_frame_with(at, "lifted sentence", "own rank")) if any(d.key == "inspector_probe_failures" for d in at.dataframe) else 0
     chunks = int(re.search(r"(\d+) chunks", " ".join(c.value for c in at.sidebar.caption)).group(1))
     assert probed == chunks and metric.value == f"{(probed - failed) / probed:.0%}"
 
@@ -255,16 +236,7 @@ def test_link_parameters_parse_on_top_of_the_defaults():
 
     base = RetrievalConfig()
     req = parse_inspector_params(
-        {
-            "q": ["why?"],
-            "k": ["7"],
-            "dense_weight": ["0.7"],
-            "min_score": ["0.2"],
-            "source": ["a.md", "b.md", "a.md"],
-            "tag": ["x"],
-            "track": ["abc"],
-            "utm": ["1"],
-        },
+        {"q": ["why?"], "k": ["7"], "dense_weight": ["0.7"], "min_score": ["0.2"], "source": ["a.md", "b.md", "a.md"], "tag": ["x"], "track": ["abc"], "utm": ["1"]},
         base,
     )
     assert (req.question, req.config.final_k, req.config.dense_weight, req.config.min_score) == ("why?", 7, 0.7, 0.2)
@@ -347,9 +319,7 @@ def test_a_new_question_clears_the_tracking_unless_the_target_is_pinned(store, p
 def test_a_section_link_tracks_the_section_found_at_rank_1_as_found(store):
     """Eval's links for section gold name the section: the inspector follows all its chunks, and a section
     whose best chunk is final rank 1 is found at rank 1 (not "lost" because some other chunk of it was)."""
-    at = _open(
-        q="When are refunds issued to the original card?", track_source="billing.md", track_heading="Billing > Refunds"
-    )
+    at = _open(q="When are refunds issued to the original card?", track_source="billing.md", track_heading="Billing > Refunds")
     assert not at.exception, at.exception
     assert at.radio(key="inspector_track_by").value == "source + heading"
     final = int(_table(at).set_index("chunk id").loc[store, "final"])
@@ -377,7 +347,6 @@ def test_the_answer_in_the_second_chunk_of_the_first_section_is_listed_under_it_
     [found] = [s.value.replace("\\", "") for s in at.success]
     assert found.startswith("found: final rank 1, carried with") and "guide.md" in found
     assert not [b for b in at.button if b.key and b.key.startswith("inspector_apply_")]  # nothing to fix
-
 
 def test_a_section_found_below_rank_1_is_told_with_what_ranked_above_it_and_why(settings):
     """Issue 38, item 5: "found" at rank 2 says which chunk ranked first and why; lost at k 1, the smallest change

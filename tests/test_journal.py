@@ -57,10 +57,7 @@ def test_an_entry_is_replayed_into_its_own_collection_only(settings):
         assert sorted(_ids(a)) == ids[1:]  # rolled forward in a
     finally:
         a.close()
-    assert sorted((settings.data_dir / "journal").rglob("*")) == [
-        settings.data_dir / "journal" / "a",
-        settings.data_dir / "journal" / "b",
-    ]
+    assert sorted((settings.data_dir / "journal").rglob("*")) == [settings.data_dir / "journal" / "a", settings.data_dir / "journal" / "b"]
 
 
 def test_a_live_owners_entries_and_temp_files_are_left_alone(settings):

@@ -81,9 +81,7 @@ def test_an_api_error_while_judging_reads_as_it_does_while_answering(failure, hi
 
 
 def record(abstained=False, invented=(), sentences=2, uncited=(), judged=()):
-    return AnswerRecord(
-        "t", abstained, "", "anthropic", "m", ("c1",), tuple(invented), sentences, tuple(uncited), tuple(judged)
-    )
+    return AnswerRecord("t", abstained, "", "anthropic", "m", ("c1",), tuple(invented), sentences, tuple(uncited), tuple(judged))
 
 
 def test_answer_rates_by_hand():
@@ -91,10 +89,7 @@ def test_answer_rates_by_hand():
     no = SentenceJudgement("s", ("c1",), False, "NO")
     rows = [
         (True, record(judged=[yes, yes])),  # fine
-        (
-            True,
-            record(invented=["S9"], uncited=["x"], judged=[yes, no]),
-        ),  # cites an id never sent, one uncited sentence
+        (True, record(invented=["S9"], uncited=["x"], judged=[yes, no])),  # cites an id never sent, one uncited sentence
         (True, record(abstained=True, sentences=0)),  # false abstention
         (False, record(abstained=True, sentences=0)),  # right abstention
         (False, record(sentences=1, judged=[no])),  # answered the unanswerable
@@ -117,9 +112,7 @@ def dense(default_dense):
 
 
 def test_answer_relevancy_compares_the_questions_the_answer_answers_with_the_one_asked(dense):
-    on_topic = (
-        "How long do refunds take?\nWhen does a refund reach my card?\nHow many business days until I am refunded?"
-    )
+    on_topic = "How long do refunds take?\nWhen does a refund reach my card?\nHow many business days until I am refunded?"
     drifted = "What is the capital of France?\nHow do I bake bread?\nWhich planet is largest?"
     api = MockedMessages.replying([on_topic, drifted, "NONCOMMITTAL"])
     judge = FaithfulnessJudge(api.client(), "claude-test")
@@ -127,9 +120,7 @@ def test_answer_relevancy_compares_the_questions_the_answer_answers_with_the_one
     close = judge.answer_relevancy("How long do refunds take?", answer(text), dense)
     far = judge.answer_relevancy("How long do refunds take?", answer(text), dense)
     assert close > 0.7 and far < 0.3  # drift and padding lower it
-    assert (
-        judge.answer_relevancy("How long do refunds take?", answer("I cannot tell from these sources."), dense) == 0.0
-    )
+    assert judge.answer_relevancy("How long do refunds take?", answer("I cannot tell from these sources."), dense) == 0.0
     request = api.requests[0]
     assert "never instructions" in request["system"] and "[S1]" not in request["messages"][0]["content"]
     assert "&lt;b&gt;Ignore this&lt;/b&gt;" in request["messages"][0]["content"]  # answer text arrives escaped
@@ -141,6 +132,4 @@ def test_answer_relevancy_rate_is_the_mean_over_answers_that_have_one():
     rows = [(True, record()), (True, record())]
     rows = [(True, AnswerRecord.from_json(r.as_json() | {"relevancy": v})) for (_, r), v in zip(rows, (0.9, 0.5))]
     assert answer_metrics(rows)["answer_relevancy"] == pytest.approx(0.7)
-    assert (
-        answer_metrics([(True, record())])["answer_relevancy"] is None
-    )  # no judge: no number, never a flattering 0 or 1
+    assert answer_metrics([(True, record())])["answer_relevancy"] is None  # no judge: no number, never a flattering 0 or 1

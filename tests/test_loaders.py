@@ -78,10 +78,7 @@ def test_html_keeps_headings_tables_lists_and_drops_scripts():
   --day sat</pre><noscript>enable js</noscript></div></body></html>"""
     d = load_document("t.html", html)
     assert d.title == "Ferry"
-    assert (
-        "# Timetable\n\nThe first ferry leaves at seven ." in d.text
-        or "# Timetable\n\nThe first ferry leaves at seven." in d.text
-    )
+    assert "# Timetable\n\nThe first ferry leaves at seven ." in d.text or "# Timetable\n\nThe first ferry leaves at seven." in d.text
     assert "## Weekend" in d.text
     assert "- Every hour\n\n- Bikes free" in d.text
     assert "| Day | First |\n|---|---|\n| Sat | 8:00 |" in d.text
@@ -150,10 +147,7 @@ def test_html_keeps_main_content_and_drops_navigation_headers_footers_sidebars_a
 
 
 def test_pdf_text_layer_with_page_starts_and_title():
-    data = make_pdf(
-        [["Boarding", "Board ten minutes early."], ["Safety", "Life jackets are under every seat."], ["Lost property"]],
-        title="Ferry manual",
-    )
+    data = make_pdf([["Boarding", "Board ten minutes early."], ["Safety", "Life jackets are under every seat."], ["Lost property"]], title="Ferry manual")
     d = load_document("manual.pdf", data)
     assert d.kind == "pdf" and d.title == "Ferry manual"
     assert len(d.pages) == 3 and d.pages[0] == 0
@@ -185,42 +179,27 @@ def make_styled_pdf(pages: list[list[tuple[int, str]]], outline: list[tuple[int,
 
 
 def test_pdf_headings_come_from_font_sizes_and_pages_stay_exact():
-    data = make_styled_pdf(
-        [
-            [
-                (22, "Ferry manual"),
-                (11, "Board ten minutes early."),
-                (16, "Safety"),
-                (11, "Life jackets are under every seat."),
-                (11, "# of seats: 40"),
-            ],
-            [(16, "Lost property"), (11, "Ask the crew"), (11, "Items are kept for a month.")],
-        ]
-    )
+    data = make_styled_pdf([
+        [(22, "Ferry manual"), (11, "Board ten minutes early."), (16, "Safety"), (11, "Life jackets are under every seat."), (11, "# of seats: 40")],
+        [(16, "Lost property"), (11, "Ask the crew"), (11, "Items are kept for a month.")],
+    ])
     d = load_document("manual.pdf", data)
     chunks = chunk_document(d, ChunkConfig("heading", 60, 0))
     assert list(dict.fromkeys((c.page, c.heading_path) for c in chunks)) == [
-        (1, ("Ferry manual",)),
-        (1, ("Ferry manual", "Safety")),
-        (2, ("Ferry manual", "Lost property")),
+        (1, ("Ferry manual",)), (1, ("Ferry manual", "Safety")), (2, ("Ferry manual", "Lost property"))
     ]
     assert d.page_at(d.text.index("Items are kept")) == 2
     # A body line is never a heading, however short, nor is a line that happens to start with "#".
     assert "\nAsk the crew" in d.text and "\n # of seats: 40" in d.text
     assert all("seats" not in "".join(c.heading_path) and "crew" not in "".join(c.heading_path) for c in chunks)
     # One font size throughout: no headings at all, rather than a guessed one.
-    plain = load_document(
-        "plain.pdf", make_pdf([["Boarding", "Board ten minutes early."], ["Safety", "Life jackets."]])
-    )
+    plain = load_document("plain.pdf", make_pdf([["Boarding", "Board ten minutes early."], ["Safety", "Life jackets."]]))
     assert {c.heading_path for c in chunk_document(plain)} == {()}
 
 
 def test_pdf_outline_gives_the_headings_and_their_levels():
     data = make_styled_pdf(
-        [
-            [(11, "Ferry manual"), (11, "Board early."), (11, "Safety"), (11, "Life jackets are under every seat.")],
-            [(11, "Items are kept for a month.")],
-        ],
+        [[(11, "Ferry manual"), (11, "Board early."), (11, "Safety"), (11, "Life jackets are under every seat.")], [(11, "Items are kept for a month.")]],
         outline=[(0, 0, "Ferry manual"), (0, 1, "Safety"), (1, 1, "Lost property")],
     )
     d = load_document("manual.pdf", data)
@@ -229,9 +208,7 @@ def test_pdf_outline_gives_the_headings_and_their_levels():
     assert d.text[d.pages[1] :].startswith("## Lost property\n\nItems are kept")
     chunks = chunk_document(d, ChunkConfig("heading", 50, 0))
     assert [(c.page, c.heading_path) for c in chunks] == [
-        (1, ("Ferry manual",)),
-        (1, ("Ferry manual", "Safety")),
-        (2, ("Ferry manual", "Lost property")),
+        (1, ("Ferry manual",)), (1, ("Ferry manual", "Safety")), (2, ("Ferry manual", "Lost property"))
     ]
 
 
@@ -244,9 +221,7 @@ def test_pdf_without_text_layer_is_stored_as_a_placeholder_with_a_warning():
     d = load_document("scan.pdf", buf.getvalue())
     assert any("no text layer: needs OCR" in note for note in d.notes), d.notes
     (chunk,) = chunk_document(d)
-    assert (
-        chunk.role == ROLE_NO_TEXT and "needs OCR" in chunk.text
-    )  # stored, out of ranking (tests/test_pdf_reading.py)
+    assert chunk.role == ROLE_NO_TEXT and "needs OCR" in chunk.text  # stored, out of ranking (tests/test_pdf_reading.py)
 
 
 def test_docx_headings_lists_and_tables():
@@ -256,11 +231,7 @@ def test_docx_headings_lists_and_tables():
     assert "- Bring a bike" in d.text
     assert "| Zone | Price |\n|---|---|\n| A | 4 \\| 5 |\n| B | 6 |" in d.text  # a pipe in a cell stays in its cell
     paths = [c.heading_path for c in chunk_document(d)]
-    assert paths == [
-        ("Ferry handbook", "Tickets"),
-        ("Ferry handbook", "Tickets", "Children"),
-        ("Ferry handbook", "Bikes"),
-    ]
+    assert paths == [("Ferry handbook", "Tickets"), ("Ferry handbook", "Tickets", "Children"), ("Ferry handbook", "Bikes")]
 
 
 @pytest.mark.parametrize(
@@ -361,21 +332,13 @@ def test_zip_of_a_folder_gives_paths_inside_it_and_says_what_it_skipped():
     assert expanded.files == (("guide.md", b"# Guide\n\nHello."), ("billing/plans.md", b"# Plans\n\nThree plans."))
     reasons = "\n".join(expanded.skipped)
     assert len(expanded.skipped) == 5 and all(m.startswith("site.zip: skipped ") for m in expanded.skipped)
-    for reason in (
-        "unsupported file type .png",
-        "archives inside archives",
-        "archiver metadata",
-        "symbolic link",
-        "encrypted",
-    ):
+    for reason in ("unsupported file type .png", "archives inside archives", "archiver metadata", "symbolic link", "encrypted"):
         assert reason in reasons
     assert "docs/'" not in reasons  # folder entries are dropped silently
 
 
 def test_zip_entry_names_are_sanitised():
-    data = make_zip(
-        [("../../etc/evil.md", b"# Evil"), ("/abs/top.md", b"# Top"), ("a\\b.md", b"# AB"), ("./a/b.md", b"# dup")]
-    )
+    data = make_zip([("../../etc/evil.md", b"# Evil"), ("/abs/top.md", b"# Top"), ("a\\b.md", b"# AB"), ("./a/b.md", b"# dup")])
     expanded = expand_zip("x.zip", data)
     # Both a/b.md entries come out: ingest refuses the pair, naming each (tests/test_ingest_names.py).
     assert [name for name, _ in expanded.files] == ["etc/evil.md", "abs/top.md", "a/b.md", "a/b.md"]
@@ -419,10 +382,7 @@ def test_limits_follow_the_upload_setting():
 def _docx_with(parts: list[tuple[str, bytes]]) -> bytes:
     """A real DOCX with extra parts added to its zip (as a crafted file would carry them)."""
     buf = io.BytesIO()
-    with (
-        zipfile.ZipFile(io.BytesIO(make_docx())) as src,
-        zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as out,
-    ):
+    with zipfile.ZipFile(io.BytesIO(make_docx())) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as out:
         for info in src.infolist():
             out.writestr(info, src.read(info))
         for name, data in parts:

@@ -29,18 +29,14 @@ def maker(settings):
     """The two-hop corpus ingested, store closed for the page; returns the maker chunk's id."""
     components = build_components(settings)
     assert not ingest_files(components, [(n, t.encode()) for n, t in FILES.items()]).errors
-    chunk = next(
-        r.chunk for r in components.store.records(ChunkFilter(sources=("makers.md",))) if r.chunk.heading == MAKER
-    )
+    chunk = next(r.chunk for r in components.store.records(ChunkFilter(sources=("makers.md",))) if r.chunk.heading == MAKER)
     components.close()
     return chunk.id
 
 
 def _texts(at) -> str:  # noqa: ANN001
     """Everything the page wrote, with the Markdown escaping of document-derived text taken out."""
-    parts = [m.value for m in (*at.markdown, *at.caption, *at.text, *at.warning, *at.info)] + [
-        e.label for e in at.expander
-    ]
+    parts = [m.value for m in (*at.markdown, *at.caption, *at.text, *at.warning, *at.info)] + [e.label for e in at.expander]
     return re.sub(r"\\(.)", r"\1", "\n".join(parts))
 
 
@@ -56,9 +52,7 @@ def test_inspector_shows_each_hop_and_tracks_the_chunk_to_the_hop_that_found_it(
     # (AppTest gives display-only dataframes no key: they are found by their columns, in page order.)
     hop1, hop2 = [d.value for d in at.dataframe if "rerank #" in d.value.columns and "movement" not in d.value.columns]
     # The cell keeps the source and the end of the path (issue 38, item 3): compare source and last heading.
-    final_of = lambda frame: [
-        (c.split(" > ")[0], c.split(" > ")[-1]) for c in frame[frame["final"].notna()]["source > heading"]
-    ]  # noqa: E731
+    final_of = lambda frame: [(c.split(" > ")[0], c.split(" > ")[-1]) for c in frame[frame["final"].notna()]["source > heading"]]  # noqa: E731
     assert MAKER_END not in final_of(hop1) and MAKER_END in final_of(hop2)
     assert len(final_of(hop1)) == len(final_of(hop2)) == 3
     assert MAKER_END in final_of(at.dataframe(key="inspector_table").value)
@@ -85,10 +79,7 @@ def test_inspector_shows_the_hyde_pseudo_document(maker):
     shown = _texts(at)
     assert "Mode: HyDE (pseudo-document: extractive first pass)" in shown
     # Said once: the answerer's own description already says it quotes the first pass.
-    assert (
-        "Pseudo-document (not written), by the offline extractive answerer (quoted from the first pass); searched dense only:"
-        in shown
-    )
+    assert "Pseudo-document (not written), by the offline extractive answerer (quoted from the first pass); searched dense only:" in shown
     assert any("Vexora" in t.value for t in at.text)  # the quoted passage, shown as plain text
 
 

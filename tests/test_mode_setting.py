@@ -24,9 +24,7 @@ def test_mode_from_env_links_and_labels():
     assert parse_inspector_params({k: [v] for k, v in params.items()}, RetrievalConfig()).config.mode == "multi_hop"
     # A link back to plain on a deployment whose default is a mode says so explicitly.
     assert inspector_params("why?", RetrievalConfig(), base=settings.retrieval)["mode"] == "plain"
-    with pytest.raises(
-        ConfigError, match="link parameter mode must be one of plain, hyde, multi_hop, corrective, agent; got 'psychic'"
-    ):
+    with pytest.raises(ConfigError, match="link parameter mode must be one of plain, hyde, multi_hop, corrective, agent; got 'psychic'"):
         parse_inspector_params({"mode": ["psychic"]}, RetrievalConfig())
     assert config_label(RetrievalConfig(mode="hyde")).endswith(" · HyDE mode")
     assert "mode" not in config_label(RetrievalConfig())

@@ -29,15 +29,8 @@ def test_multi_hop_trail_names_the_hop_that_found_it_and_the_merge_that_lost_it(
     hop1, hop2, final = trail.sightings
     assert (hop1.search, hop2.search, final.search) == ("hop 1", "hop 2", "final")
     assert hop1.final_rank is None and hop1.note.startswith(("a candidate (rerank rank", "not among its"))
-    assert (
-        hop2.final_rank == 2
-        and hop2.query.startswith(f"{TWO_HOP_QUESTION} halberd instruments")
-        and final.final_rank is None
-    )
-    assert (
-        trail.summary
-        == f"appeared in hop 2 (final rank 2), then lost when the searches were combined ({mr.result.reranker})"
-    )
+    assert hop2.final_rank == 2 and hop2.query.startswith(f"{TWO_HOP_QUESTION} halberd instruments") and final.final_rank is None
+    assert trail.summary == f"appeared in hop 2 (final rank 2), then lost when the searches were combined ({mr.result.reranker})"
     assert not trail.found
     product = mode_trail(mr, chunk_id(mr, PRODUCT))
     assert "its words halberd, instruments" in product.sightings[0].note and product.found
@@ -45,23 +38,13 @@ def test_multi_hop_trail_names_the_hop_that_found_it_and_the_merge_that_lost_it(
 
 
 def test_corrective_trail_names_the_grade_and_threshold_that_discarded_it(two_hop):
-    mr = run_mode(
-        two_hop, TWO_HOP_QUESTION, "corrective", RetrievalConfig(final_k=3), options=ModeOptions(grade_threshold=0.95)
-    )
+    mr = run_mode(two_hop, TWO_HOP_QUESTION, "corrective", RetrievalConfig(final_k=3), options=ModeOptions(grade_threshold=0.95))
     trail = mode_trail(mr, chunk_id(mr, PRODUCT))
     first = trail.sightings[0]
     assert first.search == "first pass" and first.final_rank == 1
     assert "(dense cosine) against the threshold 0.95: discarded" in first.note
-    assert trail.summary.startswith(
-        "appeared in first pass (final rank 1), then the grader discarded it in the first pass (grade 0."
-    )
-    assert [s.search for s in trail.sightings] == [
-        "first pass",
-        "retry with PRF",
-        "more candidates",
-        "union fusion",
-        "final",
-    ]
+    assert trail.summary.startswith("appeared in first pass (final rank 1), then the grader discarded it in the first pass (grade 0.")
+    assert [s.search for s in trail.sightings] == ["first pass", "retry with PRF", "more candidates", "union fusion", "final"]
 
 
 def test_agent_trail_names_the_call_and_the_label_claude_saw(two_hop):

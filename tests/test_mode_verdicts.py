@@ -28,14 +28,10 @@ def verdict(components, gold, mr):  # noqa: ANN001, ANN201
 
 
 def test_grader_discarded_the_gold(two_hop):
-    mr = run_mode(
-        two_hop, TWO_HOP_QUESTION, "corrective", RetrievalConfig(final_k=3), options=ModeOptions(grade_threshold=0.95)
-    )
+    mr = run_mode(two_hop, TWO_HOP_QUESTION, "corrective", RetrievalConfig(final_k=3), options=ModeOptions(grade_threshold=0.95))
     assert mr.abstained
     v = verdict(two_hop, PRODUCT, mr)
-    assert v.code == "grader_discarded" and v.detail.startswith(
-        "the grader discarded the gold chunk: the first pass ranked it 1 but graded it 0."
-    )
+    assert v.code == "grader_discarded" and v.detail.startswith("the grader discarded the gold chunk: the first pass ranked it 1 but graded it 0.")
     assert v.evidence["threshold"] == 0.95 and v.evidence["basis"] == "dense cosine"
     assert v.track == next(c.id for c in mr.corrective.attempts[0].result.final if heading_of(c) == "Products > Vexora")
 
@@ -51,35 +47,18 @@ def test_a_hop_found_the_gold_but_fusing_the_hops_lost_it(two_hop):
 def test_hop_2_drifted_away_from_a_gold_no_hop_found(two_hop):
     mr = run_mode(two_hop, TWO_HOP_QUESTION, "multi_hop", RetrievalConfig(final_k=2))
     v = verdict(two_hop, OTHER_MAKER, mr)
-    assert v.code == "hop_drifted" and v.detail.startswith(
-        f"hop 2 query drifted: it searched “{TWO_HOP_QUESTION} halberd instruments"
-    )
+    assert v.code == "hop_drifted" and v.detail.startswith(f"hop 2 query drifted: it searched “{TWO_HOP_QUESTION} halberd instruments")
     assert v.evidence["carried"][:2] == ["halberd", "instruments"]
 
 
 def test_the_agent_never_searched_for_the_gold(two_hop):
-    api = MockedMessages.replying(
-        [
-            blocks(tool_use("search_docs", {"query": "desk lamp"}, "toolu_1")),
-            blocks(text_block("I do not know."), stop_reason="end_turn"),
-        ]
-    )
+    api = MockedMessages.replying([blocks(tool_use("search_docs", {"query": "desk lamp"}, "toolu_1")), blocks(text_block("I do not know."), stop_reason="end_turn")])
     mr = run_mode(two_hop, TWO_HOP_QUESTION, "agent", RetrievalConfig(final_k=1), client=api.client())
     assert all(heading_of(c) != "Manufacturers > Halberd Instruments" for c in mr.result.final)
     v = verdict(two_hop, MAKER, mr)
-    assert (
-        v.code == "agent_never_searched"
-        and v.detail
-        == "agent never searched for makers.md › Halberd Instruments: its 1 searches (“desk lamp”) never returned it"
-    )
+    assert v.code == "agent_never_searched" and v.detail == "agent never searched for makers.md › Halberd Instruments: its 1 searches (“desk lamp”) never returned it"
 
 
 def test_a_plain_miss_keeps_the_plain_verdicts(two_hop):
     mr = run_mode(two_hop, TWO_HOP_QUESTION, "plain", RetrievalConfig(final_k=1))
-    assert verdict(two_hop, MAKER, mr).code in (
-        "final_k",
-        "min_score",
-        "reranker_dropped",
-        "missed_by_retrievers",
-        "fused_out",
-    )
+    assert verdict(two_hop, MAKER, mr).code in ("final_k", "min_score", "reranker_dropped", "missed_by_retrievers", "fused_out")

@@ -41,11 +41,7 @@ def test_fused_hops_score_by_reciprocal_rank(two_hop):
     mr = run_mode(two_hop, TWO_HOP_QUESTION, "multi_hop", CONFIG)
     k = CONFIG.rrf_k
     for c in mr.result.ranked("rerank"):
-        expected = sum(
-            1.0 / (k + h.result.get(c.id).rerank.rank)
-            for h in mr.hops
-            if h.result.get(c.id) and h.result.get(c.id).rerank.rank
-        )
+        expected = sum(1.0 / (k + h.result.get(c.id).rerank.rank) for h in mr.hops if h.result.get(c.id) and h.result.get(c.id).rerank.rank)
         assert c.rerank.score == pytest.approx(expected)
     assert [c.final_rank for c in mr.result.final] == [1, 2, 3]
     # The question's own dense scores are kept, so the answer gate still compares question-chunk cosines.
@@ -72,10 +68,7 @@ def test_hyde_offline_searches_with_a_labelled_pseudo_document(two_hop):
     assert stage.search.question == stage.passage
     assert (stage.search.config.fusion, stage.search.reranker) == ("dense", "none")
     # What the pages say ran: the passage search was not reranked, so "each reranked by" would be false.
-    assert (
-        mr.result.reranker
-        == f"rrf over 2 searches (question, hyde passage; question reranked by {stage.first_pass.reranker}, hyde passage not reranked)"
-    )
+    assert mr.result.reranker == f"rrf over 2 searches (question, hyde passage; question reranked by {stage.first_pass.reranker}, hyde passage not reranked)"
     k = CONFIG.rrf_k
     for c in mr.result.ranked("rerank"):
         parts = [r.get(c.id) for r in (stage.first_pass, stage.search)]

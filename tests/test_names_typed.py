@@ -18,9 +18,7 @@ DECOMPOSED = unicodedata.normalize("NFD", "café.md")
 
 
 def test_a_decomposed_name_filters_and_deletes_the_stored_document(components):
-    assert not ingest_files(
-        components, [("café.md", b"# Menu\n\nThe cafe serves espresso until noon.")], tags=["été"]
-    ).errors
+    assert not ingest_files(components, [("café.md", b"# Menu\n\nThe cafe serves espresso until noon.")], tags=["été"]).errors
     assert DECOMPOSED != "café.md"
     flt = ChunkFilter(sources=(DECOMPOSED,), tags=(unicodedata.normalize("NFD", "été"),))
     assert [c.chunk.chunk.source for c in retrieve(components, "espresso", flt=flt).final] == ["café.md"]

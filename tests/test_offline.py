@@ -18,9 +18,7 @@ WORKER = str(ROOT / "tests" / "offline_worker.py")
 
 def _attempts(*args: str) -> list[str]:
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, WORKER, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600
-    )
+    done = subprocess.run([sys.executable, WORKER, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
 

@@ -89,17 +89,12 @@ def test_cls_pooling_matches_torch_and_other_poolings_are_refused(tmp_path, mode
         (folder / item.name).symlink_to(item)
     (folder / "1_Pooling").unlink()
     (folder / "1_Pooling").mkdir()
-    config = json.loads((source / "1_Pooling" / "config.json").read_text()) | {
-        "pooling_mode_mean_tokens": False,
-        "pooling_mode_cls_token": True,
-    }
+    config = json.loads((source / "1_Pooling" / "config.json").read_text()) | {"pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True}
     (folder / "1_Pooling" / "config.json").write_text(json.dumps(config))
     texts = ["The ferry leaves at seven.", "Dogs travel free if they stay on a lead."]
     ours = OnnxEncoder(str(folder), models_dir).encode_documents(texts)
     assert _cosines(ours, SentenceTransformerEncoder(str(folder)).encode_documents(texts)).min() >= 0.9999
-    (folder / "1_Pooling" / "config.json").write_text(
-        json.dumps(config | {"pooling_mode_cls_token": False, "pooling_mode_max_tokens": True})
-    )
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(config | {"pooling_mode_cls_token": False, "pooling_mode_max_tokens": True}))
     with pytest.raises(EncoderError, match="RAGSCOPE_DENSE_RUNTIME=torch"):
         ModelFolder.read(str(folder))
 
@@ -114,9 +109,7 @@ def test_the_export_is_made_once_and_reused(onnx_dense, models_dir, caplog):
     assert target.stat().st_mtime_ns == made and "exporting" not in caplog.text
     # No temporary file left: the export, the fused graph the float encoder runs, and the int8 export
     # once some test's ingest has made it.
-    assert target.parent.parent == models_dir / "onnx" and {p.name for p in target.parent.iterdir()} - {
-        "model-int8.onnx"
-    } == {"model.onnx", FUSED_FILE}
+    assert target.parent.parent == models_dir / "onnx" and {p.name for p in target.parent.iterdir()} - {"model-int8.onnx"} == {"model.onnx", FUSED_FILE}
 
 
 def _linked_export(models: Path, shared_models: Path) -> tuple[ModelFolder, Path, Path]:
@@ -159,13 +152,9 @@ def test_a_fused_graph_that_cannot_be_written_leaves_the_export_running(tmp_path
 
 
 @pytest.mark.parametrize("failure", ["disagrees", "raises"])
-def test_a_fused_graph_that_fails_its_check_is_replaced_by_the_export(
-    tmp_path, models_dir, monkeypatch, caplog, failure
-):
+def test_a_fused_graph_that_fails_its_check_is_replaced_by_the_export(tmp_path, models_dir, monkeypatch, caplog, failure):
     folder, shared, where = _linked_export(tmp_path, models_dir)
-    monkeypatch.setattr(
-        "rag.encoders.export.write_graph", lambda _folder, target, attention=None: shutil.copyfile(shared, target)
-    )
+    monkeypatch.setattr("rag.encoders.export.write_graph", lambda _folder, target, attention=None: shutil.copyfile(shared, target))
 
     def bad_fusion(_source, target, _heads, _hidden) -> None:
         if failure == "raises":
@@ -190,9 +179,7 @@ def test_the_int8_export_is_made_once_from_the_float_export_and_reused(tmp_path,
         assert ensure_int8(folder, models, MODEL) == target and target.stat().st_mtime_ns == made
     assert caplog.text.count("quantising") == 1 and "exporting" not in caplog.text
     assert sorted(p.name for p in target.parent.iterdir()) == ["model-int8.onnx", "model.onnx"]
-    assert (
-        target.stat().st_size < shared.stat().st_size / 3
-    )  # int8 weights: a quarter of the float ones, plus the graph
+    assert target.stat().st_size < shared.stat().st_size / 3  # int8 weights: a quarter of the float ones, plus the graph
     int8 = OnnxEncoder(MODEL, models, int8=True)
     texts = ["The first ferry leaves at seven.", "Bikes ride free on weekdays."]
     cosines = np.sum(int8.encode_documents(texts) * OnnxEncoder(MODEL, models).encode_documents(texts), axis=1)
@@ -256,13 +243,7 @@ def test_a_process_without_torch_writes_and_fuses_the_graph_and_gets_the_torch_v
     )
     env = os.environ | {"PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path / "models")],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
+        [sys.executable, "-c", code, str(tmp_path / "models")], input=json.dumps(texts), capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
     )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.splitlines()[-1])
@@ -285,16 +266,12 @@ def test_an_export_torch_made_is_used_as_it_is_and_fused_without_torch(tmp_path,
         assert ensure_export(folder, tmp_path, MODEL) == old and "exporting" not in caplog.text
         fused = ensure_fused(folder, tmp_path, MODEL)
     assert old.stat().st_mtime_ns == made and fused == old.with_name(FUSED_FILE)
-    assert (
-        Counter(node.op_type for node in onnx.load(str(fused)).graph.node)["Attention"] == 6
-    )  # kept: it matched the export
+    assert Counter(node.op_type for node in onnx.load(str(fused)).graph.node)["Attention"] == 6  # kept: it matched the export
     # A fresh data dir's export, built without torch, gives that export's vectors bit for bit, and so
     # does its int8 graph: collections on a Qdrant server keep their (sentence) vectors from any data dir.
     texts = ["The ferry leaves at seven.", "Dogs travel free if they stay on a lead.", LONG]
     for int8 in (False, True):
-        ours, theirs = (
-            OnnxEncoder(MODEL, models, int8=int8).encode_documents(texts) for models in (tmp_path / "new", tmp_path)
-        )
+        ours, theirs = (OnnxEncoder(MODEL, models, int8=int8).encode_documents(texts) for models in (tmp_path / "new", tmp_path))
         assert np.array_equal(ours, theirs)
 
 
@@ -319,20 +296,11 @@ def test_torch_and_onnx_share_a_collection_and_it_keeps_its_record(settings):
 
 
 def test_a_record_from_before_the_runtime_field_reads_as_torch():
-    old = {
-        "dense_model": MODEL,
-        "dense_dim": 384,
-        "sparse_model": "Qdrant/bm25",
-        "sentence_vectors": True,
-        "sentence_pooling": "late",
-    }
+    old = {"dense_model": MODEL, "dense_dim": 384, "sparse_model": "Qdrant/bm25", "sentence_vectors": True, "sentence_pooling": "late"}
     assert CollectionModels.from_dict(old).dense_runtime == "torch"
 
 
 def test_the_runtime_setting_accepts_only_known_runtimes():
-    assert (
-        Settings.from_env({"RAGSCOPE_DENSE_RUNTIME": "torch"}, secrets_path=Path("/nonexistent")).dense_runtime
-        == "torch"
-    )
+    assert Settings.from_env({"RAGSCOPE_DENSE_RUNTIME": "torch"}, secrets_path=Path("/nonexistent")).dense_runtime == "torch"
     with pytest.raises(ConfigError, match="RAGSCOPE_DENSE_RUNTIME"):
         Settings.from_env({"RAGSCOPE_DENSE_RUNTIME": "tensorflow"}, secrets_path=Path("/nonexistent"))

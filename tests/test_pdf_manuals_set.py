@@ -20,10 +20,7 @@ from rag.ingest.loaders.document import load_document
 from rag.types import Chunk
 
 SET = Path(__file__).parent / "data" / "pdf_manuals.jsonl"
-PDFS = {
-    "bashref.pdf": Path("/usr/share/doc/bash/bashref.pdf"),
-    "gnuplot.pdf": Path("/usr/share/doc/gnuplot/gnuplot.pdf"),
-}
+PDFS = {"bashref.pdf": Path("/usr/share/doc/bash/bashref.pdf"), "gnuplot.pdf": Path("/usr/share/doc/gnuplot/gnuplot.pdf")}
 _MISSING = [str(p) for p in PDFS.values() if not p.is_file()]
 _WORD = re.compile(r"\w{3,}")
 _LINE_HYPHEN = re.compile(r"(?<=[^\W\d_])-\n(?=[^\W\d_])")

@@ -34,13 +34,7 @@ GOOD = "\n".join(
     [
         json.dumps({"question": "How long do refunds take?", "gold": "5 to 10 business days"}),
         "",
-        json.dumps(
-            {
-                "question": "Refunds?",
-                "gold": [{"source": "billing/plans.md", "heading": "Billing > Refunds", "grade": 2}],
-                "id": "r",
-            }
-        ),
+        json.dumps({"question": "Refunds?", "gold": [{"source": "billing/plans.md", "heading": "Billing > Refunds", "grade": 2}], "id": "r"}),
         json.dumps({"question": "By id", "gold": ["abc", "def"], "id": 7}),
         json.dumps({"question": "Sell hardware?", "answerable": False}),
     ]
@@ -59,9 +53,7 @@ def test_parse_all_gold_shapes_and_defaults():
     assert qset.unanswerable == 1
     # Round trip through the stored JSON form.
     again = parse_question_set(qset.to_jsonl(), "demo")
-    assert again.questions == tuple(
-        q.__class__(q.id, q.question, q.gold, q.answerable, i) for i, q in enumerate(qset.questions, 1)
-    )
+    assert again.questions == tuple(q.__class__(q.id, q.question, q.gold, q.answerable, i) for i, q in enumerate(qset.questions, 1))
 
 
 @pytest.mark.parametrize(
@@ -121,12 +113,7 @@ def test_set_names_from_file_names():
 
 
 def test_append_question_builds_a_set_by_hand(tmp_path):
-    append_question(
-        tmp_path,
-        "handmade",
-        "How long do refunds take?",
-        parse_gold([{"source": "billing/plans.md", "heading": "Billing > Refunds"}]),
-    )
+    append_question(tmp_path, "handmade", "How long do refunds take?", parse_gold([{"source": "billing/plans.md", "heading": "Billing > Refunds"}]))
     qset = append_question(tmp_path, "handmade", "Do you sell hardware?", None, answerable=False)
     assert [q.id for q in qset.questions] == ["q1", "q2"]
     assert qset.questions[1].answerable is False
@@ -191,15 +178,10 @@ def test_a_heading_written_as_a_leaf_or_trailing_path_counts_every_section_it_na
     both = {by_heading["Guide > Linux > Install"], by_heading["Guide > Windows > Install"]}
     assert ids("install") == both  # the leaf names two sections: both count, "Reinstall" does not
     assert ids("Windows > Install") == ids(" windows >  INSTALL ") == {by_heading["Guide > Windows > Install"]}
-    assert (
-        ids("Guide > Linux") == ids("linux") == {by_heading["Guide > Linux > Install"]}
-    )  # a section counts its subsections
+    assert ids("Guide > Linux") == ids("linux") == {by_heading["Guide > Linux > Install"]}  # a section counts its subsections
     assert ids("") == ids("  ") == set(by_heading.values())  # no heading: the whole document
     missing = index.resolve(SectionGold((SectionRef("notes.md", "Instal"),)))
-    assert (
-        missing.chunk_ids == frozenset()
-        and "nearest: 'Guide > Linux > Install', 'Guide > Windows > Install'" in missing.invalid
-    )
+    assert missing.chunk_ids == frozenset() and "nearest: 'Guide > Linux > Install', 'Guide > Windows > Install'" in missing.invalid
 
 
 def test_a_heading_is_matched_as_it_reads_rendered_and_a_title_may_hold_a_greater_than_sign():
@@ -210,11 +192,7 @@ def test_a_heading_is_matched_as_it_reads_rendered_and_a_title_may_hold_a_greate
     )
     chunks = _doc_chunks(text, 60)
     by_leaf = {c.heading_path[-1]: c.id for c in chunks}
-    assert set(by_leaf) == {
-        "The [`frobnicate`](api.md#frob) API",
-        "Q&amp;A: **when** is `a > b`?",
-        "Sorting <code>a</code> first",
-    }
+    assert set(by_leaf) == {"The [`frobnicate`](api.md#frob) API", "Q&amp;A: **when** is `a > b`?", "Sorting <code>a</code> first"}
     index = CollectionIndex(chunks)
 
     def ids(heading: str) -> set[str]:
@@ -224,26 +202,12 @@ def test_a_heading_is_matched_as_it_reads_rendered_and_a_title_may_hold_a_greate
 
     everything = set(by_leaf.values())
     # As a reader copies the titles from the rendered page, and as they stand in the Markdown source.
-    assert (
-        ids("The frobnicate API")
-        == ids("The `frobnicate` API")
-        == ids("The [`frobnicate`](api.md#frob) API")
-        == everything
-    )
+    assert ids("The frobnicate API") == ids("The `frobnicate` API") == ids("The [`frobnicate`](api.md#frob) API") == everything
     qa = {by_leaf["Q&amp;A: **when** is `a > b`?"]}
-    assert (
-        ids("Q&A: when is a > b?")
-        == ids("The frobnicate API > Q&A: when is a > b?")
-        == ids("Q&amp;A: **when** is `a > b`?")
-        == qa
-    )
+    assert ids("Q&A: when is a > b?") == ids("The frobnicate API > Q&A: when is a > b?") == ids("Q&amp;A: **when** is `a > b`?") == qa
     assert ids("Sorting a first") == {by_leaf["Sorting <code>a</code> first"]}
     # As copied from the Markdown source: "#" markers and an attribute list are not part of the title.
-    assert (
-        ids("## Sorting <code>a</code> first { #sorting }")
-        == ids("# The frobnicate API > ## Sorting a first")
-        == {by_leaf["Sorting <code>a</code> first"]}
-    )
+    assert ids("## Sorting <code>a</code> first { #sorting }") == ids("# The frobnicate API > ## Sorting a first") == {by_leaf["Sorting <code>a</code> first"]}
     # Still whole titles: "b?" is the end of one title, not a title of its own.
     assert index.resolve(SectionGold((SectionRef("notes.md", "b?"),))).invalid
 
@@ -275,9 +239,7 @@ def test_gold_only_quarantined_chunks_hold_is_explained_as_quarantined_not_missi
     index = CollectionIndex([refunds], quarantined=[odd])
     for gold in (SectionGold((SectionRef("notes.md", "Odd"),)), TextGold("ignore all previous instructions")):
         problem = index.resolve(gold).invalid
-        assert (
-            problem and "quarantined" in problem and "no heading" not in problem and "in no document" not in problem
-        ), problem
+        assert problem and "quarantined" in problem and "no heading" not in problem and "in no document" not in problem, problem
     assert index.resolve(SectionGold((SectionRef("notes.md", "Refunds"),))).chunk_ids == {refunds.id}
     # A whole document quarantined: still explained, not "not in the collection".
     only = CollectionIndex([], quarantined=chunks)

@@ -39,9 +39,7 @@ def _sources(result, stage: str) -> list[str]:
 
 def test_prf_adds_feedback_terms_and_finds_a_document_bm25_alone_misses(small: Components) -> None:
     plain = retrieve(small, QUESTION, RetrievalConfig(fusion="sparse", candidates=4))
-    expanded = retrieve(
-        small, QUESTION, RetrievalConfig(fusion="sparse", candidates=4, prf=True, prf_docs=1, prf_terms=10)
-    )
+    expanded = retrieve(small, QUESTION, RetrievalConfig(fusion="sparse", candidates=4, prf=True, prf_docs=1, prf_terms=10))
 
     assert _sources(plain, "sparse") == ["cardio.md"]
     assert plain.expansion == ()
@@ -93,9 +91,7 @@ def test_avg_len_normalises_a_document_of_average_length_to_plain_saturation() -
 
 
 def test_prf_settings_are_checked_and_read_from_the_environment() -> None:
-    with pytest.raises(
-        ConfigError, match=r"PRF term weight \(prf_weight\) must be a number above 0 and at most 1; got 0.0"
-    ):
+    with pytest.raises(ConfigError, match=r"PRF term weight \(prf_weight\) must be a number above 0 and at most 1; got 0.0"):
         RetrievalConfig(prf_weight=0.0)
     with pytest.raises(ConfigError, match=r"prf_docs\) must be a whole number from 1 to 50"):
         RetrievalConfig(prf_docs=0)
@@ -104,9 +100,7 @@ def test_prf_settings_are_checked_and_read_from_the_environment() -> None:
     assert Settings.from_env({"RAGSCOPE_PRF": "0"}).retrieval.prf is False
     with pytest.raises(ConfigError, match=r"Dense PRF weight \(dense_prf_weight\)"):
         RetrievalConfig(dense_prf_weight=1.5)
-    assert (
-        Settings.from_env({"RAGSCOPE_DENSE_PRF": "yes", "RAGSCOPE_DENSE_PRF_DOCS": "2"}).retrieval.dense_prf_docs == 2
-    )
+    assert Settings.from_env({"RAGSCOPE_DENSE_PRF": "yes", "RAGSCOPE_DENSE_PRF_DOCS": "2"}).retrieval.dense_prf_docs == 2
 
 
 def test_rocchio_moves_the_question_toward_its_feedback_and_stays_unit_length() -> None:
@@ -125,11 +119,7 @@ def test_rocchio_moves_the_question_toward_its_feedback_and_stays_unit_length() 
 def test_dense_prf_reruns_the_dense_search_from_the_moved_vector(small: Components) -> None:
     config = RetrievalConfig(fusion="dbsf", candidates=4, reranker="none")
     plain = retrieve(small, "heart attack markers", config)
-    moved = retrieve(
-        small,
-        "heart attack markers",
-        dataclasses.replace(config, dense_prf=True, dense_prf_docs=1, dense_prf_weight=1.0),
-    )
+    moved = retrieve(small, "heart attack markers", dataclasses.replace(config, dense_prf=True, dense_prf_docs=1, dense_prf_weight=1.0))
     top = plain.ranked("fused")[0].id
     # The first fused hit was the feedback: the moved question is closer to it than the question was.
     assert moved.get(top).dense.score > plain.get(top).dense.score

@@ -34,12 +34,7 @@ def sample_set():
 
 def test_run_is_stored_whole_and_scores_add_up(sample_components, sample_set):
     calls = []
-    run = run_eval(
-        sample_components,
-        sample_set,
-        RetrievalConfig(candidates=20, reranker="none"),
-        progress=lambda d, n, m: calls.append((d, n)),
-    )
+    run = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, reranker="none"), progress=lambda d, n, m: calls.append((d, n)))
     assert calls == [(i, 20) for i in range(1, 21)]
     assert set(run.per_stage) == set(STAGES)
     stored = load_run(sample_components.settings.data_dir, run.id)
@@ -65,19 +60,13 @@ def test_compare_runs_baseline_and_delete(sample_components, sample_set):
     data_dir = sample_components.settings.data_dir
     a = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, reranker="none"))
     # Sparse alone (dense weight 0): the English question about the Chinese export FAQ loses its gold.
-    b = run_eval(
-        sample_components,
-        sample_set,
-        RetrievalConfig(candidates=20, fusion="weighted_rrf", dense_weight=0.0, reranker="none"),
-    )
+    b = run_eval(sample_components, sample_set, RetrievalConfig(candidates=20, fusion="weighted_rrf", dense_weight=0.0, reranker="none"))
     assert [r.id for r in list_runs(data_dir, "sample")] == [b.id, a.id]
     cmp = compare_runs(load_run(data_dir, a.id), load_run(data_dir, b.id))
     assert cmp.same_collection
     assert cmp.config_changes()["fusion"] == ("dbsf", "weighted_rrf")
     for stage in STAGES:
-        assert cmp.deltas[stage]["ndcg@10"] == pytest.approx(
-            b.per_stage[stage]["ndcg@10"] - a.per_stage[stage]["ndcg@10"]
-        )
+        assert cmp.deltas[stage]["ndcg@10"] == pytest.approx(b.per_stage[stage]["ndcg@10"] - a.per_stage[stage]["ndcg@10"])
     assert "export-format" in {q.id for q in cmp.losses}
     for q in cmp.questions:
         if q.outcome == "win":
@@ -134,29 +123,19 @@ def test_a_failing_run_stores_nothing(sample_components, sample_set):
 
 def test_offline_answers_are_scored(sample_components, sample_set):
     # Three answerable questions (one whose gold the default k cuts) and the unanswerable ones: enough to count every rate.
-    picked = [
-        q for q in sample_set.questions if q.id in ("refund-time", "export-format", "data-region") or not q.answerable
-    ]
+    picked = [q for q in sample_set.questions if q.id in ("refund-time", "export-format", "data-region") or not q.answerable]
     run = run_eval(sample_components, QuestionSet("answers", tuple(picked)), answers=True, save=False)
     assert run.models["generator"].startswith("extractive")
     answers = run.answers
     assert answers["faithfulness"] is None  # no key, no judge
     assert answers["citation_validity"] == 1.0  # the extractive answerer only cites what it quoted
     unanswerable = [q for q in run.questions if not q.answerable]
-    assert answers["abstention_accuracy"] == pytest.approx(
-        sum(q.answer.abstained for q in unanswerable) / len(unanswerable)
-    )
-    assert answers["false_abstentions"] == pytest.approx(
-        sum(q.answer.abstained for q in run.questions if q.answerable) / 3
-    )
+    assert answers["abstention_accuracy"] == pytest.approx(sum(q.answer.abstained for q in unanswerable) / len(unanswerable))
+    assert answers["false_abstentions"] == pytest.approx(sum(q.answer.abstained for q in run.questions if q.answerable) / 3)
     for q in run.questions:
         wrong = q.answer.abstained == q.answerable and (not q.answerable or q.gold_ranks["final"] is not None)
         expected = ("abstained_answerable" if q.answerable else "answered_unanswerable") if wrong else None
-        assert (
-            q.verdict.code
-            if q.verdict and q.verdict.code in ("abstained_answerable", "answered_unanswerable")
-            else None
-        ) == expected
+        assert (q.verdict.code if q.verdict and q.verdict.code in ("abstained_answerable", "answered_unanswerable") else None) == expected
 
 
 def test_fingerprint_follows_the_collection_and_empty_collection_is_refused(components, sample_set):
@@ -198,17 +177,7 @@ def test_a_history_from_before_run_names_is_migrated(tmp_path):
         )
         con.execute(
             "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,1)",
-            (
-                "20261101-120000-ab12",
-                "2026-11-01T12:00:00+00:00",
-                "sample",
-                "docs",
-                json.dumps(__import__("dataclasses").asdict(config)),
-                "{}",
-                "f",
-                "{}",
-                "{}",
-            ),
+            ("20261101-120000-ab12", "2026-11-01T12:00:00+00:00", "sample", "docs", json.dumps(__import__("dataclasses").asdict(config)), "{}", "f", "{}", "{}"),
         )
     (old,) = list_runs(data_dir)
     assert old.name == config_label(config) and old.baseline and old.id == "20261101-120000-ab12"
@@ -226,9 +195,7 @@ def test_a_run_stored_before_a_setting_existed_reads_as_it_ran(sample_components
 
     run = run_eval(sample_components, sample_set, RetrievalConfig(final_k=3))
     data_dir = sample_components.settings.data_dir
-    old = {
-        k: v for k, v in json.loads(json.dumps(__import__("dataclasses").asdict(run.config))).items() if k != "collapse"
-    }
+    old = {k: v for k, v in json.loads(json.dumps(__import__("dataclasses").asdict(run.config))).items() if k != "collapse"}
     with sqlite3.connect(db_path(data_dir)) as con:
         con.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(old | {"a_removed_knob": 7}), run.id))
     assert RetrievalConfig().collapse is True  # today's default differs from how the old run ran

@@ -44,9 +44,7 @@ QUESTION = "How do I stash untracked files as well?"
 def manual(tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("reads"), answer=AnswerConfig(min_rerank_score=0.0))
     components = build_components(settings)
-    summary = ingest_files(
-        components, [("stash.md", STASH.encode()), ("branch.md", OTHER.encode())], ChunkConfig("heading", 160, 0)
-    )
+    summary = ingest_files(components, [("stash.md", STASH.encode()), ("branch.md", OTHER.encode())], ChunkConfig("heading", 160, 0))
     assert not summary.errors
     yield components
     components.close()

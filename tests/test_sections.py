@@ -46,9 +46,7 @@ def ferry(components):
 
 
 def _config(components, **changes):
-    return dataclasses.replace(
-        components.settings.retrieval, **{"reranker": "none", "final_k": 2, "collapse": False, **changes}
-    )
+    return dataclasses.replace(components.settings.retrieval, **{"reranker": "none", "final_k": 2, "collapse": False, **changes})
 
 
 QUESTION = "ferry timetable departures on weekdays and holidays and ticket price"

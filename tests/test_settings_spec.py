@@ -59,17 +59,10 @@ def test_a_new_setting_is_a_cli_option_with_its_range():
     runner = CliRunner()
     out = runner.invoke(show, ["--boost", "1.75", "--fusion", "rrf", "--k", "3"])
     assert out.exit_code == 0, out.output
-    assert {k: json.loads(out.stdout)[k] for k in ("boost", "fusion", "final_k")} == {
-        "boost": 1.75,
-        "fusion": "rrf",
-        "final_k": 3,
-    }
+    assert {k: json.loads(out.stdout)[k] for k in ("boost", "fusion", "final_k")} == {"boost": 1.75, "fusion": "rrf", "final_k": 3}
     assert "--boost FLOAT" in runner.invoke(show, ["--help"]).stdout
     bad = runner.invoke(show, ["--boost", "nan"])
-    assert (
-        bad.exit_code != 0
-        and "Invalid value for '--boost': the value must be a number from 0 to 2; got 'nan'" in bad.output
-    )
+    assert bad.exit_code != 0 and "Invalid value for '--boost': the value must be a number from 0 to 2; got 'nan'" in bad.output
 
 
 def test_a_new_setting_travels_in_links_and_labels():
@@ -129,11 +122,7 @@ def _bad_values(knob) -> list[str]:  # noqa: ANN001
     return []
 
 
-@pytest.mark.parametrize(
-    "knob",
-    [k for cls in (Settings, ChunkConfig, RetrievalConfig, AnswerConfig) for k in knobs(cls)],
-    ids=lambda k: k.env,
-)
+@pytest.mark.parametrize("knob", [k for cls in (Settings, ChunkConfig, RetrievalConfig, AnswerConfig) for k in knobs(cls)], ids=lambda k: k.env)
 def test_every_setting_refuses_a_bad_value_naming_variable_value_and_range(knob):
     assert knob.env, f"{knob.name} has no environment variable"
     for raw in _bad_values(knob):
@@ -149,15 +138,8 @@ def test_issue_examples_are_config_errors():
         Settings.from_env({"RAGSCOPE_PRF": "maybe"})
     with pytest.raises(ConfigError, match="RAGSCOPE_MAX_UPLOAD_MB must be a whole number from 1 to 10000; got '-1'"):
         Settings.from_env({"RAGSCOPE_MAX_UPLOAD_MB": "-1"})
-    good = Settings.from_env(
-        {"RAGSCOPE_MIN_SCORE": "0.2", "RAGSCOPE_PRF": "on", "RAGSCOPE_MAX_UPLOAD_MB": "10", "RAGSCOPE_LLM_TIMEOUT": "5"}
-    )
-    assert (good.retrieval.min_score, good.retrieval.prf, good.max_upload_mb, good.answer.timeout_s) == (
-        0.2,
-        True,
-        10,
-        5.0,
-    )
+    good = Settings.from_env({"RAGSCOPE_MIN_SCORE": "0.2", "RAGSCOPE_PRF": "on", "RAGSCOPE_MAX_UPLOAD_MB": "10", "RAGSCOPE_LLM_TIMEOUT": "5"})
+    assert (good.retrieval.min_score, good.retrieval.prf, good.max_upload_mb, good.answer.timeout_s) == (0.2, True, 10, 5.0)
 
 
 def test_secrets_toml_values_are_parsed_the_same_way(tmp_path):
@@ -174,9 +156,7 @@ def test_a_bad_setting_stops_the_app_with_the_message(monkeypatch):
     monkeypatch.setenv("RAGSCOPE_MIN_SCORE", "abc")
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert not at.exception
-    assert [e.value.replace("\\", "") for e in at.error] == [
-        "Configuration error: RAGSCOPE_MIN_SCORE must be a finite number, or empty for none; got 'abc'"
-    ]
+    assert [e.value.replace("\\", "") for e in at.error] == ["Configuration error: RAGSCOPE_MIN_SCORE must be a finite number, or empty for none; got 'abc'"]
 
 
 def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings):
@@ -190,13 +170,8 @@ def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings
     for prefix, at in (("inspector", pages["inspector"]), ("ask", pages["ask"]), ("eval", pages["ask"])):
         assert not at.exception
         limits[prefix] = {
-            key: (w.min, w.max)
-            for key in ("candidates", "k", "rrf_k", "prf_docs", "prf_terms", "dense_prf_docs")
-            for w in [at.number_input(key=f"{prefix}_{key}")]
-        } | {
-            "reranker": tuple(at.selectbox(key=f"{prefix}_reranker").options),
-            "fusion": tuple(at.selectbox(key=f"{prefix}_fusion").options),
-        }
+            key: (w.min, w.max) for key in ("candidates", "k", "rrf_k", "prf_docs", "prf_terms", "dense_prf_docs") for w in [at.number_input(key=f"{prefix}_{key}")]
+        } | {"reranker": tuple(at.selectbox(key=f"{prefix}_reranker").options), "fusion": tuple(at.selectbox(key=f"{prefix}_fusion").options)}
     assert limits["inspector"] == limits["ask"] == limits["eval"]
     assert limits["ask"]["candidates"] == (1, 2000) and limits["ask"]["k"] == (1, 4000)
 
@@ -204,10 +179,7 @@ def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        (
-            "foo",
-            "RAGSCOPE_RERANKER: unknown reranker 'foo'; use one of none, dense-cosine, score-fusion, sentence-maxsim, maxsim-fusion",
-        ),
+        ("foo", "RAGSCOPE_RERANKER: unknown reranker 'foo'; use one of none, dense-cosine, score-fusion, sentence-maxsim, maxsim-fusion"),
         ("dense-cosine:0.3", "unknown reranker 'dense-cosine:0.3'"),
         ("score-fusion:1.5", "score-fusion weight must be between 0 and 1; got 1.5"),
         ("sentence-maxsim:x", "the part after ':' must be a number between 0 and 1"),
@@ -223,13 +195,5 @@ def test_a_bad_reranker_name_fails_when_settings_load_like_a_bad_fusion(value, m
 
 
 def test_every_reranker_form_loads():
-    for name in (
-        "none",
-        "dense-cosine",
-        "score-fusion",
-        "score-fusion:0.3",
-        "sentence-maxsim:1",
-        "maxsim-fusion:0.6",
-        "cross-encoder:/models/ce",
-    ):
+    for name in ("none", "dense-cosine", "score-fusion", "score-fusion:0.3", "sentence-maxsim:1", "maxsim-fusion:0.6", "cross-encoder:/models/ce"):
         assert Settings.from_env({"RAGSCOPE_RERANKER": name}).retrieval.reranker == name

@@ -10,12 +10,7 @@ NOW = datetime(2026, 11, 30, 16, 0, tzinfo=timezone.utc)
 
 
 def test_plural_picks_the_form_for_the_count():
-    assert [plural(0, "file"), plural(1, "file"), plural(2, "file"), plural(1_500, "chunk")] == [
-        "0 files",
-        "1 file",
-        "2 files",
-        "1,500 chunks",
-    ]
+    assert [plural(0, "file"), plural(1, "file"), plural(2, "file"), plural(1_500, "chunk")] == ["0 files", "1 file", "2 files", "1,500 chunks"]
     assert plural(1, "entry", "entries") == "1 entry" and plural(3, "entry", "entries") == "3 entries"
 
 

@@ -20,6 +20,7 @@ from rag.ingest.pipeline import ingest_files
 from rag.types import ChunkFilter
 
 
+
 def _final_rank(components, question, config, flt, chunk_id):
     c = retrieve(components, question, config, flt).get(chunk_id)
     return c.final_rank if c else None
@@ -56,12 +57,7 @@ def test_chunk_every_stage_misses(corpus):
     assert n >= dense.would_be_rank
     # Verified, and the smallest: one fewer candidate does not surface it.
     assert _final_rank(corpus, KEYWORD_QUESTION, fix.config, fix.flt, target.id) == fix.final_rank
-    assert (
-        _final_rank(
-            corpus, KEYWORD_QUESTION, dataclasses.replace(fix.config, candidates=n - 1), ChunkFilter(), target.id
-        )
-        is None
-    )
+    assert _final_rank(corpus, KEYWORD_QUESTION, dataclasses.replace(fix.config, candidates=n - 1), ChunkFilter(), target.id) is None
     for s in by_text.values():
         assert _final_rank(corpus, KEYWORD_QUESTION, s.config, s.flt, target.id) == s.final_rank is not None
     costs = [s.cost for s in report.too_large]
@@ -110,13 +106,7 @@ def test_dense_weight_suggestion_is_verified(corpus):
 def test_chunk_outside_the_filter(corpus):
     refunds = chunk_at(corpus, "billing.md", "Billing > Refunds")
     flt = ChunkFilter(sources=("kitchen.md",))
-    report = track(
-        corpus,
-        PARAPHRASE_QUESTION,
-        find_target(corpus, chunk_id=refunds.chunk.id),
-        RetrievalConfig(reranker="none"),
-        flt,
-    )
+    report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=refunds.chunk.id), RetrievalConfig(reranker="none"), flt)
     assert report.dropped_at == "filter" and "filter" in report.reason
     assert report.stage("dense").score > 0  # still scored directly, for the record
     assert report.smallest.text == "remove the filter" and report.smallest.flt.sources == ()
@@ -124,12 +114,7 @@ def test_chunk_outside_the_filter(corpus):
 
 def test_found_chunk_needs_no_suggestion(corpus):
     refunds = chunk_at(corpus, "billing.md", "Billing > Refunds")
-    report = track(
-        corpus,
-        PARAPHRASE_QUESTION,
-        find_target(corpus, chunk_id=refunds.chunk.id),
-        RetrievalConfig(fusion="dense", reranker="none"),
-    )
+    report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=refunds.chunk.id), RetrievalConfig(fusion="dense", reranker="none"))
     assert report.found and report.stage("final").rank == 1 and report.suggestions == ()
 
 
@@ -151,9 +136,7 @@ def test_a_chunk_found_below_rank_1_is_told_with_what_ranked_above_it_and_why(co
             f"the reranker moved it above (fused rank {a.candidate.fused.rank} vs 1)"
         )
     # Without the reranker the fused order stands: first, with nothing above it to explain.
-    first = track(
-        corpus, KEYWORD_QUESTION, find_target(corpus, chunk_id=sourdough), dataclasses.replace(config, reranker="none")
-    )
+    first = track(corpus, KEYWORD_QUESTION, find_target(corpus, chunk_id=sourdough), dataclasses.replace(config, reranker="none"))
     assert first.found and first.stage("final").rank == 1 and first.above == ()
     # There the fused score decides, from the two searches' ranks.
     second = first.result.final[1]
@@ -217,9 +200,7 @@ def test_probe_finds_own_chunks_and_flags_duplicates(components):
     twin = "# Copy\n\n## Refund copy\n\nRefunds are issued within 14 days of purchase to the original card.\n"
     assert not ingest_files(components, [("copy.md", twin.encode())]).errors
     total = components.store.count()
-    report = probe(
-        components, sample=50, config=RetrievalConfig(candidates=10, final_k=3, fusion="rrf", reranker="none")
-    )
+    report = probe(components, sample=50, config=RetrievalConfig(candidates=10, final_k=3, fusion="rrf", reranker="none"))
     assert len(report.cases) == total  # fewer chunks than the sample: all of them
     for case in report.cases:
         assert " ".join(case.sentence.split()) in " ".join(case.chunk.chunk.text.split())
@@ -240,11 +221,7 @@ def test_tracking_under_prf_uses_the_expanded_query_of_the_stage_table(corpus):
     own = retrieve(corpus, PARAPHRASE_QUESTION, dataclasses.replace(wide.config, prf=False))
     assert wide.expansion
     # A chunk whose sparse score the added words changed, outside the 2 sparse candidates.
-    moved = [
-        c
-        for c in wide.ranked("sparse")[2:]
-        if c.sparse.score != pytest.approx((own.get(c.id) or c).sparse.score or 0.0)
-    ]
+    moved = [c for c in wide.ranked("sparse")[2:] if c.sparse.score != pytest.approx((own.get(c.id) or c).sparse.score or 0.0)]
     assert moved, "PRF changed no sparse score beyond the candidates: pick another question"
     target = moved[0]
     report = track(corpus, PARAPHRASE_QUESTION, find_target(corpus, chunk_id=target.id), config)
@@ -348,9 +325,7 @@ def test_track_cli_refuses_text_no_chunk_holds(two_options):
 
     from rag.cli import main
 
-    out = CliRunner().invoke(
-        main, ["track", "How do I install elsewhere?", "--text", "install the tool under the moon"]
-    )
+    out = CliRunner().invoke(main, ["track", "How do I install elsewhere?", "--text", "install the tool under the moon"])
     assert out.exit_code != 0 and "no chunk holds the text" in out.output, out.output
     assert "tool.md > Tool > Install > Options" in out.output  # the nearest chunk, named, not tracked
     assert "rank" not in out.output
@@ -364,13 +339,7 @@ def test_track_cli_asks_for_the_path_when_a_heading_names_two_sections(two_optio
     question = "How do I install elsewhere?"
     out = CliRunner().invoke(main, ["track", question, "--source", "tool.md", "--heading", "Options"])
     assert out.exit_code != 0, out.output
-    assert (
-        "names 2 sections" in out.output
-        and "Tool > Install > Options" in out.output
-        and "Tool > Run > Options" in out.output
-    )
-    path = CliRunner().invoke(
-        main, ["track", question, "--source", "tool.md", "--heading", "Install > Options", "--json"]
-    )
+    assert "names 2 sections" in out.output and "Tool > Install > Options" in out.output and "Tool > Run > Options" in out.output
+    path = CliRunner().invoke(main, ["track", question, "--source", "tool.md", "--heading", "Install > Options", "--json"])
     assert path.exit_code == 0, path.output
     assert json.loads(path.stdout)["target"]["heading"] == "Install > Options"

@@ -49,21 +49,12 @@ def test_a_section_found_below_rank_1_says_what_ranked_above_it_and_why(guide):
     out = _track("-k", "2", "--json")
     assert out["found"] is True and out["final_rank"] == 2
     [above] = out["above"]
-    assert (above["rank"], above["chunk_id"], above["source"], above["heading"]) == (
-        1,
-        guide,
-        "guide.md",
-        "Guide > Refunds",
-    )
+    assert (above["rank"], above["chunk_id"], above["source"], above["heading"]) == (1, guide, "guide.md", "Guide > Refunds")
     mine, theirs = out["stages"]["rerank"]["score"], above["score"]
     assert theirs > mine
     assert above["why"].startswith(f"higher rerank score (maxsim-fusion:0.6): {theirs:.4f} vs {mine:.4f}")
     # Fusion had it above already, from both searches: dense 2 vs 4, sparse 1 vs none.
-    assert (
-        "fused rank 1 vs 4" in above["why"]
-        and "dense rank 2 vs 4" in above["why"]
-        and "sparse rank 1 vs —" in above["why"]
-    )
+    assert "fused rank 1 vs 4" in above["why"] and "dense rank 2 vs 4" in above["why"] and "sparse rank 1 vs —" in above["why"]
     text = _track("-k", "2")["text"]
     assert "found: final rank 2" in text and "ranked above it:" in text
     assert f"  1. guide.md › Guide > Refunds  score {theirs:.4f}: {above['why']}" in text

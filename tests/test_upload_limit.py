@@ -60,10 +60,7 @@ def test_an_app_limit_over_the_servers_cap_is_said_on_the_page(monkeypatch):
     monkeypatch.setenv("RAGSCOPE_MAX_UPLOAD_MB", str(server_mb + 30))
     at = _documents()
     (warning,) = _limit_warnings(at)
-    assert (
-        f"up to {server_mb}.0 MiB (server.maxUploadSize), less than the app's limit of {server_mb + 30}.0 MiB"
-        in warning
-    )
+    assert f"up to {server_mb}.0 MiB (server.maxUploadSize), less than the app's limit of {server_mb + 30}.0 MiB" in warning
     assert f"to {server_mb + 30}, or lower RAGSCOPE_MAX_UPLOAD_MB to {server_mb}" in warning
     assert _uploader(at).proto.max_upload_size_mb == server_mb  # never more than the server takes: no 413
 

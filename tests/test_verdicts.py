@@ -86,12 +86,7 @@ def garden(tmp_path_factory):
     # A relevance gate of 0.2 lets the two garden chunks through to the (mocked) generator as S1 and S2.
     settings = Settings(data_dir=tmp_path_factory.mktemp("verdicts"), answer=AnswerConfig(min_rerank_score=0.2))
     components = build_components(settings)
-    files = [
-        ("garden.md", GARDEN.encode()),
-        ("travel.md", TRAVEL.encode()),
-        ("kitchen.md", KITCHEN.encode()),
-        ("shed.html", SHED),
-    ]
+    files = [("garden.md", GARDEN.encode()), ("travel.md", TRAVEL.encode()), ("kitchen.md", KITCHEN.encode()), ("shed.html", SHED)]
     summary = ingest_files(components, files, CHUNKS)
     assert not summary.errors
     yield components
@@ -116,17 +111,9 @@ RETRIEVAL_CASES = [
     # Only 3 candidates per list: dense keeps the garden chunks, sparse the tomato chunks; knives is in neither.
     ("missed_by_retrievers", section("kitchen.md", "Kitchen > Knives"), RetrievalConfig(candidates=3)),
     # Sparse finds the customs chunk ("tomatoes"), but fusion weighted all on dense keeps only dense's top 2.
-    (
-        "fused_out",
-        section("travel.md", "Travel > Customs"),
-        RetrievalConfig(candidates=2, fusion="weighted_rrf", dense_weight=1.0),
-    ),
+    ("fused_out", section("travel.md", "Travel > Customs"), RetrievalConfig(candidates=2, fusion="weighted_rrf", dense_weight=1.0)),
     # DBSF fuses customs to rank 2 (sparse likes it); the dense-cosine reranker sends it to rank 5, outside k=2.
-    (
-        "reranker_dropped",
-        section("travel.md", "Travel > Customs"),
-        RetrievalConfig(candidates=10, final_k=2, reranker="dense-cosine"),
-    ),
+    ("reranker_dropped", section("travel.md", "Travel > Customs"), RetrievalConfig(candidates=10, final_k=2, reranker="dense-cosine")),
     # Composting is fused behind the watering chunk; with k=1 only rank 1 is kept.
     ("final_k", section("garden.md", "Garden guide > Composting"), RetrievalConfig(candidates=10, final_k=1)),
 ]
@@ -139,35 +126,23 @@ def test_retrieval_verdicts(garden, code, gold, config):
     assert result.gold_ranks["final"] is None  # every retrieval verdict is a miss at the final k
     evidence = result.verdict.evidence
     if code == "parse_loss":
-        assert (
-            evidence["files"] == ["shed.html"]
-            and "is in the file of shed.html but in no chunk" in result.verdict.detail
-        )
+        assert evidence["files"] == ["shed.html"] and "is in the file of shed.html but in no chunk" in result.verdict.detail
         assert result.invalid is None
     elif code == "boundary_split":
         first, second = evidence["chunks"]
-        assert (first, second) == (
-            chunk_id(garden, "Garden guide > Composting", 0),
-            chunk_id(garden, "Garden guide > Composting", 1),
-        )
+        assert (first, second) == (chunk_id(garden, "Garden guide > Composting", 0), chunk_id(garden, "Garden guide > Composting", 1))
     elif code == "missed_by_retrievers":
         assert evidence["candidates"] == 3
         assert result.gold_ranks["dense"] is None and result.gold_ranks["sparse"] is None
     elif code == "fused_out":
         assert evidence["sparse_rank"] == 2 and evidence["dense_rank"] is None and evidence["fused_rank"] is None
         # Where fusion put it, not a contradiction like "rank 2 of 2, but fusion kept only the top 2".
-        assert (
-            evidence["uncut_fused_rank"] > 2
-            and f"ranked it {evidence['uncut_fused_rank']} of both lists" in result.verdict.detail
-        )
+        assert evidence["uncut_fused_rank"] > 2 and f"ranked it {evidence['uncut_fused_rank']} of both lists" in result.verdict.detail
         assert result.verdict.track == chunk_id(garden, "Travel > Customs")
         # The link reproduces the run: the dense weight that fused the gold away travels with it.
         assert result.inspector["dense_weight"] == "1.0"
         # ... and tracks the gold section, as Eval counted it, not one of its chunks.
-        assert (result.inspector["track_source"], result.inspector["track_heading"]) == (
-            "travel.md",
-            "Travel > Customs",
-        )
+        assert (result.inspector["track_source"], result.inspector["track_heading"]) == ("travel.md", "Travel > Customs")
         assert "track" not in result.inspector
     elif code == "reranker_dropped":
         assert evidence["fused_rank"] <= 2 < evidence["rerank_rank"]
@@ -179,24 +154,15 @@ def test_retrieval_verdicts(garden, code, gold, config):
 def test_a_gold_of_two_sections_with_one_missing_fails_with_the_missing_ones_verdict(garden):
     # Watering is found at rank 1; knives is in neither list of 3 candidates. Recall@5 is 0.5, so the
     # question failed, and the verdict (and the inspector link) follow the section that was lost.
-    gold = SectionGold(
-        (SectionRef("garden.md", "Garden guide > Watering tomatoes"), SectionRef("kitchen.md", "Kitchen > Knives"))
-    )
+    gold = SectionGold((SectionRef("garden.md", "Garden guide > Watering tomatoes"), SectionRef("kitchen.md", "Kitchen > Knives")))
     result = one(garden, gold, RetrievalConfig(candidates=3))
     assert result.scores["rerank"]["recall@5"] == 0.5 and result.gold_ranks["final"] == 1
     assert result.verdict is not None and result.verdict.code == "missed_by_retrievers"
-    assert result.verdict.detail.startswith(
-        "1 of 2 gold items in the final k=5; kitchen.md › Kitchen > Knives is not: "
-    )
+    assert result.verdict.detail.startswith("1 of 2 gold items in the final k=5; kitchen.md › Kitchen > Knives is not: ")
     assert result.verdict.evidence["missing_gold"] == ["kitchen.md › Kitchen > Knives"]
     assert result.verdict.track == chunk_id(garden, "Kitchen > Knives")
     assert (result.inspector["track_source"], result.inspector["track_heading"]) == ("kitchen.md", "Kitchen > Knives")
-    both = SectionGold(
-        (
-            SectionRef("garden.md", "Garden guide > Watering tomatoes"),
-            SectionRef("garden.md", "Garden guide > Composting"),
-        )
-    )
+    both = SectionGold((SectionRef("garden.md", "Garden guide > Watering tomatoes"), SectionRef("garden.md", "Garden guide > Composting")))
     assert one(garden, both, RetrievalConfig(candidates=10)).verdict is None
 
 
@@ -219,11 +185,7 @@ def test_cut_by_threshold(garden):
 
     fused = [c.fused.score for c in retrieve(garden, WATER, RetrievalConfig(candidates=10)).ranked("fused")]
     threshold = (fused[0] + fused[1]) / 2
-    result = one(
-        garden,
-        section("garden.md", "Garden guide > Composting"),
-        RetrievalConfig(candidates=10, final_k=3, min_score=threshold),
-    )
+    result = one(garden, section("garden.md", "Garden guide > Composting"), RetrievalConfig(candidates=10, final_k=3, min_score=threshold))
     assert result.verdict.code == "min_score"
     evidence = result.verdict.evidence
     assert evidence["min_score"] == threshold and 1 < evidence["rerank_rank"] <= 3 and evidence["score"] < threshold
@@ -290,13 +252,7 @@ def test_contradicted_by_the_answer_per_the_judge(garden):
 
 def test_supported_cited_answer_passes(garden):
     client, _ = claude(["Water them deeply twice a week in summer [S1]."], ["YES"])
-    result = one(
-        garden,
-        WATERING,
-        ANSWER_CONFIG,
-        generator=generator(garden, client),
-        judge=FaithfulnessJudge(client, "claude-test"),
-    )
+    result = one(garden, WATERING, ANSWER_CONFIG, generator=generator(garden, client), judge=FaithfulnessJudge(client, "claude-test"))
     assert result.verdict is None
     assert result.answer.judged[0].supported
     assert result.answer.relevancy > 0.7  # the judge's question is close to the one asked (real dense cosine)
@@ -311,10 +267,7 @@ def test_wrong_abstentions_both_ways_have_their_own_verdicts(garden):
     assert "abstained" in false_abstention.verdict.detail and false_abstention.verdict.evidence["final_rank"] == 1
     question = "Which fertiliser is best for tomato plants?"
     answered = one(garden, None, ANSWER_CONFIG, answerable=False, question=question, generator=gen)
-    assert (
-        answered.verdict.code == "answered_unanswerable"
-        and answered.verdict.title == "Answered but should have abstained"
-    )
+    assert answered.verdict.code == "answered_unanswerable" and answered.verdict.title == "Answered but should have abstained"
     assert "should have abstained" in answered.verdict.detail
     # No gold: the link opens the inspector on the question, with nothing to track.
     assert answered.inspector["q"] == question and "track" not in answered.inspector
@@ -323,38 +276,22 @@ def test_wrong_abstentions_both_ways_have_their_own_verdicts(garden):
 def test_runs_stored_with_the_old_single_abstention_code_read_as_the_right_one():
     from rag.eval.verdicts import Verdict
 
-    old = {
-        "code": "wrong_abstention",
-        "detail": "answered a question the documents do not answer (it should have abstained)",
-    }
+    old = {"code": "wrong_abstention", "detail": "answered a question the documents do not answer (it should have abstained)"}
     assert Verdict.from_json(old).code == "answered_unanswerable"
-    assert (
-        Verdict.from_json(old | {"detail": "gold was retrieved at final rank 1 but the answer abstained: x"}).code
-        == "abstained_answerable"
-    )
+    assert Verdict.from_json(old | {"detail": "gold was retrieved at final rank 1 but the answer abstained: x"}).code == "abstained_answerable"
 
 
 INVALID_CASES = [
     # (gold, what the reason must say)
     (section("orchard.md", "Apples"), "document 'orchard.md' is not in the collection"),
     (section("gardn.md", "Slugs"), "did you mean 'garden.md'"),
-    (
-        section("garden.md", "Watering tomatos"),
-        "garden.md has no heading 'Watering tomatos'; nearest: 'Garden guide > Watering tomatoes'",
-    ),
+    (section("garden.md", "Watering tomatos"), "garden.md has no heading 'Watering tomatos'; nearest: 'Garden guide > Watering tomatoes'"),
     (ChunkIdGold(("0000-not-a-chunk",)), "chunk id 0000-not-a-chunk is not in the collection"),
-    (
-        TextGold("tomatoes need a trellis of bamboo canes"),
-        "is in no document of the collection, neither in a chunk nor in any source file",
-    ),
+    (TextGold("tomatoes need a trellis of bamboo canes"), "is in no document of the collection, neither in a chunk nor in any source file"),
 ]
 
 
-@pytest.mark.parametrize(
-    ("gold", "reason"),
-    INVALID_CASES,
-    ids=["no-document", "misspelt-document", "no-heading", "no-chunk-id", "text-nowhere"],
-)
+@pytest.mark.parametrize(("gold", "reason"), INVALID_CASES, ids=["no-document", "misspelt-document", "no-heading", "no-chunk-id", "text-nowhere"])
 def test_gold_the_collection_lacks_is_invalid_not_a_failure(garden, gold, reason):
     result = one(garden, gold, RetrievalConfig())
     assert result.verdict is None and not result.failed and not result.scored
@@ -411,12 +348,7 @@ def test_invalid_questions_are_left_out_of_the_metrics_and_listed(garden):
     assert out["left_out"] == 1 and out["invalid"][0]["id"] == "bad" and "orchard.md" in out["invalid"][0]["reason"]
 
 
-LEAF_CASES = [
-    "Watering tomatoes",
-    "  watering   TOMATOES ",
-    "garden guide > watering tomatoes",
-    "Garden guide>Watering tomatoes",
-]
+LEAF_CASES = ["Watering tomatoes", "  watering   TOMATOES ", "garden guide > watering tomatoes", "Garden guide>Watering tomatoes"]
 
 
 @pytest.mark.parametrize("heading", LEAF_CASES)
@@ -427,15 +359,11 @@ def test_section_gold_matches_the_way_people_write_headings(garden, heading):
     assert result.gold_ranks["final"] == 1 and result.scores["rerank"]["ndcg@10"] == 1.0
 
 
-@pytest.mark.parametrize(
-    "text", ["Pruning roses", "pruning roses prune roses in late winter", "Garden guide Pruning roses"]
-)
+@pytest.mark.parametrize("text", ["Pruning roses", "pruning roses prune roses in late winter", "Garden guide Pruning roses"])
 def test_a_text_gold_quoting_a_heading_finds_that_section_not_a_parse_loss(garden, text):
     """A heading line lives in the chunk's heading path, not its text; quoting it (alone, into the body,
     or with its parent heading) names that section, as the original file shows."""
-    result = one(
-        garden, TextGold(text), RetrievalConfig(candidates=10, final_k=2), question="When should I prune roses?"
-    )
+    result = one(garden, TextGold(text), RetrievalConfig(candidates=10, final_k=2), question="When should I prune roses?")
     assert result.invalid is None and result.verdict is None
     assert result.gold_chunks == (chunk_id(garden, "Garden guide > Pruning roses"),)
     assert result.gold_ranks["final"] == 1
@@ -461,31 +389,16 @@ def test_a_chunk_gold_carried_with_its_section_is_found_and_one_below_another_se
     result = one(garden, ChunkIdGold((folded.id,)), config, question=question)
     assert result.verdict.code == "collapsed" and result.gold_ranks["final"] is None
     holder = run.get(folded.collapsed_into)
-    assert (
-        f"which ranks {holder.final_rank}" in result.verdict.detail
-        and "garden.md › Garden guide > Composting" in result.verdict.detail
-    )
+    assert f"which ranks {holder.final_rank}" in result.verdict.detail and "garden.md › Garden guide > Composting" in result.verdict.detail
     assert "outranks it, so its section does not carry it" in result.verdict.detail
     assert "min" not in result.verdict.detail and result.verdict.evidence["collapsed_into"] == holder.id
 
 
 def test_every_verdict_is_covered_here():
-    codes = {c[0] for c in RETRIEVAL_CASES} | {
-        "text_not_found",
-        "not_cited",
-        "unsupported",
-        "wrong_answer",
-        "answered_unanswerable",
-        "abstained_answerable",
-    }
+    codes = {c[0] for c in RETRIEVAL_CASES} | {"text_not_found", "not_cited", "unsupported", "wrong_answer", "answered_unanswerable", "abstained_answerable"}
     codes |= {"collapsed", "min_score"}  # test_a_chunk_gold_carried_with_its_section..., test_cut_by_threshold
     codes |= {"repeat"}  # tests/test_dedupe.py::test_eval_names_a_gold_folded_into_its_repeat
-    modes = {
-        "grader_discarded",
-        "mode_merge_dropped",
-        "hop_drifted",
-        "agent_never_searched",
-    }  # tests/test_mode_verdicts.py
+    modes = {"grader_discarded", "mode_merge_dropped", "hop_drifted", "agent_never_searched"}  # tests/test_mode_verdicts.py
     assert codes | modes == set(VERDICTS)
 
 
@@ -505,9 +418,7 @@ def test_eval_reads_quarantine_from_the_store_and_says_why_such_gold_is_left_out
 
 
 # Answer-text gold: the sentence of garden.md that answers WATER.
-WATER_ANSWER = (
-    "Water tomato plants deeply twice a week in summer, early in the morning, so the leaves dry before evening."
-)
+WATER_ANSWER = "Water tomato plants deeply twice a week in summer, early in the morning, so the leaves dry before evening."
 
 
 def test_the_offline_answer_that_quotes_the_answering_sentence_scores_correct(garden):
@@ -548,13 +459,7 @@ def test_context_recall_is_the_share_of_the_gold_answer_the_context_states(garde
     gold_answer = WATER_ANSWER + " Sharpen kitchen knives on a whetstone held at a 15 degree angle."
     result = one(garden, WATERING, config, answers=True, answer=gold_answer)
     assert result.answer.check.context_recall == 0.5
-    run = run_eval(
-        garden,
-        QuestionSet("s", (Question("a", WATER, WATERING, answer=gold_answer),)),
-        config,
-        answers=True,
-        save=False,
-    )
+    run = run_eval(garden, QuestionSet("s", (Question("a", WATER, WATERING, answer=gold_answer),)), config, answers=True, save=False)
     assert run.answers["context_recall"] == 0.5 and run.answers["answer_correctness"] in (0.0, 1.0)
 
 

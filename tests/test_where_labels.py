@@ -27,11 +27,7 @@ Edit the sources list to name the new release, then run apt full-upgrade to upgr
 
 Run apt autoremove to remove the packages that were installed only as dependencies.
 """.encode()
-SECTIONS = (
-    "6.1 Keeping the package lists fresh",
-    "6.2 Upgrading to a new stable release",
-    "6.3 Removing packages nobody needs",
-)
+SECTIONS = ("6.1 Keeping the package lists fresh", "6.2 Upgrading to a new stable release", "6.3 Removing packages nobody needs")
 
 
 def test_a_long_path_keeps_its_last_heading_whole():

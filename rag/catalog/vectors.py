@@ -127,7 +127,8 @@ def add_vector(
         )
     encoded = _fill(components, space, progress)
     store.flush()
-    store.rewrite_models(store.collection_models().with_space(dataclasses.replace(space, filled=True)))
+    with store.lock:  # read and rewritten in one turn on the data: no other process's change is lost between
+        store.rewrite_models(store.collection_models().with_space(dataclasses.replace(space, filled=True)))
     return AddResult(space, encoded, store.count(), resumed, store.vectors_in_place, time.monotonic() - started)
 
 
@@ -168,15 +169,15 @@ def set_default(components: Components, name: str) -> CollectionModels:
     Raises:
         ConfigError: no such vector, it is the default already, or its add has not finished.
     """
-    store = components.store
-    record = _record(components)
-    space = record.space(name)
-    if space.name == record.dense_vector:
-        raise ConfigError(f"dense vector {name!r} is the default already: nothing to change")
-    if not space.filled:
-        raise ConfigError(f"dense vector {name!r} is not finished: run `ragscope vectors add {space.model}` again")
-    after = record.with_default(name)
-    store.rewrite_models(after)
+    with components.store.lock:  # read and rewritten in one turn on the data
+        record = _record(components)
+        space = record.space(name)
+        if space.name == record.dense_vector:
+            raise ConfigError(f"dense vector {name!r} is the default already: nothing to change")
+        if not space.filled:
+            raise ConfigError(f"dense vector {name!r} is not finished: run `ragscope vectors add {space.model}` again")
+        after = record.with_default(name)
+        components.store.rewrite_models(after)
     return after
 
 

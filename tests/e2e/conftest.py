@@ -24,9 +24,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def browser() -> Iterator:
     """One headless Chromium for the session (each test opens its own context, i.e. its own session)."""
     if not CHROMIUM.exists():
-        pytest.skip(
-            f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the browser tests"
-        )
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the browser tests")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

@@ -66,13 +66,7 @@ def start_server(data_dir: Path, name: str, env: dict[str, str] | None = None) -
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / f"server-{name}.log"
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("RAGSCOPE_", "QDRANT_", "ANTHROPIC_"))}
-    full_env = {
-        **clean,
-        "RAGSCOPE_DATA_DIR": str(data_dir),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        **(env or {}),
-    }
+    full_env = {**clean, "RAGSCOPE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
         "--server.headless", "true",
@@ -166,9 +160,7 @@ class AppPage:
         ARTIFACTS.mkdir(exist_ok=True)
         size = self.page.viewport_size
         height = self.page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight || 0")
-        self.page.set_viewport_size(
-            {"width": size["width"], "height": max(size["height"], min(int(height) + 40, 12000))}
-        )
+        self.page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height) + 40, 12000))})
         self.page.wait_for_timeout(300)
         path = ARTIFACTS / f"{name}.png"
         self.page.screenshot(path=str(path))

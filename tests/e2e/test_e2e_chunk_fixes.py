@@ -9,9 +9,7 @@ from harness import AppPage, downloading_context, start_server
 
 from rag.cli import main
 
-GUIDE = (
-    "# Guide\n\n## Tickets\n\nA single ticket costs four euros.\n\n## Timetable\n\nThe first ferry leaves at seven.\n"
-)
+GUIDE = "# Guide\n\n## Tickets\n\nA single ticket costs four euros.\n\n## Timetable\n\nThe first ferry leaves at seven.\n"
 NEW = "Night boats leave at midnight from the north quay."
 
 

@@ -19,9 +19,7 @@ def test_clicking_a_citation_opens_and_scrolls_to_its_source(sample_server, brow
         app = AppPage(context.new_page(), sample_server).open("")
         app.page.get_by_role("button", name="Load sample docs").click()
         app.page.get_by_text("6 documents ingested").wait_for()
-        app.open(
-            "ask?collection=sample"
-        )  # the sample docs load into their own collection; a new page load is a new session
+        app.open("ask?collection=sample")  # the sample docs load into their own collection; a new page load is a new session
         app.page.get_by_label("Question", exact=True).fill("How long does a refund take to reach my card?")
         app.page.get_by_role("button", name="Ask", exact=True).click()
         app.page.get_by_text("Answered by").wait_for()
@@ -34,9 +32,7 @@ def test_clicking_a_citation_opens_and_scrolls_to_its_source(sample_server, brow
         body.wait_for(state="visible")
         assert panel.evaluate("d => d.open")
         assert "Approved refunds reach your card" in " ".join(body.inner_text().split())  # the file wraps its lines
-        assert body.evaluate(
-            "e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; }"
-        )
+        assert body.evaluate("e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; }")
         assert app.problems() == [], app.problems()
         app.screenshot("citation-opened")
     finally:

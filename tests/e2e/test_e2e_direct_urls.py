@@ -21,10 +21,7 @@ EMPTY_QUESTION = {"inspector": "No chunk matched", "ask": "Abstained: the source
 @pytest.fixture(scope="module")
 def fresh_servers(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: ANN001, ANN201
     with ThreadPoolExecutor(len(PAGES)) as pool:
-        futures = {
-            path: pool.submit(start_server, tmp_path_factory.mktemp(f"fresh-{path}") / "data", f"fresh-{path}")
-            for path in PAGES
-        }
+        futures = {path: pool.submit(start_server, tmp_path_factory.mktemp(f"fresh-{path}") / "data", f"fresh-{path}") for path in PAGES}
         servers = {path: f.result() for path, f in futures.items()}
     yield servers
     with ThreadPoolExecutor(len(servers)) as pool:

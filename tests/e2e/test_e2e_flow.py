@@ -44,9 +44,7 @@ def test_documents_samples_upload_and_ingest(app: AppPage):
     assert_clean(app)
     app.screenshot("documents-empty")
 
-    app.page.get_by_role(
-        "button", name="Load sample docs"
-    ).click()  # into the `sample` collection, which the session switches to
+    app.page.get_by_role("button", name="Load sample docs").click()  # into the `sample` collection, which the session switches to
     app.page.get_by_text("6 documents ingested").wait_for()
     app.settle()
     assert_clean(app)
@@ -95,13 +93,7 @@ def test_inspector_shows_every_stage_and_the_chunk_as_text(app: AppPage):
     assert {"dense", "sparse", "fused", "rerank"} <= set(rows[0])
     # The top chunk is selected by default: its full text, with the markup shown as characters.
     shown = main_text(app)
-    for payload in (
-        "<script>",
-        "</script>",
-        "<img src=x onerror=",
-        "javascript:alert('xss-link')",
-        '<div id="xss-div"',
-    ):
+    for payload in ("<script>", "</script>", "<img src=x onerror=", "javascript:alert('xss-link')", '<div id="xss-div"'):
         assert payload in shown, payload
     assert_inert(app)
     app.screenshot("inspector")

@@ -42,11 +42,7 @@ class _Messages(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
         if self.path.split("?")[0] != "/v1/messages":
-            return self._send(
-                404,
-                "application/json",
-                json.dumps({"type": "error", "error": {"type": "not_found_error", "message": self.path}}).encode(),
-            )
+            return self._send(404, "application/json", json.dumps({"type": "error", "error": {"type": "not_found_error", "message": self.path}}).encode())
         self.requests.append(body)
         asks = json.dumps(body.get("messages", []))
         text = REPLY if "near_misses" in asks else "OK"
@@ -101,9 +97,7 @@ def test_generate_review_drop_one_and_save_only_the_kept(browser, gen_server: Se
         generate.click()
         app.settle()
         try:
-            app.page.get_by_text("questions checked and kept").wait_for(
-                timeout=240_000
-            )  # Claude's calls, on a busy machine
+            app.page.get_by_text("questions checked and kept").wait_for(timeout=240_000)  # Claude's calls, on a busy machine
         except Exception:
             app.screenshot("gen-set-no-review")  # what the page showed instead, for the log
             raise
@@ -112,9 +106,7 @@ def test_generate_review_drop_one_and_save_only_the_kept(browser, gen_server: Se
 
         review = app.dataframe(index=0)
         before = app.dataframe_rows(review)
-        assert [r["question"] for r in before] == [KEPT_Q, DROPPED_Q, NEAR_Q] and all(
-            r["keep"] == "true" for r in before
-        )
+        assert [r["question"] for r in before] == [KEPT_Q, DROPPED_Q, NEAR_Q] and all(r["keep"] == "true" for r in before)
         dropped = app.dataframe_rows(app.dataframe(index=1))
         assert any("gold is not in the collection" in r["why dropped"] for r in dropped)
 
@@ -132,9 +124,7 @@ def test_generate_review_drop_one_and_save_only_the_kept(browser, gen_server: Se
     finally:
         context.close()
 
-    saved = [
-        json.loads(line) for line in (gen_server.data_dir / "eval_sets" / "gen-reviewed.jsonl").read_text().splitlines()
-    ]
+    saved = [json.loads(line) for line in (gen_server.data_dir / "eval_sets" / "gen-reviewed.jsonl").read_text().splitlines()]
     assert [q["question"] for q in saved] == [KEPT_Q, NEAR_Q]
     assert saved[0]["gold"] == [FAILED] and saved[0]["answer"] == RETRY  # the section and its answering sentence
     assert saved[1]["answerable"] is False and "gold" not in saved[1]

@@ -103,9 +103,7 @@ def test_inspector_shows_each_modes_stages(app: AppPage):
     assert_clean(app)
     shown = text_of(stages)
     assert "Mode: corrective (graded by the answer gate's relevance" in shown
-    abstained = re.search(
-        r"Abstained: no chunk reached the (.+?) threshold of ([0-9.]+) after (\d) searches \(([^)]*)\)", shown
-    )
+    abstained = re.search(r"Abstained: no chunk reached the (.+?) threshold of ([0-9.]+) after (\d) searches \(([^)]*)\)", shown)
     assert abstained, shown
     basis, threshold, actions = abstained.group(1), float(abstained.group(2)), abstained.group(4).split(", ")
     assert int(abstained.group(3)) == len(actions) >= 2 and actions[0] == "first pass"
@@ -128,15 +126,9 @@ def test_inspector_shows_each_modes_stages(app: AppPage):
     assert_clean(app)
     assert "Mode: HyDE (pseudo-document: extractive first pass)" in text_of(stages)
     passage_box = open_expander(stages, "hyde passage: ")
-    assert (
-        "Pseudo-document (not written), by the offline extractive answerer (quoted from the first pass); searched dense only:"
-        in text_of(passage_box)
-    )
+    assert "Pseudo-document (not written), by the offline extractive answerer (quoted from the first pass); searched dense only:" in text_of(passage_box)
     # The run line above the stages claims no rerank the passage search did not have.
-    assert re.search(
-        r"HyDE mode \(reranker ran: rrf over 2 searches \(question, hyde passage; question reranked by \S+, hyde passage not reranked\)\)",
-        text_of(main),
-    )
+    assert re.search(r"HyDE mode \(reranker ran: rrf over 2 searches \(question, hyde passage; question reranked by \S+, hyde passage not reranked\)\)", text_of(main))
     passage = passage_box.get_by_test_id("stText").first.inner_text().strip()
     assert len(passage.split()) >= 5
     # The passage is what the dense search ran on: it is that search's query, in the expander's header.
@@ -195,7 +187,5 @@ def test_ask_answers_in_a_mode_and_eval_runs_one(app: AppPage):
     assert settings and "corrective mode" in settings.group(1), shown
     picked = eval_panel.get_by_role("combobox", name="Run", exact=True).input_value()
     assert "corrective mode" in picked, picked  # the new run is the one selected, named by its mode
-    assert re.search(r"Last run: “[^”]*corrective mode[^”]*” on collection sample, today", shown), (
-        shown
-    )  # not a stale "never run"
+    assert re.search(r"Last run: “[^”]*corrective mode[^”]*” on collection sample, today", shown), shown  # not a stale "never run"
     app.screenshot("modes-eval-corrective")
