@@ -119,7 +119,8 @@ class CollectionModels:
     sentence_space: str = DENSE
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The record as JSON holds it (the vectors beside the default a list), so it equals itself read back."""
+        return dataclasses.asdict(self) | {"other_dense": [dataclasses.asdict(s) for s in self.other_dense]}
 
     @classmethod
     def from_dict(cls, raw: Any) -> CollectionModels:  # noqa: ANN401 - a parsed JSON value, checked here
