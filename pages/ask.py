@@ -115,10 +115,11 @@ with ask_tab:
     if not demo:
         show_recent()
 with eval_tab:
-    from ui import eval_view, versions_view
+    from ui import eval_view, vectors_view, versions_view
 
     if demo:  # the demo view is the answer and its sources, nothing to operate
         st.caption("Eval is hidden in the demo view; switch the demo view off to run one.")
     else:
         eval_view.render(components)
         versions_view.render(components)
+        vectors_view.render(components)

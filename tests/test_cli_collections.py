@@ -63,5 +63,5 @@ def test_a_fresh_data_dir_lists_the_default_collection_as_empty():
     result = _run("collections", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [
-        {"name": "docs", "dense_model": None, "dense_runtime": None, "sparse_model": None, "sentence_vectors": None, "chunks": 0, "documents": 0, "error": None, "default": True}
+        {"name": "docs", "dense_model": None, "dense_runtime": None, "sparse_model": None, "sentence_vectors": None, "dense_vectors": [], "chunks": 0, "documents": 0, "error": None, "default": True}
     ]

@@ -142,6 +142,7 @@ def details(base: Settings, components: Components, open_components: Opener) -> 
         rows.append({
             "collection": name, "documents": info.documents, "chunks": info.chunks,
             "dense": models.dense_model if models else "", "dense runtime": models.dense_runtime if models else "",
+            "other dense vectors": ", ".join(f"{v.name} ({v.model})" for v in models.other_dense) if models else "",
             "sparse": models.sparse_model if models else "",
             "sentence vectors": info.sentence_vectors,
         })  # fmt: skip

@@ -416,6 +416,8 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
         if s in cmp.deltas
     ]
     st.dataframe(pd.DataFrame(deltas), hide_index=True, width="stretch", key="eval_delta_table")
+    intervals = ", ".join(f"{m} {cmp.interval(m).words()}" for m in ("ndcg@10", "mrr@10", "recall@5"))
+    st.caption(f"Final stage, B - A with its paired-bootstrap 95% interval (* excludes 0): {intervals}")
     st.markdown(
         f"**{plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, "
         f"{plural(len(cmp.verdict_changes), 'verdict change')}**"

@@ -149,6 +149,8 @@ def _widget(prefix: str, knob: Knob, configured: RetrievalConfig, why: str) -> A
         return st.selectbox(knob.label, knob.choices, format_func=lambda c: names.get(c, c), **common)
     if knob.kind is bool:
         return st.checkbox(knob.label, **common)
+    if knob.kind is str:
+        return st.text_input(knob.label, **common).strip()
     if knob.optional:
         use = st.checkbox(
             f"Set {knob.label.lower()}", key=f"{prefix}_use_{knob.link or knob.name}", help=helptext, disabled=bool(why)

@@ -49,6 +49,7 @@ class CollectionInfo:
             "dense_runtime": self.models.dense_runtime if self.models else None,
             "sparse_model": self.models.sparse_model if self.models else None,
             "sentence_vectors": self.sentence_vectors,
+            "dense_vectors": [s.name for s in self.models.spaces] if self.models else [],
             "chunks": self.chunks,
             "documents": self.documents,
             "error": self.error or None,

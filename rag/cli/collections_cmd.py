@@ -27,11 +27,13 @@ def collection_option(command: Callable[..., Any]) -> Callable[..., Any]:
     "as_json",
     is_flag=True,
     help=(
-        "Print [{name, default, dense_model, dense_runtime, sparse_model, sentence_vectors, chunks, documents, error}]."
+        "Print [{name, default, dense_model, dense_runtime, sparse_model, sentence_vectors, dense_vectors, chunks, "
+        "documents, error}]."
     ),
 )
 def collections(as_json: bool) -> None:
-    """List the collections with their models, chunk and document counts, and whether they store sentence vectors."""
+    """List the collections with their models (every dense vector), chunk and document counts, and whether they store
+    sentence vectors."""
     from rag.catalog.collections import describe_collections
 
     settings = settings_from_env()
@@ -47,8 +49,10 @@ def collections(as_json: bool) -> None:
             click.echo(f"{mark} {i.name}\tempty")
         else:
             vectors = "sentence vectors" if i.sentence_vectors else "no sentence vectors"
+            others = "".join(f", also {s.name} ({s.model})" for s in i.models.other_dense)
             click.echo(
                 f"{mark} {i.name}\t{i.documents} documents\t{i.chunks} chunks\t"
-                f"dense {i.models.dense_model} ({i.models.dense_runtime})\tsparse {i.models.sparse_model}\t{vectors}"
+                f"dense {i.models.dense_model} ({i.models.dense_runtime}){others}\tsparse {i.models.sparse_model}\t"
+                f"{vectors}"
             )
     click.echo("* the default collection (RAGSCOPE_COLLECTION)", err=True)

@@ -119,6 +119,8 @@ def explain(components: Components, question: str, chunk_id: str, result: Retrie
     Raises:
         RagError: the chunk id is not in the collection.
     """
+    if result is not None:
+        components = components.in_space(result.config.dense_vector)  # the dense vector the stages ran in
     chunk = get_chunk(components, chunk_id, with_vectors=True)
     query = result.query if result is not None else None
     dense = components.dense.encode_query(question) if query is None else query.dense_run

@@ -107,6 +107,9 @@ class RetrievalConfig:
     # with a paired interval above zero. It reads the sentence vectors stored at ingest
     # (Settings.sentence_vectors), so it adds no query-time encoding; without them it encodes per question.
     fusion: str = setting("dbsf", choices=FUSION_METHODS)
+    # Which of the collection's dense vectors the dense stage searches (rag/catalog/vectors.py: a second model
+    # added in place); its questions are encoded by that vector's model.
+    dense_vector: str = setting("")
     rrf_k: int = setting(60, fusions=RRF_FUSIONS)
     dense_weight: float = setting(0.5, fusions=("weighted_rrf",))
     # Pseudo-relevance feedback (rag/retrieval/prf.py): expand the BM25 query with terms of its top prf_docs hits.

@@ -33,6 +33,7 @@ class ClientStore(Store):
     """
 
     backend = "server"
+    vectors_in_place = "in place: the Qdrant server adds and deletes a named vector (create_vector_name)"
     filter_terms = FilterTerms(
         any_of=lambda key, values: models.FieldCondition(key=key, match=models.MatchAny(any=values)),
         has_id=lambda ids: models.HasIdCondition(has_id=ids),
@@ -49,9 +50,6 @@ class ClientStore(Store):
         super().__init__(
             collection, "check that the Qdrant server (QDRANT_URL) is up and reachable and that QDRANT_API_KEY is right"
         )
-        # Once seen, a collection's sentence vectors stay: it cannot drop a named vector. Not seen yet
-        # is asked again (another client may create the collection), one metadata read per query.
-        self._has_sentences = False
 
     @classmethod
     def connect(cls, url: str, api_key: str, collection: str) -> "ClientStore":
@@ -110,12 +108,6 @@ class ClientStore(Store):
                 f"the metadata of collection {self.collection!r} on the server (which models built it) is damaged "
                 f"({e}); delete the collection and re-ingest, or restore its metadata"
             ) from None
-
-    def _stores_sentences(self) -> bool:
-        """Whether the collection has the sentences vector: a server refuses a query naming a vector it lacks."""
-        if not self._has_sentences:
-            self._has_sentences = super()._stores_sentences()
-        return self._has_sentences
 
     # The primitives `Store` is written against: one qdrant-client call each.
 
@@ -194,7 +186,6 @@ class ClientStore(Store):
     def drop_collection(self) -> None:
         if self._exists():
             self.client.delete_collection(self.collection)
-        self._has_sentences = False
 
     def ensure_space(self, nbytes: int) -> None:
         """The server keeps its data on its own disks and answers a full one with an error."""
@@ -229,7 +220,43 @@ class ClientStore(Store):
                 f"{folder / SNAPSHOT_NOTE} cannot be read ({e}); collection {self.collection!r} is unchanged"
             ) from None
         self.client.recover_snapshot(self.collection, location, api_key=self._api_key or None, wait=True)
-        self._has_sentences = False
+
+    def _create_dense(self, name: str, dim: int) -> None:
+        if name in self._vector_names():
+            return
+        config = models.DenseVectorNameConfig(dense=models.DenseVectorConfig(size=dim, distance=models.Distance.COSINE))
+        try:
+            self.client.create_vector_name(self.collection, name, config, wait=True)
+        except Exception as e:  # noqa: BLE001 - an older server answers with an HTTP or gRPC error
+            raise StoreError(
+                f"the Qdrant server could not add the named vector {name!r} to collection {self.collection!r} in "
+                f"place ({type(e).__name__}: {e}); a server from before named vectors could be added cannot. Nothing "
+                "was changed: upgrade the server, or build a new collection with the model instead "
+                "(RAGSCOPE_COLLECTION=NEW RAGSCOPE_DENSE_MODEL=MODEL ragscope ingest ...)"
+            ) from None
+
+    def _vector_names(self) -> set[str]:
+        vectors = self.client.get_collection(self.collection).config.params.vectors
+        return set(vectors) if isinstance(vectors, dict) else set()
+
+    def _delete_dense(self, name: str) -> None:
+        if name in self._vector_names():
+            self.client.delete_vector_name(self.collection, name, wait=True)
+
+    def _update_vectors(self, name: str, vectors: dict[str, list[float]]) -> None:
+        batch = [models.PointVectors(id=i, vector={name: v}) for i, v in vectors.items()]
+        self.client.update_vectors(self.collection, batch, wait=True)
+
+    def _lacking(self, name: str, limit: int) -> list[models.Record]:
+        return self.client.scroll(
+            self.collection, scroll_filter=_lacks(name), limit=limit, with_payload=True, with_vectors=False
+        )[0]
+
+    def _count_lacking(self, name: str) -> int:
+        return int(self.client.count(self.collection, count_filter=_lacks(name), exact=True).count)
+
+    def _rewrite_models(self, models_: CollectionModels) -> None:
+        self.client.update_collection(self.collection, metadata=models_.as_dict())
 
     def optimize(self) -> None:
         """A server optimises in the background; nothing to do here."""
@@ -240,3 +267,8 @@ class ClientStore(Store):
     @store_call
     def close(self) -> None:
         self.client.close()
+
+
+def _lacks(name: str) -> models.Filter:
+    """Every point without the named vector `name`."""
+    return models.Filter(must_not=[models.HasVectorCondition(has_vector=name)])

@@ -52,6 +52,7 @@ class EdgeStore(Store):
     """
 
     backend = "edge"
+    vectors_in_place = "in place: the embedded engine (qdrant-edge) adds and deletes a named vector on its shard"
     filter_terms = FilterTerms(
         any_of=lambda key, values: qe.FieldCondition(key, match=qe.MatchAny(values)),
         has_id=lambda ids: qe.HasIdCondition(set(ids)),
@@ -274,6 +275,28 @@ class EdgeStore(Store):
         )
         return self.shard.query(request)
 
+    def _create_dense(self, name: str, dim: int) -> None:
+        # qdrant-edge adds a named vector to a live shard (points lack it until written) and keeps it on
+        # reload; creating one that is there changes nothing.
+        self.shard.update(qe.UpdateOperation.create_dense_vector(name, dim, qe.Distance.Cosine))
+
+    def _delete_dense(self, name: str) -> None:
+        self.shard.update(qe.UpdateOperation.delete_vector_name(name))
+
+    def _update_vectors(self, name: str, vectors: dict[str, list[float]]) -> None:
+        batch = [qe.PointVectors(i, {name: v}) for i, v in vectors.items()]
+        self.shard.update(qe.UpdateOperation.update_vectors(batch))
+
+    def _lacking(self, name: str, limit: int) -> list[qe.Record]:
+        request = qe.ScrollRequest(limit=limit, filter=_lacks(name), with_payload=True, with_vector=False)
+        return self.shard.scroll(request)[0]
+
+    def _count_lacking(self, name: str) -> int:
+        return int(self.shard.count(qe.CountRequest(exact=True, filter=_lacks(name))))
+
+    def _rewrite_models(self, models: CollectionModels) -> None:
+        self.write_models(models)
+
     @unlocked_store_call
     def list_collections(self) -> list[str]:
         return edge_collections(self.root)
@@ -378,6 +401,11 @@ def edge_collections(root: Path) -> list[str]:
     names = {p.name[: -len(".meta.json")] for p in root.glob("*.meta.json")}
     names |= {p.name for p in root.iterdir() if p.is_dir() and any(p.iterdir())}
     return sorted(n for n in names if not n.startswith("."))  # a shard being replaced (replace_from) is no collection
+
+
+def _lacks(name: str) -> qe.Filter:
+    """Every point without the named vector `name`."""
+    return qe.Filter(must_not=[qe.HasVectorCondition(name)])
 
 
 def _check_opens(shard_dir: Path) -> None:
