@@ -277,6 +277,91 @@ class AnswerConfig:
         check_fields(self)
 
 
+# How a new collection's vectors are compressed (Qdrant quantization): none, int8 per dimension, or one bit.
+QUANTIZATIONS = ("none", "scalar", "binary")
+# Read consistency's named levels; a whole number N (replicas that must answer) is accepted too.
+READ_LEVELS = ("all", "majority", "quorum")
+
+
+def parse_read_consistency(value: str) -> str:
+    """`value` when it is a read consistency Qdrant accepts: a whole number of at least 1 or a named level.
+
+    Raises:
+        ConfigError: anything else, naming the accepted forms.
+    """
+    if value in READ_LEVELS or (value.isdigit() and int(value) >= 1):
+        return value
+    raise ConfigError(
+        f"read consistency must be a whole number of at least 1 or one of {', '.join(READ_LEVELS)}; got {value!r}"
+    )
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How a NEW collection is laid out on a Qdrant server or cluster, and how searches read it.
+
+    The `create` group is fixed when a collection is made (an existing one keeps what it was made with; the
+    collections view shows it); the `search` group travels with every query. Which ones a backend cannot
+    apply it says (rag/store/layout.py): the embedded engine is one shard in this process, so shards,
+    replicas and both consistencies do not apply there, and qdrant-client's local mode applies none.
+    The long write-up: docs/cluster.md.
+    """
+
+    shards: int | None = setting(
+        None, env="RAGSCOPE_SHARDS", cli="--shards", label="Shards", lo=1, hi=1024, group="create",
+        help="Shards a new collection is split into across the cluster's nodes (empty: the server's default, one "
+        "per node in a cluster)",
+    )  # fmt: skip
+    replicas: int | None = setting(
+        None, env="RAGSCOPE_REPLICAS", cli="--replicas", label="Replicas", lo=1, hi=64, group="create",
+        help="Copies of each shard, on different nodes: a node can be lost when it is 2 or more (empty: the "
+        "server's default, 1)",
+    )  # fmt: skip
+    write_consistency: int | None = setting(
+        None, env="RAGSCOPE_WRITE_CONSISTENCY", cli="--write-consistency", label="Write consistency", lo=1, hi=64,
+        group="create",
+        help="Replicas of a shard that must confirm a write before it succeeds, at most the replicas (empty: the "
+        "server's default, 1)",
+    )  # fmt: skip
+    on_disk_vectors: bool = setting(
+        False, env="RAGSCOPE_ON_DISK_VECTORS", cli="--on-disk-vectors", label="Vectors on disk", group="create",
+        help="Keep a new collection's vectors in memory-mapped files rather than RAM: far less memory, slower "
+        "searches unless quantized vectors stay in RAM",
+    )  # fmt: skip
+    on_disk_payload: bool = setting(
+        True, env="RAGSCOPE_ON_DISK_PAYLOAD", cli="--on-disk-payload", label="Payload on disk", group="create",
+        help="Keep a new collection's payloads (the chunk texts) on disk, read when a hit is returned (Qdrant's "
+        "default); off keeps them in RAM",
+    )  # fmt: skip
+    quantization: str = setting(
+        "none", env="RAGSCOPE_QUANTIZATION", cli="--quantization", label="Quantization", choices=QUANTIZATIONS,
+        group="create",
+        help="Compress a new collection's dense vectors for search, kept in RAM: scalar (int8, a quarter of the "
+        "memory) or binary (one bit, a 32nd); the full vectors rescore the candidates",
+    )  # fmt: skip
+    rescore: bool = setting(
+        True, env="RAGSCOPE_RESCORE", label="Rescore quantized search", group="search",
+        help="Rescore a quantized collection's candidates with the full vectors (off: faster, less exact)",
+    )  # fmt: skip
+    oversampling: float = setting(
+        1.0, env="RAGSCOPE_OVERSAMPLING", label="Quantization oversampling", lo=1.0, hi=16.0, group="search",
+        help="Candidates fetched with the quantized vectors per result kept after rescoring (binary wants 2-3)",
+    )  # fmt: skip
+    read_consistency: str = setting(
+        "1", env="RAGSCOPE_READ_CONSISTENCY", label="Read consistency", group="search",
+        grammar=parse_read_consistency,
+        help="Replicas of each shard a search reads before answering: a number, majority, quorum or all",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        if self.write_consistency is not None and self.write_consistency > (self.replicas or 1):
+            raise ConfigError(
+                f"write consistency ({self.write_consistency}) must be at most the replicas ({self.replicas or 1}): "
+                "a write would wait for replicas that do not exist"
+            )
+
+
 @dataclass(frozen=True)
 class Settings:
     """Process-wide settings. Build with `Settings.from_env()`; pass explicitly, never import a global."""
@@ -297,6 +382,7 @@ class Settings:
     chunk: ChunkConfig = ChunkConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     answer: AnswerConfig = AnswerConfig()
+    cluster: ClusterConfig = ClusterConfig()
     anthropic_api_key: Secret = setting(Secret(), env="ANTHROPIC_API_KEY", label="Anthropic API key")
     password: Secret = setting(Secret(), env="RAGSCOPE_PASSWORD", label="password")
     max_upload_mb: int = setting(50, env="RAGSCOPE_MAX_UPLOAD_MB", label="upload limit (MB)", lo=1, hi=10_000)
