@@ -10,8 +10,10 @@ say which settings they do not apply.
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from qdrant_server import PEERS, RecordedQdrant
@@ -215,3 +217,35 @@ def test_ingest_takes_the_cluster_options_and_says_what_the_embedded_engine_cann
     assert again.exit_code == 0 and "keeps the layout it was made with" in again.stderr
     bad = runner.invoke(main, ["ingest", str(doc), "--replicas", "2", "--write-consistency", "3"])
     assert bad.exit_code == 1 and "write consistency (3) must be at most the replicas (2)" in bad.output
+
+
+def test_the_embedded_engine_searches_the_quantized_vectors_with_the_configured_oversampling(tmp_path):
+    """Binary quantization on random unit vectors (its worst case) misses most of the exact top 10; fetching more
+    candidates with the quantized vectors and rescoring them with the full ones finds more: the setting reaches
+    the engine's search, not just its config."""
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(3000, 128))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    questions = rng.normal(size=(60, 128))
+    exact = [set(np.argsort(-(vectors @ q))[:10]) for q in questions]
+    store = EdgeStore(tmp_path / "qdrant", "docs", cluster=ClusterConfig(quantization="binary"))
+    store.ensure_collection(CollectionModels("m", 128, "Qdrant/bm25"))
+    store.upsert(
+        [
+            PointData(str(uuid.UUID(int=i + 1)), v.tolist(), SparseVector((7,), (1.0,)), {})
+            for i, v in enumerate(vectors)
+        ]
+    )
+    store.optimize()  # builds the index and the quantized vectors
+    store.close()
+
+    def recall(oversampling: float) -> float:
+        reader = EdgeStore(
+            tmp_path / "qdrant", "docs", cluster=ClusterConfig(quantization="binary", oversampling=oversampling)
+        )
+        found = [{uuid.UUID(h.id).int - 1 for h in reader.search_dense(q.tolist(), 10)} for q in questions]
+        reader.close()
+        return float(np.mean([len(f & e) / 10 for f, e in zip(found, exact)]))
+
+    once, eightfold = recall(1.0), recall(8.0)
+    assert once < 0.6 and eightfold > once + 0.15, (once, eightfold)
