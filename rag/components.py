@@ -15,7 +15,7 @@ from rag.encoders.sparse import FastembedBm25Encoder
 from rag.errors import ConfigError, ModelMismatchError
 from rag.lazy import LazyModel
 from rag.settings.collection_settings import with_collection_settings
-from rag.settings.config import Settings
+from rag.settings.config import ClusterConfig, Settings
 from rag.store import open_store
 from rag.store.base import CollectionModels, DenseSpace, FusedQuery, Store
 from rag.store.journal import Journal
@@ -203,8 +203,9 @@ class Components:
         store: Any = SpaceStore(self.store, space)
         return dataclasses.replace(self, store=store, dense=CollectionDense(self.settings, self.store, space))
 
-    def ensure_collection(self) -> None:
-        """Create the collection for the configured models, or refuse if it was built with others.
+    def ensure_collection(self, cluster: ClusterConfig | None = None) -> None:
+        """Create the collection for the configured models, laid out as `cluster` says (default: the configured
+        layout), or refuse if it was built with others.
 
         A new collection stores sentence vectors when the settings say so, pooled as they say; an
         existing one keeps what it was created with. For an existing collection built with
@@ -216,7 +217,8 @@ class Components:
             existing.follows_record or existing.dense_model == self.settings.dense_model
         )
         dim = existing.dense_dim if same_dense else self.dense.dim
-        self.store.ensure_collection(CollectionModels.from_settings(self.settings, dim, self.settings.sentence_vectors))
+        models = CollectionModels.from_settings(self.settings, dim, self.settings.sentence_vectors)
+        self.store.ensure_collection(models, cluster)
 
     def check_models(self) -> None:
         """Refuse to query a collection whose vectors came from other models (cheap: names only). A collection

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from apptest_pages import APP
 
 from rag.cli.options import setting_options, with_options
-from rag.settings.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
+from rag.settings.config import AnswerConfig, ChunkConfig, ClusterConfig, RetrievalConfig, Settings
 from rag.errors import ConfigError
 from rag.settings.labels import config_label
 from rag.settings.links import inspector_params, parse_inspector_params
@@ -131,7 +131,7 @@ def _bad_values(knob) -> list[str]:  # noqa: ANN001
 
 @pytest.mark.parametrize(
     "knob",
-    [k for cls in (Settings, ChunkConfig, RetrievalConfig, AnswerConfig) for k in knobs(cls)],
+    [k for cls in (Settings, ChunkConfig, RetrievalConfig, AnswerConfig, ClusterConfig) for k in knobs(cls)],
     ids=lambda k: k.env,
 )
 def test_every_setting_refuses_a_bad_value_naming_variable_value_and_range(knob):

@@ -179,6 +179,55 @@ class AnswerConfig:
         check_fields(self)
 
 
+# How a new collection's vectors are compressed (Qdrant quantization): none, int8 per dimension, or one bit.
+QUANTIZATIONS = ("none", "scalar", "binary")
+# Read consistency's named levels; a whole number N (replicas that must answer) is accepted too.
+READ_LEVELS = ("all", "majority", "quorum")
+
+
+def parse_read_consistency(value: str) -> str:
+    """`value` when it is a read consistency Qdrant accepts: a whole number of at least 1 or a named level.
+
+    Raises:
+        ConfigError: anything else, naming the accepted forms.
+    """
+    if value in READ_LEVELS or (value.isdigit() and int(value) >= 1):
+        return value
+    raise ConfigError(
+        f"read consistency must be a whole number of at least 1 or one of {', '.join(READ_LEVELS)}; got {value!r}"
+    )
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How a NEW collection is laid out on a Qdrant server or cluster, and how searches read it.
+
+    The `create` group is fixed when a collection is made (an existing one keeps what it was made with; the
+    collections view shows it); the `search` group travels with every query. Which ones a backend cannot
+    apply it says (rag/store/layout.py): the embedded engine is one shard in this process, so shards,
+    replicas and both consistencies do not apply there, and qdrant-client's local mode applies none.
+    The long write-up: docs/cluster.md.
+    """
+
+    shards: int | None = setting(None)
+    replicas: int | None = setting(None)
+    write_consistency: int | None = setting(None)
+    on_disk_vectors: bool = setting(False)
+    on_disk_payload: bool = setting(True)
+    quantization: str = setting("none", choices=QUANTIZATIONS)
+    rescore: bool = setting(True)
+    oversampling: float = setting(1.0)
+    read_consistency: str = setting("1", grammar=parse_read_consistency)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        if self.write_consistency is not None and self.write_consistency > (self.replicas or 1):
+            raise ConfigError(
+                f"write consistency ({self.write_consistency}) must be at most the replicas ({self.replicas or 1}): "
+                "a write would wait for replicas that do not exist"
+            )
+
+
 @dataclass(frozen=True)
 class Settings:
     """Process-wide settings. Build with `Settings.from_env()`; pass explicitly, never import a global."""
@@ -195,6 +244,7 @@ class Settings:
     chunk: ChunkConfig = ChunkConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     answer: AnswerConfig = AnswerConfig()
+    cluster: ClusterConfig = ClusterConfig()
     anthropic_api_key: Secret = setting(Secret())
     password: Secret = setting(Secret())
     max_upload_mb: int = setting(50)

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence, TypeVar
 
 from rag.errors import ConfigError, ModelMismatchError, RagError, StoreError
-from rag.settings.config import INT8_RUNTIME, validate_collection_name
+from rag.settings.config import INT8_RUNTIME, ClusterConfig, validate_collection_name
+from rag.store.layout import ClusterStatus, Layout, unapplied_note
 from rag.types import EDITED_AT, Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
 
@@ -342,14 +343,36 @@ class Store(ABC):
     # (ChunkFilter.matches, `limit` unused), rather than scrolling with an id condition.
     fetches_ids: ClassVar[bool] = False
 
-    def __init__(self, collection: str, remedy: str) -> None:
+    def __init__(self, collection: str, remedy: str, cluster: ClusterConfig | None = None) -> None:
         self.collection = validate_collection_name(collection)
         self.remedy = remedy  # what a person should check when a call fails, ending StoreError messages
         self.lock = threading.RLock()
+        # How a new collection is laid out and how searches read it; applied as far as the engine can.
+        self.cluster = cluster or ClusterConfig()
+
+    # The ClusterConfig fields this backend applies; the others are named by `cluster_note` when set.
+    applied_cluster: frozenset[str] = frozenset()
+    # How `cluster_note` names this backend.
+    engine_name: str = ""
+
+    def cluster_note(self, cluster: ClusterConfig | None = None) -> str:
+        """Which of these cluster settings (default: the store's) this backend does not apply, in a sentence
+        ("" when none): said where a collection is created and in the collections view, never left to silence."""
+        return unapplied_note(cluster or self.cluster, self.applied_cluster, self.engine_name)
+
+    @abstractmethod
+    def layout(self) -> Layout | None:
+        """What the collection was made with (shards, replicas, on-disk storage, quantization) as its engine
+        reports it; None without a collection."""
+
+    @abstractmethod
+    def cluster_status(self) -> ClusterStatus:
+        """The collection's shards and their replicas' states, or (`why`) the reason none are reported."""
 
     @store_call
-    def ensure_collection(self, models: CollectionModels) -> None:
-        """Create the collection for `models` when it is missing.
+    def ensure_collection(self, models: CollectionModels, cluster: ClusterConfig | None = None) -> None:
+        """Create the collection for `models` when it is missing, laid out as `cluster` says (default: the
+        store's settings) as far as the backend can (`cluster_note`).
 
         Raises:
             ModelMismatchError: the collection was built by other encoders.
@@ -360,15 +383,15 @@ class Store(ABC):
         if existing is None:
             self._keep_models(models)
         if not self._exists():
-            self._create_collection(existing or models)
+            self._create_collection(existing or models, cluster or self.cluster)
 
-    def _create_collection(self, models: CollectionModels) -> None:
+    def _create_collection(self, models: CollectionModels, cluster: ClusterConfig) -> None:
         """The collection `models` describes, with an index on each field the filters and facets read."""
         self.ensure_space(0)
-        vectors = {space.name: self._vector_params(space.dim, sentences=False) for space in models.spaces}
+        vectors = {space.name: self._vector_params(space.dim, False, cluster) for space in models.spaces}
         if models.sentence_vectors:
-            vectors[SENTENCES] = self._vector_params(models.dense_dim, sentences=True)
-        self._create(vectors, models)
+            vectors[SENTENCES] = self._vector_params(models.dense_dim, True, cluster)
+        self._create(vectors, models, cluster)
         for name in KEYWORD_FIELDS:
             self._create_index(name, integer=False)
         for name in INTEGER_FIELDS:
@@ -678,13 +701,14 @@ class Store(ABC):
         """Record which models build the collection, which has no record yet (it may not exist)."""
 
     @abstractmethod
-    def _vector_params(self, dim: int, sentences: bool) -> Any:  # noqa: ANN401 - the engine's own vector config type
-        """A named cosine vector of `dim`; for sentences a MaxSim multivector, only read for candidates by id
-        (MaxSim rescoring), never searched."""
+    def _vector_params(self, dim: int, sentences: bool, cluster: ClusterConfig) -> Any:  # noqa: ANN401 - the engine's own vector config type
+        """A named cosine vector of `dim`, on disk as `cluster` says; for sentences a MaxSim multivector, only
+        read for candidates by id (MaxSim rescoring), never searched."""
 
     @abstractmethod
-    def _create(self, vectors: dict[str, Any], models: CollectionModels) -> None:
-        """Create the missing collection `models` describes: these named vectors and the sparse one."""
+    def _create(self, vectors: dict[str, Any], models: CollectionModels, cluster: ClusterConfig) -> None:
+        """Create the missing collection `models` describes: these named vectors and the sparse one, laid out
+        as `cluster` says as far as the backend can."""
 
     @abstractmethod
     def _create_index(self, name: str, integer: bool) -> None:

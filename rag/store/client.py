@@ -7,6 +7,7 @@ keys) live behind this class only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -15,13 +16,28 @@ from qdrant_client import QdrantClient, models
 
 from rag.errors import StoreError
 from rag.settings.atomic import write_atomically
-from rag.settings.config import validate_collection_name
-from rag.store.base import SPARSE, CollectionModels, FilterTerms, FusedQuery, PointData, Store, store_call
+from rag.settings.config import READ_LEVELS, ClusterConfig, validate_collection_name
+from rag.store.base import DENSE, SPARSE, CollectionModels, FilterTerms, FusedQuery, PointData, Store, store_call
+from rag.store.layout import ClusterStatus, Layout, ShardReplica
 from rag.text.redact import redact_url
 from rag.types import ChunkFilter, SparseVector
 
 # What `copy_to` writes in its folder: the snapshot's name on the server.
 SNAPSHOT_NOTE = "snapshot.json"
+# Qdrant's quantization per RAGSCOPE_QUANTIZATION (as the embedded engine's, rag/store/edge.py): int8 keeps
+# the 0.99 quantile's range; both stay in RAM so that vectors on disk are only read to rescore.
+_QUANTIZATION: dict[str, Any] = {
+    "scalar": models.ScalarQuantization(
+        scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
+    ),
+    "binary": models.BinaryQuantization(binary=models.BinaryQuantizationConfig(always_ram=True)),
+}
+# How Qdrant's collection info names each kind of quantization.
+_QUANTIZATION_NAMES = {
+    models.ScalarQuantization: "scalar",
+    models.BinaryQuantization: "binary",
+    models.ProductQuantization: "product",
+}
 
 
 class ClientStore(Store):
@@ -34,6 +50,8 @@ class ClientStore(Store):
 
     backend = "server"
     vectors_in_place = "in place: the Qdrant server adds and deletes a named vector (create_vector_name)"
+    # A server applies every cluster setting; local mode (no url) none (see `applied_cluster`).
+    _SERVER_APPLIES = frozenset(f.name for f in dataclasses.fields(ClusterConfig))
     filter_terms = FilterTerms(
         any_of=lambda key, values: models.FieldCondition(key=key, match=models.MatchAny(any=values)),
         has_id=lambda ids: models.HasIdCondition(has_id=ids),
@@ -42,17 +60,38 @@ class ClientStore(Store):
         combine=lambda must, must_not: models.Filter(must=must, must_not=must_not),
     )
 
-    def __init__(self, client: QdrantClient, collection: str, url: str = "", api_key: str = "") -> None:
+    def __init__(
+        self,
+        client: QdrantClient,
+        collection: str,
+        url: str = "",
+        api_key: str = "",
+        cluster: ClusterConfig | None = None,
+    ) -> None:
         self.client = client
         # The server's address and key, for the snapshot it fetches back to recover one (`replace_from`);
         # empty in local mode.
         self.url, self._api_key = url, api_key
         super().__init__(
-            collection, "check that the Qdrant server (QDRANT_URL) is up and reachable and that QDRANT_API_KEY is right"
+            collection,
+            "check that the Qdrant server (QDRANT_URL) is up and reachable and that QDRANT_API_KEY is right",
+            cluster,
         )
 
+    @property
+    def applied_cluster(self) -> frozenset[str]:
+        """A server applies every cluster setting; local mode is brute-force Python in memory and applies none."""
+        return self._SERVER_APPLIES if self.url else frozenset()
+
+    @property
+    def engine_name(self) -> str:
+        """How `cluster_note` names it (the address without its secrets)."""
+        if not self.url:
+            return "qdrant-client's local mode"
+        return f"the Qdrant server at {redact_url(self.url, raw=self.url)}"
+
     @classmethod
-    def connect(cls, url: str, api_key: str, collection: str) -> "ClientStore":
+    def connect(cls, url: str, api_key: str, collection: str, cluster: ClusterConfig | None = None) -> "ClientStore":
         validate_collection_name(collection)
         try:
             if url == ":memory:":
@@ -68,27 +107,97 @@ class ClientStore(Store):
                     raw=url,
                 )
             ) from None
-        return cls(client, collection, "" if url == ":memory:" else url, api_key)
+        return cls(client, collection, "" if url == ":memory:" else url, api_key, cluster)
 
     def _keep_models(self, models_: CollectionModels) -> None:
         """Nothing to write apart: a server collection carries its models as metadata, given when `_create` makes it."""
 
-    def _vector_params(self, dim: int, sentences: bool) -> models.VectorParams:
+    def _vector_params(self, dim: int, sentences: bool, cluster: ClusterConfig) -> models.VectorParams:
+        on_disk = cluster.on_disk_vectors if self.url else None
         if not sentences:
-            return models.VectorParams(size=dim, distance=models.Distance.COSINE)
+            return models.VectorParams(size=dim, distance=models.Distance.COSINE, on_disk=on_disk)
         # Only read for candidates by id (MaxSim rescoring), never searched: no HNSW graph (m=0).
         maxsim = models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM)
         return models.VectorParams(
-            size=dim, distance=models.Distance.COSINE, multivector_config=maxsim, hnsw_config=models.HnswConfigDiff(m=0)
+            size=dim,
+            distance=models.Distance.COSINE,
+            on_disk=on_disk,
+            multivector_config=maxsim,
+            hnsw_config=models.HnswConfigDiff(m=0),
         )
 
-    def _create(self, vectors: dict[str, Any], models_: CollectionModels) -> None:
+    def _create(self, vectors: dict[str, Any], models_: CollectionModels, cluster: ClusterConfig) -> None:
+        sparse = models.SparseVectorParams(modifier=models.Modifier.IDF)
+        layout: dict[str, Any] = {}
+        if self.url:  # local mode keeps none of them (`applied_cluster`)
+            sparse.index = models.SparseIndexParams(on_disk=cluster.on_disk_vectors)
+            layout = {
+                "shard_number": cluster.shards,
+                "replication_factor": cluster.replicas,
+                "write_consistency_factor": cluster.write_consistency,
+                "on_disk_payload": cluster.on_disk_payload,
+                "quantization_config": _QUANTIZATION.get(cluster.quantization),
+            }
         self.client.create_collection(
             self.collection,
             vectors_config=vectors,
-            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            sparse_vectors_config={SPARSE: sparse},
             metadata=models_.as_dict(),
+            **layout,
         )
+
+    @store_call
+    def layout(self) -> Layout | None:
+        """As the server reports the collection's config (local mode keeps only some: the others are None)."""
+        if not self._exists():
+            return None
+        config = self.client.get_collection(self.collection).config
+        params = config.params
+        vectors = params.vectors if isinstance(params.vectors, dict) else {}
+        dense = vectors.get(DENSE)
+        quantization = config.quantization_config or (dense.quantization_config if dense else None)
+        return Layout(
+            shards=params.shard_number,
+            replicas=params.replication_factor,
+            write_consistency=params.write_consistency_factor,
+            on_disk_vectors=bool(dense.on_disk) if dense is not None and dense.on_disk is not None else None,
+            on_disk_payload=params.on_disk_payload,
+            quantization=_QUANTIZATION_NAMES.get(type(quantization), "none") if self.url else None,
+        )
+
+    @store_call
+    def cluster_status(self) -> ClusterStatus:
+        """qdrant-client's collection cluster info: this peer's replicas (with their points) and the others'."""
+        if not self.url:
+            return ClusterStatus(why="qdrant-client's local mode does not report cluster status")
+        if not self._exists():
+            return ClusterStatus(why=f"collection {self.collection!r} does not exist yet")
+        info = self.client.collection_cluster_info(self.collection)
+        here = [ShardReplica(s.shard_id, info.peer_id, str(s.state.value), s.points_count) for s in info.local_shards]
+        there = [ShardReplica(s.shard_id, s.peer_id, str(s.state.value)) for s in info.remote_shards]
+        return ClusterStatus(
+            peer=info.peer_id,
+            shard_count=info.shard_count,
+            replicas=tuple(sorted(here + there, key=lambda r: (r.shard, r.peer or 0))),
+            transfers=len(info.shard_transfers or ()),
+        )
+
+    def _search_params(self, using: str) -> models.SearchParams | None:
+        """A quantized collection's rescoring, for the dense vectors on a server (a collection without
+        quantization ignores it; a sparse search has none; local mode searches by brute force)."""
+        if not self.url or using == SPARSE:
+            return None
+        c = self.cluster
+        return models.SearchParams(
+            quantization=models.QuantizationSearchParams(rescore=c.rescore, oversampling=c.oversampling)
+        )
+
+    def _consistency(self) -> dict[str, Any]:
+        """The read consistency a search sends on a server: a number of replicas, or a named level."""
+        if not self.url:
+            return {}
+        level = self.cluster.read_consistency
+        return {"consistency": models.ReadConsistencyType(level) if level in READ_LEVELS else int(level)}
 
     def _create_index(self, name: str, integer: bool) -> None:
         kind = models.PayloadSchemaType.INTEGER if integer else models.PayloadSchemaType.KEYWORD
@@ -159,14 +268,23 @@ class ClientStore(Store):
     def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:  # noqa: ANN401 - a qdrant-client query (a dense list or a SparseVector model)
         qfilter = self._filter(flt)
         response = self.client.query_points(
-            self.collection, query=vector, using=using, limit=limit, query_filter=qfilter, with_payload=with_payload
+            self.collection,
+            query=vector,
+            using=using,
+            limit=limit,
+            query_filter=qfilter,
+            with_payload=with_payload,
+            search_params=self._search_params(using),
+            **self._consistency(),
         )
         return response.points
 
     def _fused(self, lists: list[tuple[str, Any]], query: FusedQuery, flt: ChunkFilter | None) -> list[Any]:
         qfilter = self._filter(flt)
         prefetch = [
-            models.Prefetch(query=vector, using=name, limit=query.prefetch_limit, filter=qfilter)
+            models.Prefetch(
+                query=vector, using=name, limit=query.prefetch_limit, filter=qfilter, params=self._search_params(name)
+            )
             for name, vector in lists
         ]
         if query.fusion == "dbsf":
@@ -174,7 +292,13 @@ class ClientStore(Store):
         else:
             fusion = models.RrfQuery(rrf=models.Rrf(k=query.rrf_k, weights=query.rrf_weights(len(prefetch))))
         response = self.client.query_points(
-            self.collection, prefetch=prefetch, query=fusion, limit=query.limit, query_filter=qfilter, with_payload=True
+            self.collection,
+            prefetch=prefetch,
+            query=fusion,
+            limit=query.limit,
+            query_filter=qfilter,
+            with_payload=True,
+            **self._consistency(),
         )
         return response.points
 
