@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +14,10 @@ from rag.cli.collections_cmd import collection_option
 from rag.cli.main import main, opened, progress_bar
 from rag.ingest.eta import Eta
 from rag.settings.config import DENSE_RUNTIMES
+
+if TYPE_CHECKING:
+    from rag.components import Components
+    from rag.store.base import CollectionModels
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
@@ -70,9 +76,7 @@ def add(model: str, name: str, runtime: str | None, collection: str | None) -> N
 @collection_option
 def default(name: str, collection: str | None) -> None:
     """Make dense vector NAME the collection's default: what search, ask and eval use unless told otherwise."""
-    with opened(collection) as components:
-        record = set_default(components, name)
-    click.echo(f"dense vector {name} is the default now; vectors: {', '.join(v.words() for v in vector_infos(record))}")
+    _change(collection, set_default, name, f"dense vector {name} is the default now")
 
 
 @vectors.command("remove")
@@ -80,11 +84,20 @@ def default(name: str, collection: str | None) -> None:
 @collection_option
 def remove(name: str, collection: str | None) -> None:
     """Delete dense vector NAME from every chunk (never the default). Sentence vectors its model made go with it."""
-    with opened(collection) as components:
-        before = components.store.collection_models()
-        record = remove_vector(components, name)
-    click.echo(f"removed dense vector {name}; vectors: {', '.join(v.words() for v in vector_infos(record))}")
+    before, record = _change(collection, remove_vector, name, f"removed dense vector {name}")
     if before is not None and before.sentence_vectors and not record.sentence_vectors:
         click.echo(
             "its sentence vectors went with it: the maxsim rerankers encode sentences per question now", err=True
         )
+
+
+def _change(
+    collection: str | None, change: Callable[[Components, str], CollectionModels], name: str, done: str
+) -> tuple[CollectionModels | None, CollectionModels]:
+    """Apply `change` to dense vector `name` and say `done` with the vectors the collection holds after it;
+    returns the record before and after."""
+    with opened(collection) as components:
+        before = components.store.collection_models()
+        after = change(components, name)
+    click.echo(f"{done}; vectors: {', '.join(v.words() for v in vector_infos(after))}")
+    return before, after

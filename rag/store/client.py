@@ -266,18 +266,15 @@ class ClientStore(Store):
         return {str(h.value): int(h.count) for h in response.hits}
 
     def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:  # noqa: ANN401 - a qdrant-client query (a dense list or a SparseVector model)
-        qfilter = self._filter(flt)
-        response = self.client.query_points(
-            self.collection,
+        qfilter, params = self._filter(flt), self._search_params(using)
+        return self._query(
             query=vector,
             using=using,
             limit=limit,
             query_filter=qfilter,
             with_payload=with_payload,
-            search_params=self._search_params(using),
-            **self._consistency(),
+            search_params=params,
         )
-        return response.points
 
     def _fused(self, lists: list[tuple[str, Any]], query: FusedQuery, flt: ChunkFilter | None) -> list[Any]:
         qfilter = self._filter(flt)
@@ -291,16 +288,11 @@ class ClientStore(Store):
             fusion: Any = models.FusionQuery(fusion=models.Fusion.DBSF)
         else:
             fusion = models.RrfQuery(rrf=models.Rrf(k=query.rrf_k, weights=query.rrf_weights(len(prefetch))))
-        response = self.client.query_points(
-            self.collection,
-            prefetch=prefetch,
-            query=fusion,
-            limit=query.limit,
-            query_filter=qfilter,
-            with_payload=True,
-            **self._consistency(),
-        )
-        return response.points
+        return self._query(prefetch=prefetch, query=fusion, limit=query.limit, query_filter=qfilter, with_payload=True)
+
+    def _query(self, **request: Any) -> list[Any]:  # noqa: ANN401 - qdrant-client's query_points arguments
+        """One query of the collection, at the configured read consistency on a server."""
+        return self.client.query_points(self.collection, **request, **self._consistency()).points
 
     @store_call
     def list_collections(self) -> list[str]:
