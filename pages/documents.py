@@ -28,7 +28,7 @@ from rag.ingest.sentences import sentence_vectors_note
 from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.text.words import plural
 from rag.types import clean_tags
-from ui import chunk_fixes, documents_view, ingest_panel
+from ui import chunk_fixes, documents_view, ingest_panel, outcome
 from ui.chunks import chunk_browser
 from ui.collections import switch_collection
 from ui.links import language_notice
@@ -42,7 +42,7 @@ settings = components.settings
 
 def notice(kind: str, message: str) -> None:
     """Keep a message for the next run (callbacks run before the page is drawn)."""
-    st.session_state["documents_notice"] = (kind, message)
+    outcome.keep("documents_notice", kind, message)
 
 
 def show_stats() -> None:
@@ -61,9 +61,7 @@ def show_stats() -> None:
     )
     st.caption(sentence_vectors_note(stats.sentence_vectors))
     language_notice(components)
-    shown = st.session_state.pop("documents_notice", None)
-    if shown:
-        say("success" if shown[0] == "success" else "error", "{message}", message=shown[1])
+    outcome.show("documents_notice")
 
 
 def run_ingest(files: Sequence[ingest_panel.Item], config: ChunkConfig, tags: list[str] | None, drop: str = "") -> None:

@@ -11,6 +11,7 @@ from rag.catalog.vectors import add_vector, list_vectors, remove_vector, set_def
 from rag.components import Components
 from rag.errors import RagError
 from rag.ingest.eta import Eta
+from ui import outcome
 from ui.safe import say
 
 _NOTICE = "vectors_notice"
@@ -24,9 +25,7 @@ def render(components: Components) -> None:
         "encoded by it into a vector of its own. Evaluate each (Dense vector in the form above), make the better "
         "one the default, remove the other. An add stopped part-way continues where it stopped when run again."
     )
-    shown = st.session_state.pop(_NOTICE, None)
-    if shown:
-        say(shown[0], "{message}", message=shown[1])
+    outcome.show(_NOTICE)
     try:
         vectors = list_vectors(components)
     except RagError as e:
@@ -65,21 +64,15 @@ def _add(components: Components) -> None:
         text = f"{done:,} of {total:,} chunks" + (f", {left}" if left else "")
         bar.progress(done / total if total else 1.0, text=text)
 
-    try:
-        result = add_vector(components, model, name, progress=report)
-    except RagError as e:
-        st.session_state[_NOTICE] = ("error", str(e))
-    else:
-        st.session_state[_NOTICE] = ("success", result.words()[0].upper() + result.words()[1:] + ".")
+    outcome.act(_NOTICE, lambda: add_vector(components, model, name, progress=report), lambda r: _sentence(r.words()))
     st.rerun()
 
 
 def _act(action, components: Components, name: str) -> None:  # noqa: ANN001 - set_default or remove_vector
     """Make default or Remove (in the button's callback); the outcome shows at the top of the next run."""
-    try:
-        action(components, name)
-    except RagError as e:
-        st.session_state[_NOTICE] = ("error", str(e))
-    else:
-        done = "is the default now" if action is set_default else "was removed"
-        st.session_state[_NOTICE] = ("success", f"Dense vector {name} {done}.")
+    done = "is the default now" if action is set_default else "was removed"
+    outcome.act(_NOTICE, lambda: action(components, name), lambda _: f"Dense vector {name} {done}.")
+
+
+def _sentence(words: str) -> str:
+    return words[:1].upper() + words[1:] + "."

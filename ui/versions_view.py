@@ -16,7 +16,7 @@ from rag.eval.qsets import list_question_sets, load_question_set
 from rag.eval.version_diff import Outcome, VersionDiff, diff_versions
 from rag.settings.links import inspector_url
 from rag.text.sizes import MIB
-from ui import kept
+from ui import kept, outcome
 from ui.safe import say
 
 _NOTICE = "versions_notice"
@@ -38,9 +38,7 @@ def render(components: Components) -> None:
         "A version keeps the collection as it is: its chunks, stored settings, documents list and originals. "
         "Restoring one keeps the collection as it was first, as an automatic version."
     )
-    shown = st.session_state.pop(_NOTICE, None)
-    if shown:
-        say("success" if shown[0] == "success" else "error", "{message}", message=shown[1])
+    outcome.show(_NOTICE)
     cols = st.columns([3, 1])
     cols[0].text_input("Version name", key="versions_name", placeholder="e.g. v3")
     cols[1].button("Take version", key="versions_take", on_click=_take, args=(components,))
@@ -59,12 +57,7 @@ def render(components: Components) -> None:
 
 def _act(action: Callable[[], Any], success: Callable[[Any], str]) -> None:
     """Run a button's action (in its callback); the outcome shows at the top of the next run."""
-    try:
-        result = action()
-    except RagError as e:
-        st.session_state[_NOTICE] = ("error", str(e))
-    else:
-        st.session_state[_NOTICE] = ("success", success(result))
+    outcome.act(_NOTICE, action, success)
 
 
 def _take(components: Components) -> None:

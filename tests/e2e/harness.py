@@ -66,7 +66,13 @@ def start_server(data_dir: Path, name: str, env: dict[str, str] | None = None) -
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / f"server-{name}.log"
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("RAGSCOPE_", "QDRANT_", "ANTHROPIC_"))}
-    full_env = {**clean, "RAGSCOPE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
+    full_env = {
+        **clean,
+        "RAGSCOPE_DATA_DIR": str(data_dir),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        **(env or {}),
+    }
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
         "--server.headless", "true",
@@ -160,7 +166,9 @@ class AppPage:
         ARTIFACTS.mkdir(exist_ok=True)
         size = self.page.viewport_size
         height = self.page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight || 0")
-        self.page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height) + 40, 12000))})
+        self.page.set_viewport_size(
+            {"width": size["width"], "height": max(size["height"], min(int(height) + 40, 12000))}
+        )
         self.page.wait_for_timeout(300)
         path = ARTIFACTS / f"{name}.png"
         self.page.screenshot(path=str(path))
@@ -189,3 +197,18 @@ class AppPage:
         with self.page.expect_download() as download:
             grid.get_by_role("button", name=re.compile(r"^Download as CSV")).dispatch_event("click")
         return list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8-sig"))))
+
+
+def start_sample_server(browser, data_dir: Path, name: str) -> Server:  # noqa: ANN001 - a playwright Browser
+    """A server with the sample docs loaded through the Documents page, as a user loads them, for a module
+    whose tests all read them."""
+    server = start_server(data_dir, name)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        app = AppPage(context.new_page(), server).open("")
+        app.page.get_by_role("button", name="Load sample docs").click()
+        app.page.get_by_text("6 documents ingested").wait_for()
+        app.settle()
+    finally:
+        context.close()
+    return server

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from harness import AppPage, start_server
+from harness import AppPage, start_sample_server
 
 
 @pytest.fixture(scope="module")
 def sample_server(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: ANN001, ANN201
     """One server for the file, with the sample docs loaded through the Documents page: each test reads them."""
-    server = start_server(tmp_path_factory.mktemp("citations") / "data", "citations")
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        app = AppPage(context.new_page(), server).open("")
-        app.page.get_by_role("button", name="Load sample docs").click()
-        app.page.get_by_text("6 documents ingested").wait_for()
-        app.settle()
-    finally:
-        context.close()
+    server = start_sample_server(browser, tmp_path_factory.mktemp("citations") / "data", "citations")
     yield server
     server.stop()
 
@@ -25,7 +17,9 @@ def sample_server(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: A
 def test_clicking_a_citation_opens_and_scrolls_to_its_source(sample_server, browser):  # noqa: ANN001
     context = browser.new_context(viewport={"width": 1400, "height": 700})
     try:
-        app = AppPage(context.new_page(), sample_server).open("ask?collection=sample")  # the sample docs' own collection
+        app = AppPage(context.new_page(), sample_server).open(
+            "ask?collection=sample"
+        )  # the sample docs' own collection
         app.page.get_by_label("Question", exact=True).fill("How long does a refund take to reach my card?")
         app.page.get_by_role("button", name="Ask", exact=True).click()
         app.page.get_by_text("Answered by").wait_for()
@@ -38,7 +32,9 @@ def test_clicking_a_citation_opens_and_scrolls_to_its_source(sample_server, brow
         body.wait_for(state="visible")
         assert panel.evaluate("d => d.open")
         assert "Approved refunds reach your card" in " ".join(body.inner_text().split())  # the file wraps its lines
-        assert body.evaluate("e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; }")
+        assert body.evaluate(
+            "e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; }"
+        )
         assert app.problems() == [], app.problems()
         app.screenshot("citation-opened")
     finally:

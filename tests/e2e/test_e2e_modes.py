@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from harness import AppPage, downloading_context, start_server
+from harness import AppPage, downloading_context, start_sample_server
+
 
 MULTI_HOP_QUESTION = "What happens if my card payment fails?"
 OFF_TOPIC = "What is the capital of Peru?"  # nothing in the Tidepool help centre answers it
@@ -21,15 +22,7 @@ OFF_TOPIC = "What is the capital of Peru?"  # nothing in the Tidepool help centr
 @pytest.fixture(scope="module")
 def sample_server(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: ANN001, ANN201
     """One server for the file, with the sample docs loaded through the Documents page as a user does."""
-    server = start_server(tmp_path_factory.mktemp("modes") / "data", "modes")
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        app = AppPage(context.new_page(), server).open("")
-        app.page.get_by_role("button", name="Load sample docs").click()
-        app.page.get_by_text("6 documents ingested").wait_for()
-        app.settle()
-    finally:
-        context.close()
+    server = start_sample_server(browser, tmp_path_factory.mktemp("modes") / "data", "modes")
     yield server
     server.stop()
 
@@ -103,7 +96,9 @@ def test_inspector_shows_each_modes_stages(app: AppPage):
     assert_clean(app)
     shown = text_of(stages)
     assert "Mode: corrective (graded by the answer gate's relevance" in shown
-    abstained = re.search(r"Abstained: no chunk reached the (.+?) threshold of ([0-9.]+) after (\d) searches \(([^)]*)\)", shown)
+    abstained = re.search(
+        r"Abstained: no chunk reached the (.+?) threshold of ([0-9.]+) after (\d) searches \(([^)]*)\)", shown
+    )
     assert abstained, shown
     basis, threshold, actions = abstained.group(1), float(abstained.group(2)), abstained.group(4).split(", ")
     assert int(abstained.group(3)) == len(actions) >= 2 and actions[0] == "first pass"
@@ -126,9 +121,15 @@ def test_inspector_shows_each_modes_stages(app: AppPage):
     assert_clean(app)
     assert "Mode: HyDE (pseudo-document: extractive first pass)" in text_of(stages)
     passage_box = open_expander(stages, "hyde passage: ")
-    assert "Pseudo-document (not written), by the offline extractive answerer (quoted from the first pass); searched dense only:" in text_of(passage_box)
+    assert (
+        "Pseudo-document (not written), by the offline extractive answerer (quoted from the first pass); searched dense only:"
+        in text_of(passage_box)
+    )
     # The run line above the stages claims no rerank the passage search did not have.
-    assert re.search(r"HyDE mode \(reranker ran: rrf over 2 searches \(question, hyde passage; question reranked by \S+, hyde passage not reranked\)\)", text_of(main))
+    assert re.search(
+        r"HyDE mode \(reranker ran: rrf over 2 searches \(question, hyde passage; question reranked by \S+, hyde passage not reranked\)\)",
+        text_of(main),
+    )
     passage = passage_box.get_by_test_id("stText").first.inner_text().strip()
     assert len(passage.split()) >= 5
     # The passage is what the dense search ran on: it is that search's query, in the expander's header.
@@ -187,5 +188,7 @@ def test_ask_answers_in_a_mode_and_eval_runs_one(app: AppPage):
     assert settings and "corrective mode" in settings.group(1), shown
     picked = eval_panel.get_by_role("combobox", name="Run", exact=True).input_value()
     assert "corrective mode" in picked, picked  # the new run is the one selected, named by its mode
-    assert re.search(r"Last run: “[^”]*corrective mode[^”]*” on collection sample, today", shown), shown  # not a stale "never run"
+    assert re.search(r"Last run: “[^”]*corrective mode[^”]*” on collection sample, today", shown), (
+        shown
+    )  # not a stale "never run"
     app.screenshot("modes-eval-corrective")
