@@ -37,3 +37,10 @@ def show(key: str) -> None:
     shown = st.session_state.pop(key, None)
     if shown:
         say("success" if shown[0] == "success" else "error", "{message}", message=shown[1])
+
+
+def heading(title: str, caption: str, key: str) -> None:
+    """A part's heading and what it is for, then the outcome of its last button (kept under `key`)."""
+    st.subheader(title)
+    st.caption(caption)
+    show(key)

@@ -19,13 +19,13 @@ _NOTICE = "vectors_notice"
 
 def render(components: Components) -> None:
     """Draw the part: the vectors table, Add, Make default and Remove."""
-    st.subheader("Dense vectors")
-    st.caption(
+    outcome.heading(
+        "Dense vectors",
         "Add a second embedding model to this collection without re-ingesting: every chunk's stored text is "
         "encoded by it into a vector of its own. Evaluate each (Dense vector in the form above), make the better "
-        "one the default, remove the other. An add stopped part-way continues where it stopped when run again."
+        "one the default, remove the other. An add stopped part-way continues where it stopped when run again.",
+        _NOTICE,
     )
-    outcome.show(_NOTICE)
     try:
         vectors = list_vectors(components)
     except RagError as e:

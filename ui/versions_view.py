@@ -33,12 +33,12 @@ _DIFF = "versions_diff"
 
 def render(components: Components) -> None:
     """Draw the Versions part: what a version holds, take, the list with restore and delete, and the diff."""
-    st.subheader("Versions")
-    st.caption(
+    outcome.heading(
+        "Versions",
         "A version keeps the collection as it is: its chunks, stored settings, documents list and originals. "
-        "Restoring one keeps the collection as it was first, as an automatic version."
+        "Restoring one keeps the collection as it was first, as an automatic version.",
+        _NOTICE,
     )
-    outcome.show(_NOTICE)
     cols = st.columns([3, 1])
     cols[0].text_input("Version name", key="versions_name", placeholder="e.g. v3")
     cols[1].button("Take version", key="versions_take", on_click=_take, args=(components,))
