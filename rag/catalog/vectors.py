@@ -4,7 +4,9 @@ default one, compare the two, make it the default, remove the old one.
 Both engines add and delete a named vector on a live collection (qdrant-edge on its shard, a Qdrant server
 by create_vector_name), so nothing is copied: each point's stored chunk text is encoded by the new model
 and written into the new vector, its other vectors and payload untouched (`Store.vectors_in_place` says
-which engine did it). A server from before named vectors could be added refuses, and nothing changes.
+which engine did it). A server from before named vectors could be added refuses, and nothing changes: the
+refusal (InPlaceRefused) names the way left, a copy into a new collection built with the model
+(rag/catalog/vector_copy.py, `ragscope vectors add MODEL --into NEW`).
 
 Resumable: the vector is created and recorded unfilled first; the points that still lack it are asked of
 the store itself (a has-vector filter) a batch at a time and written, so a run stopped part-way (a kill,
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from rag.components import Components, dense_spec, space_spec
-from rag.errors import ConfigError, EncoderError, RagError
+from rag.errors import ConfigError, EncoderError, InPlaceRefused, RagError
 from rag.ingest.embed import encode_texts
 from rag.settings.config import INT8_RUNTIME
 from rag.store.base import CollectionModels, DenseSpace, check_space_name
@@ -100,7 +102,8 @@ def add_vector(
     Raises:
         ConfigError: a bad name, one the collection holds already (filled), or an unfinished add of another model.
         EncoderError: the model cannot be loaded (nothing was changed).
-        StoreError: no collection yet, or the engine cannot add a vector (nothing was changed).
+        InPlaceRefused: the engine cannot add a vector (nothing was changed); the message offers the copy.
+        StoreError: no collection yet.
     """
     started = time.monotonic()
     store = components.store
@@ -114,7 +117,13 @@ def add_vector(
     resumed = space is not None
     if space is None:
         space = _new_space(components, record, model, name, runtime)
-        store.add_dense_vector(space)
+        try:
+            store.add_dense_vector(space)
+        except InPlaceRefused as e:
+            raise InPlaceRefused(
+                f"{e}. Upgrade the server, or copy the collection into a new one built with {model}, every chunk "
+                f"kept: `ragscope vectors add {model} --into NEW` (on the Eval tab: Copy into a new collection)"
+            ) from None
     elif space.filled:
         raise ConfigError(
             f"the collection holds dense vector {name!r} already ({space.model}): nothing to add; "
@@ -137,13 +146,22 @@ def _new_space(components: Components, record: CollectionModels, model: str, nam
     for s in record.spaces:
         if (s.model, s.runtime == INT8_RUNTIME) == (model, runtime == INT8_RUNTIME):
             raise ConfigError(f"the collection holds {model} on {runtime} already, as dense vector {s.name!r}")
+    return DenseSpace(name, model, model_dim(components, model, runtime), runtime, filled=False)
+
+
+def model_dim(components: Components, model: str, runtime: str) -> int:
+    """The dimension of dense `model` on `runtime`, read from the loaded model (so one that cannot load stops
+    here, before anything is written).
+
+    Raises:
+        EncoderError: the model cannot be loaded.
+    """
     try:
-        dim = int(dense_spec(components.settings, runtime, model).build().dim)
+        return int(dense_spec(components.settings, runtime, model).build().dim)
     except RagError:
         raise
     except Exception as e:  # noqa: BLE001 - whatever a model's loader raises for a model it cannot load
         raise EncoderError(f"dense model {model!r} could not be loaded ({type(e).__name__}: {e})") from None
-    return DenseSpace(name, model, dim, runtime, filled=False)
 
 
 def _fill(components: Components, space: DenseSpace, progress: Progress | None) -> int:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from rag.catalog.vector_copy import copy_with_model
 from rag.catalog.vectors import add_vector, list_vectors, remove_vector, set_default, vector_infos
 from rag.cli.collections_cmd import collection_option
 from rag.cli.main import main, opened, progress_bar
@@ -51,10 +52,18 @@ def list_(collection: str | None, as_json: bool) -> None:
     "--runtime", type=click.Choice(DENSE_RUNTIMES), default=None,
     help="What runs the model (default: RAGSCOPE_DENSE_RUNTIME); onnx-int8 is its own vector space.",
 )  # fmt: skip
+@click.option(
+    "--into", default="", metavar="NEW",
+    help="Copy the collection into the new collection NEW built with MODEL instead (every chunk, its payload and "
+    "sparse vector kept; the source unchanged): where the engine cannot add a vector in place.",
+)  # fmt: skip
 @collection_option
-def add(model: str, name: str, runtime: str | None, collection: str | None) -> None:
+def add(model: str, name: str, runtime: str | None, into: str, collection: str | None) -> None:
     """Add dense MODEL to the collection as a named vector, every chunk encoded from its stored text (no file
-    is read again). Stopped part-way, run it again: it continues where it stopped."""
+    is read again); with --into NEW, copy it into a new collection built with MODEL. Stopped part-way, run it
+    again: it continues where it stopped."""
+    if into and name:
+        raise click.UsageError("--name names a vector added in place; a copy's (--into) dense vector is its default")
     with opened(collection) as components, contextlib.ExitStack() as stack:
         eta, bars = Eta(), []
 
@@ -66,7 +75,15 @@ def add(model: str, name: str, runtime: str | None, collection: str | None) -> N
             bar.update(done - bar.n)
             bar.set_postfix_str(eta.left(done, total))
 
-        result = add_vector(components, model, name, runtime or "", report)
+        if into:
+            copied = copy_with_model(components, model, into, runtime or "", report)
+        else:
+            result = add_vector(components, model, name, runtime or "", report)
+    if into:
+        click.echo(copied.words())
+        then = f"ragscope eval SET --collection {copied.into} --baseline RUN (RUN: a run of SET on {copied.source})"
+        click.echo(f"compare them: {then}", err=True)
+        return
     click.echo(result.words())
     click.echo(f"search it: ragscope search --dense-vector {result.space.name} QUESTION", err=True)
 

@@ -67,7 +67,10 @@ class ChunkVectors:
 
 
 def encode_chunks(
-    components: Components, chunks: Sequence[Chunk], progress: EncodeProgress | None = None
+    components: Components,
+    chunks: Sequence[Chunk],
+    progress: EncodeProgress | None = None,
+    sparse: Sequence[SparseVector] | None = None,
 ) -> ChunkVectors:
     """Each chunk's dense vector (a row), sparse vector, sentence vectors (None each when the collection
     stores none) and vector in each of the collection's other dense vectors, from its `embed_text`: what
@@ -75,7 +78,8 @@ def encode_chunks(
     an edited chunk is searched as if ingested with that text.
 
     Sentence vectors are made by the model of the dense vector the record names (`sentence_space`),
-    which is the default one unless another was made the default since."""
+    which is the default one unless another was made the default since. `sparse`, when given, are the chunks'
+    stored sparse vectors, kept as they are (a copy into another collection, rag/catalog/vector_copy.py)."""
     texts = [c.embed_text for c in chunks]
     models = components.store.collection_models()
     sentences: list[Any] = [None] * len(chunks)
@@ -107,8 +111,9 @@ def encode_chunks(
             other = space_spec(components.settings, space)
             stage = _stage(progress, f"vector {space.name}")
             others[space.name] = encode_texts(other.build(), texts, stage, other, workers)
-    sparse = components.sparse.encode_documents(texts) if texts else []
-    return ChunkVectors(dense, sparse, sentences, others)
+    if sparse is None:
+        sparse = components.sparse.encode_documents(texts) if texts else []
+    return ChunkVectors(dense, list(sparse), sentences, others)
 
 
 def encode_sentences(

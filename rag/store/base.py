@@ -757,7 +757,7 @@ class Store(ABC):
     @abstractmethod
     def _create_dense(self, name: str, dim: int) -> None:
         """Add the named cosine vector `name` of `dim` to the collection; nothing when it is there already.
-        Raises StoreError saying what to do instead on an engine that cannot."""
+        Raises InPlaceRefused on an engine that cannot (nothing changed)."""
 
     @abstractmethod
     def _delete_dense(self, name: str) -> None:

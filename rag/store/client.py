@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from qdrant_client import QdrantClient, models
 
-from rag.errors import StoreError
+from rag.errors import InPlaceRefused, StoreError
 from rag.settings.atomic import write_atomically
 from rag.settings.config import READ_LEVELS, ClusterConfig, validate_collection_name
 from rag.store.base import DENSE, SPARSE, CollectionModels, FilterTerms, FusedQuery, PointData, Store, store_call
@@ -344,11 +344,10 @@ class ClientStore(Store):
         try:
             self.client.create_vector_name(self.collection, name, config, wait=True)
         except Exception as e:  # noqa: BLE001 - an older server answers with an HTTP or gRPC error
-            raise StoreError(
+            raise InPlaceRefused(
                 f"the Qdrant server could not add the named vector {name!r} to collection {self.collection!r} in "
                 f"place ({type(e).__name__}: {e}); a server from before named vectors could be added cannot. Nothing "
-                "was changed: upgrade the server, or build a new collection with the model instead "
-                "(RAGSCOPE_COLLECTION=NEW RAGSCOPE_DENSE_MODEL=MODEL ragscope ingest ...)"
+                "was changed"
             ) from None
 
     def _vector_names(self) -> set[str]:

@@ -235,15 +235,18 @@ class EdgeStore(Store):
         self._models = None
 
     @store_call
-    def stored_shape(self) -> tuple[int, bool] | None:
-        """(dense dimension, whether sentence vectors are stored) read from one stored point; None when
-        there is none. What `ragscope doctor` can still learn when the models record is lost."""
+    def stored_shape(self) -> tuple[dict[str, int], bool] | None:
+        """(each dense named vector's dimension, by name; whether sentence vectors are stored), as the engine's
+        own config lists them (it records a vector added to the live shard too); None when no point is
+        stored. What `ragscope doctor` can still learn when the models record is lost."""
         if self._shard is None:
             return None
-        recs, _ = self.shard.scroll(qe.ScrollRequest(limit=1, with_payload=False, with_vector=True))
-        if not recs or not isinstance(recs[0].vector, dict) or DENSE not in recs[0].vector:
+        recs, _ = self.shard.scroll(qe.ScrollRequest(limit=1, with_payload=False, with_vector=False))
+        if not recs:
             return None
-        return len(recs[0].vector[DENSE]), SENTENCES in recs[0].vector
+        vectors = (read_object(self._path / ENGINE_CONFIG) or {}).get("vectors") or {}
+        dense = {name: int(v["size"]) for name, v in vectors.items() if name != SENTENCES}
+        return dense, SENTENCES in vectors
 
     @unlocked_store_call
     def collection_models(self) -> CollectionModels | None:
