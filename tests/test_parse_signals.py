@@ -15,6 +15,7 @@ from rag.cli import main
 from rag.eval.qsets import parse_question_set
 from rag.eval.runner import run_eval
 from rag.eval.runs import load_run
+from rag.eval.verdict_report import verdict_report
 from rag.ingest.chunker import chunk_document
 from rag.ingest.loaders.document import load_document
 from rag.ingest.parse_signals import PAYLOAD_KEY, SIGNALS, ParseSignals, measure
@@ -142,6 +143,11 @@ def test_eval_names_the_failed_question_whose_gold_sits_in_a_flagged_chunk(compo
     stored = load_run(settings.data_dir, run.id)
     assert [q.id for q in stored.parse_flagged] == ["blank"]
     assert run.as_json()["parse_flagged"][0]["id"] == "blank"
+    # The verdict's failure report says it of the gold it tracks.
+    report = verdict_report(components, run, run.parse_flagged[0])
+    section = report.section("parse")
+    assert "furniture" in section.data["flags"] and "**Flagged: page furniture" in section.markdown
+    assert "## Parse signals of the target" in report.markdown()
 
 
 @pytest.mark.parametrize("as_json", [False, True])

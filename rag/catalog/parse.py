@@ -83,6 +83,15 @@ def parse_overview(components: Components, sources: Iterable[str] | None = None)
     return out
 
 
+def chunk_parse(components: Components, chunk_id: str) -> ChunkParse | None:
+    """One chunk's signals, read with its document's chunks; None when no such chunk is stored."""
+    found = components.store.records(ChunkFilter(ids=(chunk_id,), include_quarantined=True), limit=1)
+    if not found:
+        return None
+    records = components.store.records(ChunkFilter(sources=(found[0].chunk.source,), include_quarantined=True))
+    return next((p for p in document_parse(records) if p.record.chunk.id == chunk_id), None)
+
+
 def chunk_flags(components: Components, chunk_ids: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """The flags of each of `chunk_ids` that any signal flags (the others left out), read with their documents
     (a chunk stored without signals is measured among its document's chunks)."""
