@@ -55,12 +55,12 @@ def test_documents_page_lists_documents_by_parse_signals_and_shows_the_flagged_c
     assert table.loc["guide.md", "flagged"] == 0
     assert set(table["measured"]) == {"at ingest"}
     assert at.selectbox(key="documents_parse_source").options == ["harbour.pdf"]  # only documents with some
-    chunks = _frame(at, "Flagged chunks")
+    chunks = _frame(at, "Chunks with parse problems")
     assert list(chunks["heading path"]) == ["Notes", "Index"]
     assert "Intentionally left blank." in chunks["text"].iloc[0]
     assert "page furniture" in chunks["flagged for"].iloc[0]
     at.selectbox(key="documents_parse_signal").set_value("index")
-    chunks = _frame(_ok(at.run()), "Flagged chunks")
+    chunks = _frame(_ok(at.run()), "Chunks with parse problems")
     assert list(chunks["heading path"]) == ["Index"] and chunks["flagged for"].iloc[0] == "index or contents lines"
 
 

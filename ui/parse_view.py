@@ -86,7 +86,7 @@ def _flagged_chunks(doc: DocumentParse, signal: str) -> None:
         hide_index=True,
         key="documents_parse_chunks",
         column_config=CHUNK_COLUMNS,
-        alt="Flagged chunks",
+        alt="Chunks with parse problems",
     )
 
 
