@@ -28,7 +28,7 @@ from rag.ingest.sentences import sentence_vectors_note
 from rag.settings.config import CHUNK_STRATEGIES, ChunkConfig
 from rag.text.words import plural
 from rag.types import clean_tags
-from ui import chunk_fixes, documents_view, ingest_panel, outcome
+from ui import chunk_fixes, documents_view, ingest_panel, outcome, parse_view
 from ui.chunks import chunk_browser
 from ui.collections import switch_collection
 from ui.links import language_notice
@@ -183,4 +183,5 @@ with st.container():  # the body as one block, so the line above drops all of it
     add_documents()
     documents_table()
     flagged_section()
+    parse_view.parse_section(components)
     documents_view.maintenance(components)

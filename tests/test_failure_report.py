@@ -21,7 +21,8 @@ from rag.modes.run import run_mode
 from rag.settings.collection_settings import save_collection_settings
 from rag.settings.config import RetrievalConfig
 
-TITLES = ["Question", "Settings (and where each came from)", "Stage table", "Target", "How its scores were computed", "Where it was lost",
+TITLES = ["Question", "Settings (and where each came from)", "Stage table", "Target", "Parse signals of the target",
+          "How its scores were computed", "Where it was lost",
           "What ranked above it", "The verified fix"]  # fmt: skip
 
 
@@ -53,12 +54,12 @@ def test_the_report_of_a_tracked_failure_holds_every_section_and_escapes_documen
     finally:
         components.close()
     assert t.dropped_at == "final_k"
-    assert [s.key for s in report.sections] == ["question", "settings", "stages", "target", "arithmetic", "lost", "above", "fix"]
+    assert [s.key for s in report.sections] == ["question", "settings", "stages", "target", "parse", "arithmetic", "lost", "above", "fix"]
     # Under a mode, one more: each of its searches and what happened to the target there (every builder has said).
     assert [s.key for s in under_mode.sections] == [b.__name__[1:] for b in SECTIONS]
     mode = under_mode.section("mode")
     assert mode.title == "The multi_hop mode's searches" and mode.data["searches"] and mode.data["summary"]
-    assert re.findall(r"(?m)^## (.+)$", under_mode.markdown())[5] == mode.title
+    assert re.findall(r"(?m)^## (.+)$", under_mode.markdown())[6] == mode.title
     md = report.markdown()
     assert _headings(md) == TITLES
     assert "\\<script\\>" in md and "<script>" not in md and "](http" not in md and "\n| forged" not in md
@@ -96,7 +97,7 @@ def test_track_writes_the_report_as_its_extension_says_and_refuses_another(guide
         assert f"report written to {path}" in done.stderr
     assert _headings(md.read_text(encoding="utf-8")) == TITLES
     data = json.loads(js.read_text(encoding="utf-8"))
-    assert list(data) == ["report", "question", "settings", "stages", "target", "arithmetic", "lost", "above", "fix"]
+    assert list(data) == ["report", "question", "settings", "stages", "target", "parse", "arithmetic", "lost", "above", "fix"]
     assert data["question"]["came_from"] == "ragscope track" and data["settings"]["origins"]["final_k"] == "collection"
     assert data["settings"]["parity"]["same"] is True  # nothing given: it runs what Ask runs
     refused = CliRunner().invoke(main, [*args, "--report", str(tmp_path / "out.txt")])

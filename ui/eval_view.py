@@ -49,7 +49,7 @@ from rag.settings.labels import config_label
 from rag.settings.links import inspector_url
 from rag.text.wording import STAGE_TITLES
 from rag.text.words import plural, readable_time
-from ui import forms, gen_set_view, report_download, tune_view
+from ui import forms, gen_set_view, parse_view, report_download, tune_view
 from ui.question_notes import no_term_questions
 from ui.render import md_escape
 from ui.safe import say
@@ -285,6 +285,7 @@ def _results(components: Components, run: EvalRun) -> None:
         f"**{failed} of {plural(checked, 'question')} failed**"
         + ("" if not counts else ": " + ", ".join(f"{VERDICTS[c]} ({n})" for c, n in counts.items()))
     )
+    parse_view.eval_note(run)
     only_failed = st.toggle("Only failed questions", key="eval_only_failed", value=failed > 0)
     table = [_question_row(q) for q in run.questions if q.failed or not only_failed]
     st.dataframe(
@@ -307,7 +308,7 @@ def _results(components: Components, run: EvalRun) -> None:
                 st.text(
                     f"Question: {q.question}\n"
                     f"Gold: {', '.join(q.gold_labels) or '(none: the documents should not answer it)'}\n"
-                    f"Why: {q.verdict.detail}"
+                    f"Why: {q.verdict.detail}" + (f"\nParse problems: {q.parse_note}" if q.parse_note else "")
                 )
                 if q.answer and not q.answer.abstained:
                     st.text(f"Answer: {q.answer.text}")

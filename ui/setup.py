@@ -126,13 +126,16 @@ def sidebar(components: Components) -> None:
         else:
             say("caption", "Collection **{name}**, stored by the embedded engine in {dir}", name=s.collection,
                 dir=s.data_dir)  # fmt: skip
+        dense = s.dense_model  # the configured model, until the collection's record says which is its default
         try:
             docs, chunks = len(components.store.sources()), components.store.count()
             st.caption(f"{plural(docs, 'document')} · {plural(chunks, 'chunk')}")
+            record = components.store.collection_models()
+            dense = record.dense_model if record is not None else dense
         except RagError as e:
             say("caption", "Store unavailable: {e}", e=e)
         collection_ui.manage(get_settings(), components, get_components)
-        say("caption", "Dense: {dense} · Sparse: {sparse}", dense=s.dense_model, sparse=s.sparse_model)
+        say("caption", "Dense: {dense} · Sparse: {sparse}", dense=dense, sparse=s.sparse_model)
         _SLOTS.retrieval = st.empty()
         _SLOTS.retrieval.caption(safe_text("Retrieval: {settings}", settings=_settings_in_force(s)))
         answers = "Anthropic " + s.answer.anthropic_model if s.anthropic_api_key else "offline (extractive)"

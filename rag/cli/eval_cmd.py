@@ -156,6 +156,10 @@ def _print_run(run: EvalRun) -> None:
     click.echo(f"{plural(len(failed), 'question')} failed of {len(run.questions) - len(run.invalid)} checked")
     for q in failed:
         click.echo(f"  {q.id}\t{q.verdict.title}\t{q.verdict.detail}")
+    if run.parse_flagged:
+        click.echo(f"{plural(len(run.parse_flagged), 'failed question')} with gold in chunks with parse problems")
+        for q in run.parse_flagged:
+            click.echo(f"  {q.id}\t{q.parse_note}")
     if run.invalid:
         click.echo(
             f"{plural(len(run.invalid), 'question')} left out of the metrics "

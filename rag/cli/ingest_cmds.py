@@ -16,6 +16,7 @@ from rag.cli.dry_run import previewer, show_dry_run, unread
 from rag.cli.ingest_inputs import Bar, read_in_batches
 from rag.cli.main import main, opened
 from rag.cli.options import cluster_options
+from rag.cli.parse_cmd import print_parse
 from rag.components import Components
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.repeated import SiteChrome
@@ -174,10 +175,22 @@ def _advance(bar: Bar, message: str) -> None:
     is_flag=True,
     help="List instead the chunks the injection scan flagged or marked unchecked (text it cannot read), with why.",
 )
-def docs(collection: str | None, as_json: bool, flagged: bool) -> None:
+@click.option(
+    "--parse",
+    "parse",
+    is_flag=True,
+    help="List instead each document's chunks with parse problems (index lines, page furniture, broken tables, "
+    "near-empty pages, boilerplate), most flagged first.",
+)
+def docs(collection: str | None, as_json: bool, flagged: bool, parse: bool) -> None:
     """List ingested documents with chunk counts (and, on stderr, whether sentence vectors are stored)."""
+    if flagged and parse:
+        raise click.UsageError("--flagged and --parse list different chunks: give one")
     if flagged:
         _flagged(collection, as_json)
+        return
+    if parse:
+        print_parse(collection, as_json)
         return
     with opened(collection) as components:
         rows = list_documents(components)

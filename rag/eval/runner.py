@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from rag.answer.generator import Generator
 from rag.ask.answerer import answer_question, default_generator
+from rag.catalog.parse import chunk_flags
 from rag.catalog.versions import version_label
 from rag.components import Components
 from rag.errors import RagError
@@ -240,6 +241,8 @@ def _build_run(
     per_stage_results = _stage_metrics(scored, config.final_k)
     tables = {stage: by_query(r) for stage, r in per_stage_results.items()}
     rows = [s.row for s in scored]
+    flags = chunk_flags(components, (cid for row in rows for cid in _gold_sites(row)))
+    rows = [replace(row, parse_flags={c: flags[c] for c in _gold_sites(row) if c in flags}) for row in rows]
     questions = tuple(
         replace(row, scores={s: tables[s].get(row.id, {}) for s in STAGES}) if row.scored else row for row in rows
     )
@@ -259,6 +262,14 @@ def _build_run(
         questions=questions,
         name=name or config_label(config),
     )
+
+
+def _gold_sites(row: QuestionResult) -> tuple[str, ...]:
+    """Where a failed question's gold sits, for its parse signals: its gold chunks, or (its answer text in no
+    chunk) the chunk its verdict follows, split across or nearest to it; none for a question that passed."""
+    if row.verdict is None:
+        return ()
+    return row.gold_chunks or ((row.verdict.track,) if row.verdict.track else ())
 
 
 def _stage_metrics(scored: Sequence[_Scored], final_k: int) -> dict[str, dict[str, MetricResult]]:

@@ -23,6 +23,7 @@ from rag.eval.answers import AnswerRecord
 from rag.eval.bootstrap import Interval, paired_interval
 from rag.eval.history import opened
 from rag.eval.verdicts import INVALID, Verdict
+from rag.ingest.parse_signals import flag_titles
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 
@@ -76,10 +77,18 @@ class QuestionResult:
     invalid: str | None = (
         None  # why the gold cannot be scored (names what the collection lacks); left out of the metrics
     )
+    # A failed question's gold chunks (or, its answer text in no chunk, the chunk the verdict follows) that a
+    # parse signal flags, with the signals (rag.ingest.parse_signals); None: a run stored before they existed.
+    parse_flags: Mapping[str, tuple[str, ...]] | None = None
 
     @property
     def failed(self) -> bool:
         return self.verdict is not None
+
+    @property
+    def parse_note(self) -> str:
+        """Its gold's parse problems in words ("gold chunk 1a2b3c4d: page furniture ..."); "" when none."""
+        return "; ".join(f"gold chunk {c[:8]}: {flag_titles(f)}" for c, f in (self.parse_flags or {}).items())
 
     @property
     def scored(self) -> bool:
@@ -93,6 +102,7 @@ class QuestionResult:
             "scores": {s: dict(m) for s, m in self.scores.items()}, "gold_ranks": dict(self.gold_ranks),
             "verdict": self.verdict.as_json() if self.verdict else None, "inspector": dict(self.inspector),
             "answer": self.answer.as_json() if self.answer else None, "invalid": self.invalid,
+            "parse_flags": None if self.parse_flags is None else {c: list(f) for c, f in self.parse_flags.items()},
         }  # fmt: skip
 
     @classmethod
@@ -101,6 +111,7 @@ class QuestionResult:
             d["id"], d["question"], d["answerable"], d["gold"], tuple(d["gold_labels"]), tuple(d["gold_chunks"]),
             d["scores"], d["gold_ranks"], Verdict.from_json(d["verdict"]), d["inspector"],
             AnswerRecord.from_json(d["answer"]), d.get("invalid"),
+            None if d.get("parse_flags") is None else {c: tuple(f) for c, f in d["parse_flags"].items()},
         )  # fmt: skip
 
 
@@ -149,6 +160,11 @@ class EvalRun:
         """Questions whose gold names what the collection lacks: left out of every metric."""
         return [q for q in self.questions if q.invalid]
 
+    @property
+    def parse_flagged(self) -> list[QuestionResult]:
+        """The failed questions whose gold sits in chunks a parse signal flags (index lines, page furniture...)."""
+        return [q for q in self.questions if q.failed and q.parse_flags]
+
     def verdict_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for q in self.questions:
@@ -171,6 +187,10 @@ class EvalRun:
             "per_stage": {s: dict(m) for s, m in self.per_stage.items()},
             "answers": dict(self.answers),
             "verdicts": self.verdict_counts(),
+            "parse_flagged": [
+                {"id": q.id, "chunks": {c: list(f) for c, f in (q.parse_flags or {}).items()}}
+                for q in self.parse_flagged
+            ],  # fmt: skip
             "left_out": len(self.invalid),
             "invalid": [{"id": q.id, "question": q.question, "reason": q.invalid} for q in self.invalid],
             "questions": [q.as_json() for q in self.questions],

@@ -46,7 +46,8 @@ def embed_plans(
         # Scanned as Claude is shown it: the file name and heading path come with the text; and what invisible
         # characters removed from it at load said.
         scan = scan_text(chunk.text, chunk.heading_path, chunk.source, plan.doc.hidden_in(chunk.start, chunk.end))
-        payload = {**chunk_payload(chunk, plan.doc_meta), **scan.payload(), "status": "active"}
+        stored = chunk_payload(chunk, plan.doc_meta, plan.parse.get(chunk.id))
+        payload = {**stored, **scan.payload(), "status": "active"}
         points[id(plan)].append(vectors.point(i, chunk.id, payload))
     return [points[id(p)] for p in plans]
 

@@ -3,13 +3,14 @@ stored version (chunk ids are content hashes), the document's metadata, and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
 
 from rag.components import Components
 from rag.errors import LoaderError
 from rag.ingest.loaders.names import safe_source
+from rag.ingest.parse_signals import measure
 from rag.ingest.results import FileResult
 from rag.types import Chunk, ChunkFilter, Document, StoredChunk, clean_tags
 
@@ -52,6 +53,9 @@ class Plan:
     diff: ChunkDiff
     doc_meta: dict[str, Any]
     same_doc: bool  # stored already with the same text and tags
+    # Each chunk's parse signals (rag.ingest.parse_signals) as its payload stores them, by chunk id: measured
+    # over the whole document, so a kept chunk's may change too (a line now repeated in more chunks).
+    parse: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def added(self) -> tuple[Chunk, ...]:
@@ -115,6 +119,7 @@ def plan_document(components: Components, doc: Document, chunks: Sequence[Chunk]
         diff=chunk_diff(chunks, stored),
         doc_meta=doc_meta,
         same_doc=first is not None and _same_doc(first.payload, doc_meta, tags),
+        parse={cid: signals.payload() for cid, signals in measure(chunks, doc).items()},
     )
 
 

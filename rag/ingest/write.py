@@ -21,9 +21,10 @@ from rag.store.journal import JournalEntry, settle
 from rag.types import ChunkFilter, Document
 
 log = logging.getLogger(__name__)
-# Where a kept chunk (same id: same text under the same heading) sits in its document, and its role (a
-# contents or index page, rag.types.ROLE_INDEX), which the loader may now read otherwise: rewritten when changed.
-_POSITION_FIELDS = ("start", "end", "index", "page", "heading_path", "heading", "role")
+# Where a kept chunk (same id: same text under the same heading) sits in its document, its role (a contents
+# or index page, rag.types.ROLE_INDEX), which the loader may now read otherwise, and its parse signals (measured
+# over the whole document, and absent from chunks stored before them): rewritten when changed.
+_POSITION_FIELDS = ("start", "end", "index", "page", "heading_path", "heading", "role", "parse")
 _DOC_FIELDS = ("doc_sha", "doc_size", "doc_kind", "doc_notes", "ingested_at", "tags", "original_name")
 
 
@@ -66,7 +67,8 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
             preview listed the fix it would drop.
     """
     store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
-    moved = {c.id: c for c in kept if _position(stored[c.id].payload) != _position(chunk_payload(c, {}))}
+    new = {c.id: chunk_payload(c, {}, plan.parse.get(c.id)) for c in kept}
+    moved = {c.id for c in kept if _position(stored[c.id].payload) != _position(new[c.id])}
     with store.lock:
         current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
         if {r.chunk.id for r in current} != set(stored):
@@ -82,9 +84,8 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
             store.upsert(points)
             if kept:
                 store.set_payload([c.id for c in kept], plan.doc_meta)
-            for chunk_id, chunk in moved.items():
-                new = chunk_payload(chunk, {})
-                store.set_payload([chunk_id], {k: new.get(k) for k in _POSITION_FIELDS})  # role None: none now
+            for chunk_id in moved:  # role None: none now
+                store.set_payload([chunk_id], {k: new[chunk_id].get(k) for k in _POSITION_FIELDS})
         except RagError:
             _roll_back(components, apply)
             raise

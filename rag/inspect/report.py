@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rag.catalog.parse import ChunkParse, chunk_parse
 from rag.components import Components
 from rag.errors import RagError
+from rag.ingest.parse_signals import SIGNALS, flag_titles
 from rag.inspect.above import outranking
 from rag.inspect.arithmetic import ScoreArithmetic, score_arithmetic, versus_above
 from rag.inspect.track import TrackReport
@@ -52,6 +54,7 @@ class ReportInput:
     track: TrackReport | None = None  # None: no target was tracked (an Eval verdict with no gold chunk)
     came_from: str = ""  # e.g. "the search inspector", "Eval run … question q3: Dropped by the reranker"
     arithmetic: ScoreArithmetic | None = None  # how each row's scores were made (rag.inspect.arithmetic)
+    parse: ChunkParse | None = None  # the tracked target's parse signals (rag.catalog.parse)
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ def report_input(
     config = result.config
     return ReportInput(
         result.question, force.as_run(config), parity(config, force.config), result, track, came_from,
-        score_arithmetic(components, result),
+        score_arithmetic(components, result), chunk_parse(components, track.target.id) if track else None,
     )  # fmt: skip
 
 
@@ -191,6 +194,22 @@ def _target(r: ReportInput) -> ReportSection | None:
                     "list_size": s.list_size, "note": s.note} for s in r.track.stages],
     }  # fmt: skip
     return ReportSection("target", "Target", body, data)
+
+
+def _parse(r: ReportInput) -> ReportSection | None:
+    """The target's parse signals: whether its text is index lines, page furniture, a broken table, a near-empty
+    page or boilerplate (rag.ingest.parse_signals), so a loss caused by the parsing reads as one."""
+    if r.parse is None:
+        return None
+    signals, flags = r.parse.signals, r.parse.flags
+    values = signals.payload()
+    shown = ", ".join(
+        f"{name} {'not measured' if values.get(name) is None else values[name]}"
+        for name in (*(n for n in SIGNALS if n != "thin_page"), "page_chars")
+    )
+    head = f"**Flagged: {flag_titles(flags)}**." if flags else "No parse signal flags it."
+    data = {"flags": list(flags), "signals": values, "stored": r.parse.stored}
+    return ReportSection("parse", "Parse signals of the target", f"{head} Measured: {shown}.", data)
 
 
 def _lost(r: ReportInput) -> ReportSection | None:
@@ -275,7 +294,7 @@ def _arithmetic(r: ReportInput) -> ReportSection | None:
 
 # The report's sections, in order: one builder each, None when it has nothing to say.
 SECTIONS: tuple[Callable[[ReportInput], ReportSection | None], ...] = (
-    _question, _settings, _stages, _target, _arithmetic, _mode, _lost, _above, _fix,
+    _question, _settings, _stages, _target, _parse, _arithmetic, _mode, _lost, _above, _fix,
 )  # fmt: skip
 
 

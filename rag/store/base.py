@@ -827,8 +827,9 @@ def mismatch_error(collection: str, existing: CollectionModels, wanted: Collecti
     )
 
 
-def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any]) -> dict[str, Any]:
-    """The payload stored with each point: the chunk, then its document's metadata."""
+def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any], parse: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The payload stored with each point: the chunk, what its parse signals measured (rag.ingest.parse_signals),
+    then its document's metadata."""
     return {
         "source": chunk.source,
         "heading": chunk.heading,
@@ -840,6 +841,7 @@ def chunk_payload(chunk: Chunk, doc_meta: dict[str, Any]) -> dict[str, Any]:
         "page": chunk.page,
         "heading_weight": chunk.heading_weight,
         **({"role": chunk.role} if chunk.role else {}),
+        **({"parse": parse} if parse is not None else {}),
         **doc_meta,
     }
 

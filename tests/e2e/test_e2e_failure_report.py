@@ -14,7 +14,8 @@ from harness import AppPage, downloading_context, start_server
 from rag.components import build_components
 from rag.ingest.pipeline import ingest_files
 
-TITLES = ["Question", "Settings (and where each came from)", "Stage table", "Target", "How its scores were computed", "Where it was lost",
+TITLES = ["Question", "Settings (and where each came from)", "Stage table", "Target", "Parse signals of the target",
+          "How its scores were computed", "Where it was lost",
           "What ranked above it", "The verified fix"]  # fmt: skip
 
 

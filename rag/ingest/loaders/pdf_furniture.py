@@ -20,7 +20,7 @@ from rag.ingest.loaders.pdf_pages import Line
 _EDGE_DEPTH = 2  # lines looked at from each edge: a head and a page number on lines of their own
 # A page number alone: "12", "- 12 -", "Page 3 of 9", or a front-matter roman "iv" (a capital letter alone is an
 # index's letter heading, so capital romans need two letters).
-_BARE_NUMBER = re.compile(r"^\s*(?:[Pp]age\s+)?[-–—]?\s*(?:\d+|[ivxlcdm]+|[IVXLCDM]{2,})\s*[-–—]?(?:\s+of\s+\d+)?\s*$")
+BARE_NUMBER = re.compile(r"^\s*(?:[Pp]age\s+)?[-–—]?\s*(?:\d+|[ivxlcdm]+|[IVXLCDM]{2,})\s*[-–—]?(?:\s+of\s+\d+)?\s*$")
 _DIGITS = re.compile(r"\d+")
 _BAND_SHARE = 0.25  # a band of heights holding edge lines of at least this share of the pages...
 _BAND_FURNITURE = 0.8  # ...of which at least this share are furniture by their text, is a head or foot band
@@ -31,12 +31,12 @@ def strip_furniture(pages: list[list[Line]]) -> list[list[Line]]:
     """Each page's lines without its running head, running foot and page number."""
     edges = [_edge_lines(lines) for lines in pages]
     edge_lines = [line for top, bottom in edges for _, line in (*top, *bottom)]
-    repeats = Counter((_mask(line.text), _band(line.y)) for line in edge_lines)
+    repeats = Counter((mask(line.text), _band(line.y)) for line in edge_lines)
     needed = max(2, math.ceil(_REPEAT_SHARE * len(pages)))
     by_text = {key for key, n in repeats.items() if n >= needed}
 
     def plain(line: Line) -> bool:
-        return bool(_BARE_NUMBER.match(line.text)) or (_mask(line.text), _band(line.y)) in by_text
+        return bool(BARE_NUMBER.match(line.text)) or (mask(line.text), _band(line.y)) in by_text
 
     bands: dict[float, list[bool]] = defaultdict(list)
     for line in edge_lines:
@@ -74,7 +74,8 @@ def _peel(side: list[tuple[int, Line]], furniture: Callable[[Line], bool]) -> It
         yield i
 
 
-def _mask(text: str) -> str:
+def mask(text: str) -> str:
+    """A line's text with its numbers masked and spacing and case ignored: a running head on any page."""
     return _DIGITS.sub("#", " ".join(text.split()).lower())
 
 
