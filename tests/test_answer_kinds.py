@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.kinds import fit, question_kind
+from rag.answer.kinds import fit, question_kind, states
 from rag.answer.terms import named_terms
 from rag.answer.units import Unit
 from rag.ask.answerer import answer_question
@@ -76,7 +76,9 @@ def test_the_disadvantages_question_is_answered_with_the_list_not_the_sentence_n
     assert "Readers do not block writers" not in answer.text  # the advantages are not the answer
     first = answer.citations[0]
     span = JOURNAL[first.start : first.end]
-    assert span.startswith("The write-ahead log also has disadvantages:") and span.rstrip().endswith("until a checkpoint.")
+    assert span.startswith("The write-ahead log also has disadvantages:") and span.rstrip().endswith(
+        "until a checkpoint."
+    )
 
 
 def test_a_default_question_gets_the_sentence_with_the_value(journal):
@@ -147,3 +149,53 @@ def test_a_paraphrase_the_sources_never_use_is_answered_not_refused(journal):
     answer = answer_question(journal, "How do I take a safe copy of a live database without my users noticing?")
     assert not answer.abstained, answer.reason
     assert answer.text.startswith("To take a safe copy while the database is in use"), answer.text
+
+
+# A manual as a PDF's text reads: plain paragraphs, a cross-reference cut at "(p." by a naive splitter, "e.g." inside
+# a sentence, and the option that does what is asked stated as "The --x option <does> ...".
+ARCHIVER = """# Archiver manual
+
+## Compression
+
+Archives written by the archiver are plain tape archives unless compression is requested. See also the chapter
+on filters (p. 42) for how to compress archives with an external program.
+
+The --squeeze option compresses each archive with the built-in codec while it is written.
+
+## Splitting
+
+Large archives can be split into volumes, e.g. to fit them on removable disks of a fixed size. The --volume
+option sets the size of each volume in megabytes.
+"""
+
+
+@pytest.fixture
+def archiver(components):
+    assert not ingest_files(components, [("archiver.md", ARCHIVER.encode())]).errors
+    return components
+
+
+def test_a_manual_answers_how_with_the_option_that_does_it_not_the_cross_reference(archiver):
+    answer = answer_question(archiver, "How do I compress archives?")
+    assert not answer.abstained, answer.reason
+    # The pointer to another chapter names where an answer is; the option's sentence is the answer.
+    assert answer.text.splitlines()[0].startswith("The --squeeze option compresses each archive"), answer.text
+    assert not answer.text.startswith("42)")
+
+
+def test_e_g_and_page_references_end_no_sentence(archiver):
+    answer = answer_question(archiver, "How can I split a large archive into volumes?")
+    assert not answer.abstained, answer.reason
+    first = answer.text.splitlines()[0]
+    assert first.startswith("Large archives can be split into volumes, e.g. to fit them on removable disks"), first
+    assert ARCHIVER[answer.citations[0].start : answer.citations[0].end].split()[-1] == "size."
+
+
+def test_pointers_and_fragments_state_nothing_and_option_sentences_fit_how():
+    pointer = Unit("S1", "See also the chapter on filters (p. 42) for how to use an external program.", 0, 1, "")
+    assert not states(pointer) and fit("how", pointer) == 0.0  # "use" alone made it look like an answer
+    assert not states(Unit("S1", "Syntax:", 0, 1, "")) and states(Unit("S1", "Syntax:\n- a", 0, 1, "", carries="list"))
+    does = Unit("S1", "The --squeeze option enables the built-in codec for each archive.", 0, 1, "")
+    assert states(does) and fit("how", does) == 0.5 and fit("definition", does) == 1.0
+    allows = Unit("S1", "The every keyword allows a periodic sampling of the input.", 0, 1, "")
+    assert fit("how", allows) == 0.5 and fit("definition", allows) == 1.0

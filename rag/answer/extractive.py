@@ -41,7 +41,7 @@ import numpy as np
 
 from rag.answer.citations import neutralise_markers
 from rag.answer.generator import last_generation
-from rag.answer.kinds import OTHER, fit, question_kind
+from rag.answer.kinds import OTHER, fit, question_kind, states
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
 from rag.answer.terms import content_terms, idf, key_terms, named_terms, without_term
@@ -133,7 +133,9 @@ class ExtractiveGenerator:
             ScoredUnit(u, c + _FIT_WEIGHT * f, float(cos), vector, r, f)
             for u, r, c, f, cos, vector in zip(units, relevance, context, fits, cosine, vectors)
         ]
-        return sorted(scored, key=lambda s: -s.score)
+        # A fragment or a pointer ("See also set xtics (p. 218) for more information") is quoted only when nothing
+        # that states something is left.
+        return sorted(scored, key=lambda s: (not states(s.unit), -s.score))
 
     def stream(
         self, question: str, sources: Sequence[Source], retrieval: RetrievalResult | None = None
@@ -208,7 +210,9 @@ def in_context(units: Sequence[Unit], relevance: Sequence[float]) -> list[float]
     """
     out = []
     for i, u in enumerate(units):
-        if u.carries == "row":  # a table row is about its own row: the next plan's price is not this one's
+        # A table row is about its own row (the next plan's price is not this one's); a fragment or a pointer
+        # ("Syntax:", "See set polar (p. 212).") answers nothing, whatever its neighbours say.
+        if u.carries == "row" or not states(u):
             out.append(relevance[i])
             continue
         near = [

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from rag.answer.units import Unit
+from rag.text.sentences import states_something
 
 OTHER = "other"
 
@@ -70,8 +71,27 @@ _REASON = re.compile(
     _I,
 )
 _IF = re.compile(r"\b(if|when|unless)\b|如果", _I)
+# A sentence that says what a named thing does: how a manual answers "how do I ...?" ("The every keyword allows
+# a periodic sampling ...", "The -C option prevents ...", "The character @ is used to trigger substitution ...").
+_DOES = re.compile(
+    r"\b(command|keyword|option|style|builtin|variable|function|modifier|mode|setting|flag|parameter|directive|"
+    r"argument)s?\b.{0,40}?\b(allows|tells|sets|enables|disables|causes|controls|defines|selects|specifies|makes|"
+    r"lets|changes|redirects|places|prints|executes|returns|turns|writes|forces|prevents|suppresses)\b|"
+    r"\b(is|are|can be|may be) used (to|for)\b|\ballows? (you|one|the user) to\b|\blets you\b",
+    _I,
+)
 _DEFINES = re.compile(r"\b(is|are|means|refers to|is called|stands for)\b (an?|the|one|used)\b|是一", _I)
 _ENUMERATES = re.compile(r"[,;，、；].*[,;，、；]|\b(include|includes|such as)\b", _I)
+
+
+# A pointer to another place ("See set polar (p. 212).", "see also ..."): it names where the answer is, not the answer.
+_POINTER = re.compile(r"^[(\[]?(see|see also|cf\.|refer to)\b", _I)
+
+
+def states(unit: Unit) -> bool:
+    """Whether `unit` can answer at all: not a fragment ("Syntax:", "For example,") or a cross-reference, unless it
+    carries the list or code that follows it. Neither inherits its neighbours' topic (rag/answer/extractive.py)."""
+    return bool(unit.carries) or (states_something(unit.text) and not _POINTER.match(unit.text))
 
 
 def question_kind(question: str) -> str:
@@ -82,11 +102,14 @@ def question_kind(question: str) -> str:
 def fit(kind: str, unit: Unit) -> float:
     """How much `unit` looks like an answer of `kind` (0 to 1), by its shape and its cue words."""
     text = unit.text
+    if not states(unit):
+        return 0.0
     if kind == "list":
         return 1.0 if unit.carries == "list" else 0.5 if _ENUMERATES.search(text) else 0.0
     if kind == "how":
         code = 1.0 if unit.carries == "code" else 0.6 if _CODE.search(text) else 0.0
-        return min(1.0, code + (0.5 if _SOLUTION.search(text) else 0.0))
+        does = 0.5 if _SOLUTION.search(text) or _DOES.search(text) else 0.0
+        return min(1.0, code + does)
     if kind == "value":
         if not (_NUMBER.search(text) or _CODE.search(text)):
             return 0.0  # "has a default" names the topic; the answer is the value
@@ -94,5 +117,5 @@ def fit(kind: str, unit: Unit) -> float:
     if kind == "reason":
         return 1.0 if _REASON.search(text) else 0.4 if _IF.search(text) else 0.0
     if kind == "definition":
-        return 1.0 if _DEFINES.search(text) else 0.0
+        return 1.0 if _DEFINES.search(text) or _DOES.search(text) else 0.0
     return 0.0

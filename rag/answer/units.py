@@ -28,6 +28,10 @@ _TABLE_SEPARATOR = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
 _LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _INTRODUCES = re.compile(r"[:：]$|\bthe following\b|\bas follows\b|以下|如下", re.IGNORECASE)
 _QUESTION_ENDS = ("?", "？")
+# A full stop after a short abbreviation ("e.g.", "i.e.", "(p.", "etc.") followed by a lowercase word or a number
+# ends no sentence: "... on the same page, e.g. to make a panel ..." and "See set polar (p. 212)." are one each.
+_ABBREVIATION = re.compile(r"(?:^|[\s(\[])(?:[A-Za-z]{1,3}\.)+$")
+_CONTINUES = re.compile(r"[a-z0-9]")
 # A list longer than this is quoted up to here: the answer stays readable, the span still opens it all.
 MAX_CARRIED_ITEMS = 8
 MAX_CARRIED_CHARS = 1200
@@ -71,6 +75,17 @@ def section_units(sources: Sequence[Source]) -> list[Unit]:
             own[r.open_intro] = _carried_on(own[r.open_intro], r.items, nxt.leading)
         units.extend(own)
     return units
+
+
+def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """`split_sentences`, with a cut after an abbreviation followed by a lowercase word or a number undone."""
+    spans: list[tuple[int, int]] = []
+    for a, b in split_sentences(text, start, end):
+        if spans and _CONTINUES.match(text[a]) and _ABBREVIATION.search(text[spans[-1][0] : spans[-1][1]]):
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+    return spans
 
 
 def _carried_on(intro: Unit, items: int, leading: Sequence[Unit]) -> Unit:
@@ -157,7 +172,7 @@ class _UnitReader:
         elif not item:
             self.intro, self.items, self.full = None, 0, False
         last = None
-        for a, b in split_sentences(text, self.para_start, at):
+        for a, b in _sentences(text, self.para_start, at):
             sentence = " ".join(text[a:b].split())
             if not sentence.endswith(_QUESTION_ENDS):
                 self.add(sentence, a, b)
