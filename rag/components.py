@@ -16,9 +16,12 @@ from rag.errors import ModelMismatchError
 from rag.lazy import LazyModel
 from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import Settings
-from rag.store import open_store
+from rag.store import open_meta, open_store
 from rag.store.base import CollectionModels, Store
+from rag.store.doc_lease import Leases
 from rag.store.journal import Journal
+from rag.store.meta import MetaStore
+from rag.store.meta_journal import MetaJournal
 from rag.types import SparseVector
 
 
@@ -124,7 +127,9 @@ class Components:
     store: Store
     dense: DenseEncoder
     sparse: SparseEncoder
-    journal: Journal
+    journal: Journal | MetaJournal
+    # Document leases (rag/store/doc_lease.py): one writer per document across processes and machines.
+    leases: Leases
 
     def with_stored_settings(self) -> Components:
         """These components with the collection's stored retrieval settings in force over the configured ones
@@ -164,24 +169,29 @@ class Components:
     def close(self) -> None:
         self.store.close()
         self.journal.close()
+        self.leases.meta.close()
 
 
 def build_components(settings: Settings) -> Components:
     """Open the store (finishing any re-ingest a crash interrupted) and set up the encoders (loaded lazily)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings)
-    journal = None
+    meta: MetaStore | None = None
+    journal: Journal | MetaJournal | None = None
     try:
-        # Replayed only for dead owners, each entry within one turn on the data (the embedded engine's
-        # lease: no other process writes meanwhile), and again at the start of every later turn: a
-        # process on the same data dir may die part-way through a write while this one lives.
-        journal = Journal.open(settings.data_dir / "journal", settings.collection)
+        meta = open_meta(settings, store)
+        leases = Leases(meta, settings.lease_ttl_s)
+        journal = open_journal(settings, store, leases)
+        # Replayed only for what dead writers left, and again at the start of every later turn on the embedded
+        # engine: a process on the same data dir may die part-way through a write while this one lives.
         journal.recover(store)
         store.on_turn(lambda: journal.recover(store))
         store.collection_models()  # a damaged models record stops here, once, with its file named
     except BaseException:
         if journal is not None:
             journal.close()
+        if meta is not None:
+            meta.close()
         store.close()
         raise
     return Components(
@@ -190,4 +200,15 @@ def build_components(settings: Settings) -> Components:
         dense=CollectionDense(settings, store),
         sparse=CollectionSparse(settings, store),
         journal=journal,
+        leases=leases,
     )
+
+
+def open_journal(settings: Settings, store: Store, leases: Leases) -> Journal | MetaJournal:
+    """The crash journal: in the metadata collection on a server, where every writer can see it; in files under the
+    data dir on the embedded engine, whose writers all share that machine (each of its entries is replayed
+    within one turn on the data: no other process writes meanwhile).
+    """
+    if settings.qdrant_url:
+        return MetaJournal(leases.meta, leases, settings.collection)
+    return Journal.open(settings.data_dir / "journal", settings.collection)

@@ -1,7 +1,9 @@
 """A plan written: the stored version of a document replaced atomically, behind the journal.
 
 Readers never see a mix of a document's old and new chunks: the replacement runs under the store's
-lock (in-process readers wait) and behind a journal (a crash is rolled back or forward on next open).
+lock (in-process readers wait; on the embedded engine, other processes' too) and behind a journal (a
+crash is rolled back or forward on next open). Writers never interleave on one document, whichever
+process or machine they run on: each holds the document's lease in Qdrant (rag/store/doc_lease.py).
 """
 
 from __future__ import annotations
@@ -67,16 +69,19 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
     """
     store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
     moved = {c.id: c for c in kept if _position(stored[c.id].payload) != _position(chunk_payload(c, {}))}
-    with store.lock:
-        current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
+    source = plan.doc.source
+    with components.leases.holding(store.collection, source) as held, store.lock:
+        components.journal.settle_leftover(store, source)  # a writer before this one died part-way
+        current = store.records(ChunkFilter(sources=(source,), include_quarantined=True))
         if {r.chunk.id for r in current} != set(stored):
-            raise _StalePlan(plan.doc.source)
+            raise _StalePlan(source)
         meanwhile = fixed_meanwhile(plan.diff, current)
         if meanwhile:  # a person fixed a passage this ingest removes after it was previewed: never dropped unseen
-            raise LoaderError(refusal(plan.doc.source, meanwhile, meanwhile=True))
+            raise LoaderError(refusal(source, meanwhile, meanwhile=True))
         restore = {c.id: {k: stored[c.id].payload.get(k) for k in (*_POSITION_FIELDS, *_DOC_FIELDS)} for c in kept}
         store.ensure_space(_write_size(points, len(kept) + len(moved)))
-        apply = JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore)
+        apply = JournalEntry(source, "apply", [p.id for p in points], removed, restore)
+        held.renew()  # each step below starts only while this writer still holds the document (LeaseLost)
         components.journal.write(apply)
         try:
             store.upsert(points)
@@ -88,10 +93,11 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
         except RagError:
             _roll_back(components, apply)
             raise
-        components.journal.write(JournalEntry(plan.doc.source, "commit", [p.id for p in points], removed))
+        held.renew()  # lost: the writer that took the document over rolls this "apply" entry back
+        components.journal.write(JournalEntry(source, "commit", [p.id for p in points], removed))
         store.delete(removed)
         if durable:
-            make_durable(components, [plan.doc.source])
+            make_durable(components, [source])
     flagged = sum(1 for p in points if p.payload["flags"]) + sum(1 for c in kept if stored[c.id].flags)
     return plan.result("updated" if stored else "added", written=len(points), flagged=flagged)
 

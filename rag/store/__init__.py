@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rag.settings.config import Settings
 from rag.settings.extensions import Extension
 from rag.store.base import CollectionModels, FusedQuery, PointData, Store, chunk_payload, document_info
+from rag.store.meta import MetaStore
 
 if TYPE_CHECKING:
     from rag.store.client import ClientStore
@@ -26,6 +27,7 @@ __all__ = [
     "chunk_payload",
     "document_info",
     "open_store",
+    "open_meta",
     "list_collections",
     "ClientStore",
     "EdgeStore",
@@ -67,6 +69,17 @@ def open_store(settings: Settings) -> Store:
     from rag.store.edge import EdgeStore
 
     return EdgeStore(settings.data_dir / "qdrant", settings.collection)
+
+
+def open_meta(settings: Settings, store: Store) -> MetaStore:
+    """The metadata collection beside `store` (rag/store/meta.py): on the server `store` talks to, through its
+    client; on the embedded engine, its own shard under the data dir."""
+    from rag.store.client import ClientStore
+    from rag.store.meta import ClientMeta, EdgeMeta
+
+    if isinstance(store, ClientStore):
+        return ClientMeta(store.client, store.remedy)
+    return EdgeMeta(settings.data_dir / "meta")
 
 
 def list_collections(settings: Settings) -> list[str]:
