@@ -246,7 +246,11 @@ class Store(ABC):
         if existing is None:
             self._keep_models(models)
         if not self._exists():
-            self._create_collection(existing or models)
+            try:
+                self._create_collection(existing or models)
+            except Exception:  # another writer (a process beside this one on a server) made it meanwhile: fine
+                if not self._exists():
+                    raise
 
     def _create_collection(self, models: CollectionModels) -> None:
         """The collection `models` describes, with an index on each field the filters and facets read."""

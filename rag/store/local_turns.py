@@ -20,8 +20,6 @@ from rag.store.lease import ShardLease
 
 # The URL prefix that picks this client (ClientStore.connect).
 LOCAL_PREFIX = "local:"
-# A turn lingers this long after its call: the burst of one replacement keeps the folder open.
-_LINGER_S = 0.05
 
 
 class TurnClient:
@@ -31,7 +29,8 @@ class TurnClient:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._client: QdrantClient | None = None
-        self._lease = ShardLease(self.folder / "turn.lock", self._open, self._close, linger_s=_LINGER_S)
+        # No lingering: each call is a turn of its own, so two writers' calls interleave one by one, as on a server.
+        self._lease = ShardLease(self.folder / "turn.lock", self._open, self._close, linger_s=0.0)
 
     def _open(self) -> None:
         self._client = QdrantClient(path=str(self.folder / "local"))

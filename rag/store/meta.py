@@ -28,6 +28,9 @@ from rag.store.lease import ShardLease
 
 # The metadata collection's name on a server; ClientStore.list_collections leaves it out.
 META_COLLECTION = "ragscope_meta"
+# The first Qdrant with conditional updates (qdrant/qdrant#7006); an older server would not apply the
+# condition, and two writers could both take one lease.
+CONDITIONAL_SINCE = (1, 16)
 # The keyword fields a record may be found by (`find`).
 _FOUND_BY = ("kind", "collection", "source")
 
@@ -117,6 +120,12 @@ class ClientMeta(MetaStore):
     def _ensure(self) -> None:
         if self._ready:
             return
+        version = str(self.client.info().version)
+        if tuple(int(p) for p in version.split(".")[:2] if p.isdigit()) < CONDITIONAL_SINCE:
+            raise StoreError(
+                f"the Qdrant server is version {version}; ragscope's document leases need conditional updates, "
+                f"{'.'.join(map(str, CONDITIONAL_SINCE))} or later: upgrade the server"
+            )
         if not self.client.collection_exists(META_COLLECTION):
             try:
                 self.client.create_collection(META_COLLECTION, vectors_config={})
