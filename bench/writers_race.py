@@ -147,7 +147,7 @@ def run(rounds: int, backend: str, data_dir: Path, ttl_s: float, lease: bool, se
     kills_mid_write = replacements = complete = repaired = 0
     failures: list[dict] = []
     errors: list[str] = []
-    started = time.monotonic()
+    started, load_at_start = time.monotonic(), os.getloadavg()[0]
     try:
         for r in range(rounds):
             victim_i = rng.randrange(2)
@@ -197,7 +197,7 @@ def run(rounds: int, backend: str, data_dir: Path, ttl_s: float, lease: bool, se
         failed_rounds=len(failures),
         writer_errors=sorted(set(errors))[:5],
         seconds=round(time.monotonic() - started, 1),
-        load_before=os.getloadavg()[0],
+        load_1min=[round(load_at_start, 1), round(os.getloadavg()[0], 1)],  # at the start and at the end
     )
     return result
 
