@@ -56,6 +56,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="append one JSON line per size here")
     parser.add_argument("--plot", type=Path, help="draw cost against size from --out's lines into this PNG")
     parser.add_argument("--plot-only", action="store_true", help="only draw --out's lines into --plot")
+    parser.add_argument(
+        "--skip-optimize", action="store_true",
+        help="time every stage and retrieve() on the segments as written, and never optimize (a size whose "
+        "optimize outlasts the run: the searches are then brute force over unindexed segments)",
+    )  # fmt: skip
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # the child process for one size
     args = parser.parse_args()
     if args.one:
@@ -64,6 +69,7 @@ def main() -> None:
     for n in [] if args.plot_only else args.sizes:
         child = [sys.executable, __file__, "--one", str(n), "--sentences", str(args.sentences)]
         child += ["--queries", str(args.queries), "--root", str(args.root)] + (["--keep"] if args.keep else [])
+        child += ["--skip-optimize"] if args.skip_optimize else []
         done = subprocess.run(child, capture_output=True, text=True)
         sys.stderr.write(done.stderr[-3000:])
         if done.returncode != 0:
@@ -108,12 +114,16 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
         queries = [query_vectors(rng, store, n) for _ in range(args.queries)]
         # retrieve() gets questions of its own: on the stages' vectors it would read what they just cached.
         questions = [query_vectors(rng, store, n) for _ in range(args.queries)]
-        out["before_optimize"] = time_stages(components, queries[: max(10, args.queries // 5)], [])
-        t0 = time.perf_counter()
-        store.optimize()
-        out["optimize_s"] = time.perf_counter() - t0
-        out["rss_after_optimize_mb"] = rss_mb()
-        out["after_optimize"] = time_stages(components, queries, questions)
+        if args.skip_optimize:
+            out["before_optimize"] = time_stages(components, queries, questions)
+            out["optimize_s"] = out["after_optimize"] = None
+        else:
+            out["before_optimize"] = time_stages(components, queries[: max(10, args.queries // 5)], [])
+            t0 = time.perf_counter()
+            store.optimize()
+            out["optimize_s"] = time.perf_counter() - t0
+            out["rss_after_optimize_mb"] = rss_mb()
+            out["after_optimize"] = time_stages(components, queries, questions)
         store.flush()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["rss_end_mb"] = rss_mb()
@@ -200,10 +210,19 @@ def plot(lines: Path, png: Path) -> None:
     rows = sorted((json.loads(x) for x in lines.read_text().splitlines() if x.strip()), key=lambda r: r["chunks"])
     fig, axes = plt.subplots(1, 4, figsize=(19, 4.4))
     # One series per shape: with sentence vectors (what ingest stores by default) and without them.
+    # A size run with --skip-optimize has search times on unindexed segments only: drawn apart (x markers).
     for sentences in sorted({r["sentences_per_chunk"] for r in rows}, reverse=True):
-        group = [r for r in rows if r["sentences_per_chunk"] == sentences]
+        group = [r for r in rows if r["sentences_per_chunk"] == sentences and r["optimize_s"] is not None]
+        unindexed = [r for r in rows if r["sentences_per_chunk"] == sentences and r["optimize_s"] is None]
         sizes = [r["chunks"] for r in group]
         tag = f"{sentences} sentence vectors" if sentences else "no sentence vectors"
+        for stage in ("dense", "sparse", "fused", "retrieve"):
+            marks = [(r["chunks"], r["before_optimize"][stage]["p50"]) for r in unindexed]
+            if marks:
+                axes[2].plot(*zip(*marks), "x", markersize=9, label=f"{stage} p50 before optimize, {tag}")
+        for r in unindexed:
+            axes[0].plot([r["chunks"]], [r["write_per_s"]], "x", markersize=9, label=f"{tag} (not optimized)")
+            axes[3].plot([r["chunks"]], [r["peak_rss_mb"]], "x", markersize=9, label=f"peak RSS, {tag} (not optimized)")
         style = "o-" if sentences else "s--"
         axes[0].plot(sizes, [r["write_per_s"] for r in group], style, label=tag)
         axes[1].plot(sizes, [r["optimize_s"] for r in group], style, label=tag)
@@ -217,7 +236,7 @@ def plot(lines: Path, png: Path) -> None:
         axes[3].plot(sizes, [r["disk_mb"] or 0 for r in group], style, label=f"disk, {tag}")
     axes[0].set_title("write throughput (points/s)")
     axes[1].set_title("optimize (s)")
-    axes[2].set_title("search after optimize, p50 (ms)")
+    axes[2].set_title("search p50 (ms): after optimize; x: before it")
     axes[2].set_yscale("log")
     axes[3].set_title("memory (RSS: heap + mapped segment files) and disk (MB)")
     for ax in axes:

@@ -11,9 +11,10 @@ from rag.settings.links import collection_param, inspector_params
 from ui import add_question, answer_view, forms, kept, mode_view
 from ui.links import empty_collection_notice, language_notice
 from ui.question_hint import question_hint
+from ui.question_notes import no_term_warning
 from ui.render import answer_html
 from ui.safe import say
-from ui.setup import DEMO, page
+from ui.setup import DEMO, page, retrieval_on_page
 
 INSPECTOR = "pages/inspector.py"
 
@@ -23,9 +24,12 @@ log = AskLog.for_settings(settings)
 
 
 def settings_form() -> RetrievalConfig | None:
-    """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid."""
+    """Retrieval settings for this ask (defaults: the configured ones); None after showing why they are invalid.
+    The sidebar's retrieval line follows them."""
     with st.expander("Retrieval settings"):
-        return forms.retrieval_form("ask", settings.retrieval, claude=bool(settings.anthropic_api_key))
+        config = forms.retrieval_form("ask", settings.retrieval, claude=bool(settings.anthropic_api_key))
+    retrieval_on_page(config, settings.retrieval, ask=True)
+    return config
 
 
 def run_ask(question: str, config: RetrievalConfig) -> None:
@@ -80,7 +84,9 @@ def show_recent() -> None:
     except RagError as e:
         say("error", "{e}", e=e)
         return
-    answer_view.show_recent(records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval))
+    answer_view.show_recent(
+        records, ask_again, INSPECTOR, lambda r: r.inspector_params(settings.retrieval), settings.retrieval
+    )
 
 
 # Bound to ?tab=…, so a link (the sidebar's, a README's) can open the Eval tab: /ask?tab=Eval.
@@ -98,6 +104,7 @@ with ask_tab:
     pending = st.session_state.pop("ask_pending", False)
     if (submitted or pending) and config is not None:
         if question.strip():
+            no_term_warning(components, question)
             run_ask(question, config)
         else:  # an empty ask clears the last answer, so no old answer stands under the warning
             kept.keep("ask_answer", None, settings.collection)
@@ -108,10 +115,11 @@ with ask_tab:
     if not demo:
         show_recent()
 with eval_tab:
-    from ui import eval_view, versions_view
+    from ui import eval_view, vectors_view, versions_view
 
     if demo:  # the demo view is the answer and its sources, nothing to operate
         st.caption("Eval is hidden in the demo view; switch the demo view off to run one.")
     else:
         eval_view.render(components)
         versions_view.render(components)
+        vectors_view.render(components)

@@ -7,7 +7,7 @@ Query parameters, so other pages can link "Open in inspector" (parsed by rag.set
     &reranker=none|dense-cosine|score-fusion[:w]|sentence-maxsim[:a]|maxsim-fusion[:w]|cross-encoder:<name or path>
     &dense_weight=W&rrf_k=N&min_score=S&prf=1&prf_docs=N&prf_terms=N&prf_weight=W
     &dense_prf=1&dense_prf_docs=N&dense_prf_weight=W&mode=plain|hyde|multi_hop|corrective|agent
-    &source=NAME&tag=NAME&track=<chunk id>
+    &source=NAME&tag=NAME&track=<chunk id>&ask=<ask log id, for a replayed ask>
 `source` and `tag` may repeat. A link is applied once when it arrives; later edits are the user's.
 Session-state keys start with `inspector_`. Document text is only ever shown escaped (st.markdown of
 `escape_markdown` / `highlight_markdown` output) or in dataframes, never rendered as HTML.
@@ -25,7 +25,16 @@ from rag.settings.links import parse_inspector_params
 from rag.settings.rerankers import reads_sentence_vectors
 from rag.text.markdown import escape_markdown
 from rag.types import ChunkFilter
-from ui import forms, inspector_link, inspector_tools, inspector_tracking, inspector_view, kept, mode_view
+from ui import (
+    forms,
+    inspector_arithmetic,
+    inspector_link,
+    inspector_tools,
+    inspector_tracking,
+    inspector_view,
+    kept,
+    mode_view,
+)
 from ui.links import empty_collection_notice, language_notice
 from ui.safe import say
 from ui.setup import page, retrieval_on_page
@@ -33,7 +42,7 @@ from ui.setup import page, retrieval_on_page
 components = page("Search inspector")
 base = components.settings.retrieval
 CLAUDE = bool(components.settings.anthropic_api_key)
-LINK_TARGET = ("q", "source", "tag", "track", "track_source", "track_heading")  # read even when a setting is bad
+LINK_TARGET = ("q", "source", "tag", "track", "track_source", "track_heading", "ask")  # read even when a setting is bad
 
 
 def set_config_state(config: RetrievalConfig, flt: ChunkFilter | None = None) -> None:
@@ -56,6 +65,7 @@ def apply_link() -> None:
         say("error", "The link's settings were not applied: {e}", e=e)
         request = parse_inspector_params({k: v for k, v in params.items() if k in LINK_TARGET}, base)
     set_config_state(request.config, request.flt)
+    inspector_link.keep_replay(components, request.ask)
     st.session_state["inspector_q"] = request.question
     if request.track_source:  # a section, as Eval counted it
         picks = {"by": inspector_tracking.TRACK_BY[1], "source": request.track_source, "heading": request.track_heading}
@@ -106,6 +116,7 @@ question = st.text_input(
 )
 
 if config is not None and question.strip():
+    inspector_link.parity_note(config, base, question)
     try:
         with st.spinner(
             "Retrieving: dense, sparse, fusion, rerank…"
@@ -129,8 +140,10 @@ if config is not None and question.strip():
         if not result.candidates:
             st.info("No chunk matched. Is the collection empty, or the filter too narrow?")
         chosen = inspector_view.stage_table(result) if result.candidates else None  # an empty one has no columns
+        inspector_arithmetic.question_terms_panel(components, question)  # what BM25 searched, under the table
         if chosen is not None:
             inspector_view.chunk_detail(components, result, chosen, bool(feedback_notes(result)))
+            inspector_arithmetic.arithmetic_panel(components, result, chosen)
         scope = kept.retrieval_scope(components, result)
         track_tab, compare_tab, health_tab = st.tabs(["Track an expected chunk", "Compare two configs", "Health check"])
         with track_tab:

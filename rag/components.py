@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from rag.encoders.base import DenseEncoder, SpanVectors, SparseEncoder
+from rag.encoders.base import DenseEncoder, QueryToken, SpanVectors, SparseEncoder
 from rag.encoders.dense_onnx import Placement
 from rag.encoders.factory import DenseSpec, sparse_encoder
 from rag.encoders.sparse import FastembedBm25Encoder
-from rag.errors import ModelMismatchError
+from rag.errors import ConfigError, ModelMismatchError
 from rag.lazy import LazyModel
 from rag.settings.collection_settings import with_collection_settings
-from rag.settings.config import Settings
+from rag.settings.config import ClusterConfig, Settings
 from rag.store import open_meta, open_store
-from rag.store.base import CollectionModels, Store
+from rag.store.base import CollectionModels, DenseSpace, FusedQuery, Store
 from rag.store.doc_lease import Leases
 from rag.store.journal import Journal
 from rag.store.meta import MetaStore
 from rag.store.meta_journal import MetaJournal
-from rag.types import SparseVector
+from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 
 class CollectionDense:
@@ -35,8 +35,9 @@ class CollectionDense:
     while the process lives, or made by another process on a server.
     """
 
-    def __init__(self, settings: Settings, store: Store) -> None:
+    def __init__(self, settings: Settings, store: Store, space: str = "") -> None:
         self._settings, self._store = settings, store
+        self.space = space  # the collection's dense vector it encodes for ("" its default; rag/catalog/vectors.py)
 
     @property
     def name(self) -> str:
@@ -47,8 +48,9 @@ class CollectionDense:
     def spec(self) -> DenseSpec:
         """What builds the current encoder (a worker process builds the same one: rag/encoders/pool.py)."""
         record = self._store.collection_models()
-        runtime = record.runtime_for(self._settings.dense_runtime) if record else self._settings.dense_runtime
-        return dense_spec(self._settings, runtime)
+        if record is None:
+            return dense_spec(self._settings, self._settings.dense_runtime)
+        return space_spec(self._settings, record.space(self.space))
 
     @property
     def encoder(self) -> DenseEncoder:
@@ -81,9 +83,46 @@ class CollectionDense:
         return self.encoder.encode_spans(texts, spans, batch_size)
 
 
-def dense_spec(settings: Settings, runtime: str) -> DenseSpec:
-    """The configured dense model on `runtime`, placed on the configured device."""
-    return DenseSpec(settings.dense_model, runtime, settings.data_dir / "models", Placement(settings.device))
+def dense_spec(settings: Settings, runtime: str, model: str = "") -> DenseSpec:
+    """The dense `model` (default: the configured one) on `runtime`, placed on the configured device."""
+    return DenseSpec(model or settings.dense_model, runtime, settings.data_dir / "models", Placement(settings.device))
+
+
+def space_spec(settings: Settings, space: DenseSpace) -> DenseSpec:
+    """What encodes into one of a collection's dense vectors: its model, on the runtime of its space."""
+    return dense_spec(settings, space.runtime_for(settings.dense_runtime), space.model)
+
+
+class SpaceStore:
+    """The store with one of the collection's dense vectors, not the default, in place of the default for
+    every read retrieval makes (dense search, fusion, stored vectors, sentence vectors): what
+    `Components.in_space` hands retrieval, so no stage can read one space and query another."""
+
+    def __init__(self, store: Store, space: str) -> None:
+        self._store, self.space = store, space
+
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - every other Store attribute, as it is
+        return getattr(self._store, name)
+
+    def dense_name(self, space: str = "") -> str:
+        return self._store.dense_name(space or self.space)
+
+    def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        return self._store.search_dense(vector, limit, flt, space=self.space)
+
+    def search_fused(self, query: FusedQuery, flt: ChunkFilter | None = None) -> list[Hit]:
+        return self._store.search_fused(query, flt, space=self.space)
+
+    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
+        return self._store.search_sentences(vector, limit, flt, space=self.space)
+
+    def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
+        return self._store.sentence_vectors(chunk_id, space=self.space)
+
+    def records(
+        self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None
+    ) -> list[StoredChunk]:
+        return self._store.records(flt, with_vectors, limit, space=self.space)
 
 
 class CollectionSparse:
@@ -118,6 +157,14 @@ class CollectionSparse:
     def query_terms(self, text: str) -> dict[int, str]:
         return self.encoder.query_terms(text)
 
+    def query_tokens(self, text: str) -> tuple[QueryToken, ...]:
+        return self.encoder.query_tokens(text)
+
+    @property
+    def tokenizer(self) -> str:
+        """How this collection's CJK runs are cut (bigram, jieba, whitespace)."""
+        return self.encoder.tokenizer
+
 
 @dataclass
 class Components:
@@ -140,8 +187,30 @@ class Components:
         """
         return dataclasses.replace(self, settings=with_collection_settings(self.settings))
 
-    def ensure_collection(self) -> None:
-        """Create the collection for the configured models, or refuse if it was built with others.
+    def in_space(self, space: str) -> Components:
+        """These components searching the collection's dense vector `space` ("" or the default's name: these
+        very components): its stored vectors, and questions encoded by its model.
+
+        Raises:
+            ConfigError: the collection holds no dense vector `space`, or one whose add has not finished.
+        """
+        record = self.store.collection_models()
+        if not space or record is None or space == record.dense_vector:
+            if space and record is None:
+                raise ConfigError(f"collection {self.settings.collection!r} has no dense vector {space!r} yet")
+            return self
+        found = record.space(space)
+        if not found.filled:
+            raise ConfigError(
+                f"dense vector {space!r} of collection {self.settings.collection!r} is still being added; run "
+                f"`ragscope vectors add {found.model} --name {space}` again to finish it"
+            )
+        store: Any = SpaceStore(self.store, space)
+        return dataclasses.replace(self, store=store, dense=CollectionDense(self.settings, self.store, space))
+
+    def ensure_collection(self, cluster: ClusterConfig | None = None) -> None:
+        """Create the collection for the configured models, laid out as `cluster` says (default: the configured
+        layout), or refuse if it was built with others.
 
         A new collection stores sentence vectors when the settings say so, pooled as they say; an
         existing one keeps what it was created with. For an existing collection built with
@@ -149,17 +218,20 @@ class Components:
         model (seconds, hundreds of MB) on a re-ingest that may have nothing to embed.
         """
         existing = self.store.collection_models()
-        same_dense = existing is not None and existing.dense_model == self.settings.dense_model
+        same_dense = existing is not None and (
+            existing.follows_record or existing.dense_model == self.settings.dense_model
+        )
         dim = existing.dense_dim if same_dense else self.dense.dim
-        self.store.ensure_collection(CollectionModels.from_settings(self.settings, dim, self.settings.sentence_vectors))
+        models = CollectionModels.from_settings(self.settings, dim, self.settings.sentence_vectors)
+        self.store.ensure_collection(models, cluster)
 
     def check_models(self) -> None:
-        """Refuse to query a collection whose vectors came from other models (cheap: names only)."""
+        """Refuse to query a collection whose vectors came from other models (cheap: names only). A collection
+        whose dense vectors were changed in place (`CollectionModels.follows_record`) is encoded as its record
+        says, whatever RAGSCOPE_DENSE_MODEL names; its sparse model must still agree."""
         existing = self.store.collection_models()
-        if existing and (existing.dense_model, existing.sparse_model) != (
-            self.settings.dense_model,
-            self.settings.sparse_model,
-        ):
+        dense = existing.dense_model if existing and not existing.follows_record else self.settings.dense_model
+        if existing and (dense, existing.sparse_model) != (self.settings.dense_model, self.settings.sparse_model):
             raise ModelMismatchError(
                 f"collection {self.settings.collection!r} was built with dense={existing.dense_model}, "
                 f"sparse={existing.sparse_model}; the settings say dense={self.settings.dense_model}, "

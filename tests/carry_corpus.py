@@ -23,6 +23,10 @@ Invoices are emailed on the first day of each month and can be downloaded from t
 QUESTION = "How are refunds paid back and how long do they take?"
 ANSWER = "within five to ten business days"  # in the section's second chunk, not its first
 CHUNKING = ChunkConfig("heading", 120, 0)  # one paragraph a chunk
+# The guide whose Invoices chunk holds text that would add markup, an image and a table row to a report read raw
+# (tests/test_failure_report.py and the browser's download of it).
+HOSTILE = "Invoices are emailed monthly <script>alert(1)</script> ![p](http://evil.example/p.png)\n| forged | row |"
+HOSTILE_GUIDE = LONG_SECTION.split("## Invoices")[0] + "## Invoices\n\n" + HOSTILE + "\n"
 
 
 def ingest_guide(components) -> str:  # noqa: ANN001 - Components

@@ -34,15 +34,20 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 
 # What makes a test slow: a page run through AppTest, a child process, a browser, a whole installed manual
-# read (the whole module is marked), or a real collection built with the real models: the test, a fixture it takes or a helper of its
+# read (tests/installed_manuals.py; the whole module is marked), or a real collection built with the real models: the test, a fixture it takes or a helper of its
 # module it calls ingests, builds components or invokes the CLI. `pytest -m "not slow"` is the fast loop
 # (README, Contributing); tests/test_fast_loop.py keeps the rule honest.
-_SLOW_MODULE = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing|/usr/share/doc/")
+_SLOW_MODULE = re.compile(r"\bAppTest\b|apptest_pages|\bsubprocess\b|sys\.executable|multiprocessing|/usr/share/doc/|installed_manuals")
 _BUILDS = re.compile(r"\bingest_files\(|\bbuild_components\(|\.invoke\(")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark `slow` every test of a slow module, every browser test and every test that builds a collection."""
+    """Mark `slow` every test of a slow module, every browser test and every test that builds a collection.
+
+    A browser test module is one xdist group: its tests share the module's server and run in file order (a
+    later one reads what an earlier one stored), so they must run on one worker, one after another.
+    """
     slow_modules: dict[Path, bool] = {}
     for item in items:
         path = Path(str(item.path))
@@ -50,6 +55,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             slow_modules[path] = "e2e" in path.parts or bool(_SLOW_MODULE.search(path.read_text(encoding="utf-8")))
         if slow_modules[path] or _builds_a_collection(item):
             item.add_marker(pytest.mark.slow)
+        if "e2e" in path.parts and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(f"e2e-{path.stem}"))
 
 
 def _builds_a_collection(item: pytest.Item) -> bool:

@@ -123,7 +123,10 @@ def test_ask_log_round_trip_replays_the_same_settings(sample_components):
     assert set(ranks) == {c.id for c in answer.retrieval.candidates}
     top = ranks[answer.sources[0]]
     assert top["final_rank"] == 1 and top["sent"] and top["fused_rank"] is not None
-    assert record.inspector_params() == {"q": REFUND_Q, "fusion": "rrf", "candidates": "12", "k": "3", "reranker": "none", "collection": "docs"}
+    assert record.inspector_params() == {
+        "q": REFUND_Q, "fusion": "rrf", "candidates": "12", "k": "3", "reranker": "none", "collection": "docs",
+        "ask": str(record.id),  # the inspector says it replays this ask
+    }  # fmt: skip
     # Same settings give the same retrieval: the ask can be replayed.
     again = answer_question(sample_components, record.question, record.config)
     assert [c.id for c in again.retrieval.final] == [c.id for c in answer.retrieval.final]

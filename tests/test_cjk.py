@@ -10,6 +10,7 @@ import pytest
 from rag.ask.answerer import answer_question
 from rag.components import build_components
 from rag.ingest.pipeline import ingest_files
+from rag.inspect.question_terms import question_terms
 from rag.retrieval.retrieve import retrieve
 from rag.text.cjk import analyzer, bigrams, has_cjk
 
@@ -86,6 +87,15 @@ def test_each_chinese_question_ranks_its_section_first_with_a_non_empty_bm25_sta
 def test_the_inspector_terms_are_the_chinese_bigrams(shop):
     terms = set(shop.sparse.query_terms("多久内能退货？").values())
     assert {"退货", "多久"} <= terms
+
+
+def test_what_bm25_saw_for_a_chinese_question_is_its_bigrams_with_their_idf(shop):
+    terms = question_terms(shop, "多久内能退货？")
+    assert [t.word for t in terms.terms] == ["多久", "久内", "内能", "能退", "退货"]
+    assert {t.kind for t in terms.terms} == {"CJK bigram"} and terms.tokenizer == "bigram"
+    held = {t.word: t for t in terms.terms if t.held}
+    assert "退货" in held and held["退货"].idf > 0 and terms.usable
+    assert "久内" in terms.absent  # a bigram across two words: no chunk holds it
 
 
 def test_the_seed_question_is_answered_offline_from_its_section_with_a_citation(shop):

@@ -63,5 +63,7 @@ def test_a_fresh_data_dir_lists_the_default_collection_as_empty():
     result = _run("collections", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [
-        {"name": "docs", "dense_model": None, "dense_runtime": None, "sparse_model": None, "sentence_vectors": None, "chunks": 0, "documents": 0, "error": None, "default": True}
+        {"name": "docs", "dense_model": None, "dense_runtime": None, "sparse_model": None, "sentence_vectors": None, "dense_vectors": [], "chunks": 0, "documents": 0, "error": None, "default": True,
+         "layout": None, "cluster": {"peer": None, "shard_count": None, "replicas": [], "transfers": 0, "reported": False,
+                                     "why": "the embedded engine does not report cluster status: it is one shard in this process"}}
     ]

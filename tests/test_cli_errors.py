@@ -28,6 +28,7 @@ def _args(tmp_path: Path) -> dict[str, list[str]]:
         "track": ["when does the ferry leave", "--chunk", "abc"],
         "chunk": ["disable", "6f0e1f55-2d3c-4b8a-9a43-5a1c0b7d2e10"],
         "versions": ["take", "v1"],
+        "vectors": ["list"],
         "eval": [str(tmp_path / "set.jsonl")],
         "doctor": [],
         "collections": [],

@@ -7,7 +7,7 @@ import json
 import pytest
 from carry_corpus import QUESTION, ingest_guide
 from click.testing import CliRunner
-from retrieval_corpus import PARAPHRASE_QUESTION, ingest_corpus
+from retrieval_corpus import KEYWORD_QUESTION, PARAPHRASE_QUESTION, ingest_corpus
 
 from rag.cli import main
 
@@ -15,7 +15,7 @@ FIELDS = {
     "chunk_id", "source", "heading", "start", "end", "text",
     "dense_rank", "dense_score", "sparse_rank", "sparse_score",
     "fused_rank", "fused_score", "rerank_rank", "rerank_score", "final_rank", "collapsed_into", "carried_at",
-    "also_in", "repeat_of",
+    "also_in", "repeat_of", "arithmetic", "sparse_terms",
 }  # fmt: skip
 
 
@@ -115,3 +115,29 @@ def test_search_lists_the_chunk_a_section_carries_under_it(components):
     assert lines[0].split()[0] == "1" and lines[1].split()[:2] == ["(1)", answer[:8]], out.stdout
     rows = json.loads(_search(QUESTION, "--collapse", "--json").stdout)["results"]
     assert (rows[1]["chunk_id"], rows[1]["final_rank"], rows[1]["carried_at"]) == (answer, None, 1)
+
+
+def test_json_rows_carry_the_arithmetic_of_the_scores_they_were_ranked_by(ingested):
+    out = _search(KEYWORD_QUESTION, "--fusion", "dbsf", "--reranker", "score-fusion", "--candidates", "4", "--json", "--all")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["fusion"]["fusion"] == "dbsf" and [n["stage"] for n in data["fusion"]["norms"]] == ["dense", "sparse"]
+    assert "zorblaxite" in [t["word"] for t in data["question_terms"]["terms"]]
+    for row in data["results"]:
+        fused, rerank = row["arithmetic"]["fused"], row["arithmetic"]["rerank"]
+        if row["fused_score"] is not None:
+            assert fused["matches"] and fused["computed"] == pytest.approx(row["fused_score"], rel=1e-5, abs=1e-6)
+            assert rerank["computed"] == row["rerank_score"]
+            assert [p["name"] for p in rerank["parts"]] == ["chunk cosine", "BM25"]
+        terms = row["sparse_terms"]["terms"]
+        assert sum(t["contribution"] for t in terms) == pytest.approx(row["sparse_score"] or 0.0, rel=1e-4, abs=1e-9)
+
+
+def test_a_question_of_stop_words_is_reported_empty(ingested):
+    text = _search("What is it that they do?")
+    assert text.exit_code == 0, text.output
+    assert "The keyword (BM25) search had no term to search" in text.stderr and "they (stop word)" in text.stderr
+    data = json.loads(_search("What is it that they do?", "--json").stdout)
+    assert data["question_terms"]["usable"] is False and data["question_terms"]["terms"] == []
+    assert all(r["sparse_rank"] is None for r in data["results"])
+    assert "BM25 searched 1 term" in _search(PARAPHRASE_QUESTION.replace("How can I get my money back?", "money")).stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qdrant_server import PEERS, RecordedQdrant
 from streamlit.testing.v1 import AppTest
 
 from rag.catalog.collections import SAMPLE_COLLECTION, for_collection
@@ -15,6 +16,9 @@ from rag.components import build_components
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.originals import Originals
 from rag.retrieval.retrieve import retrieve
+from rag.settings.config import Settings
+from rag.store import open_store
+from rag.store.base import CollectionModels
 from rag.catalog.sample import sample_files
 from ui import setup as ui_setup
 from tests.apptest_pages import open_page
@@ -112,3 +116,51 @@ def test_create_then_delete_only_once_the_name_is_typed():
     assert any("Deleted collection notes" in s.value for s in at.sidebar.success)
     assert _engine("notes").store.collection_models() is None
     assert not notes.settings.originals_dir.exists()  # its kept source files go with it
+
+
+def test_the_create_form_lays_out_the_new_collection_and_says_what_the_embedded_engine_cannot():
+    at = _run(AppTest.from_file(APP, default_timeout=90))
+    at.sidebar.text_input(key="ui_collection_new").input("packed")
+    at.sidebar.selectbox(key="ui_collection_layout_quantization").select("binary")
+    at.sidebar.checkbox(key="ui_collection_layout_on_disk_vectors").check()
+    at.sidebar.checkbox(key="ui_collection_layout_use_shards").check()
+    _run(at)
+    at.sidebar.number_input(key="ui_collection_layout_shards").set_value(6)
+    _run(at)
+    assert any(
+        "shards (RAGSCOPE_SHARDS=6) does not apply on the embedded engine" in c.value.replace("\\", "")
+        for c in at.sidebar.caption
+    )
+    at.sidebar.button(key="ui_collection_create").click()
+    _run(at)
+    assert _picker(at).value == "packed"
+    (notice,) = [s.value for s in at.sidebar.success if "Created collection packed" in s.value]
+    assert "vectors on disk" in notice and "binary quantization" in notice
+    layout = _engine("packed").store.layout()  # the page's own engine: switching opened no second store
+    assert (layout.quantization, layout.on_disk_vectors) == ("binary", True)
+
+    at.sidebar.toggle(key="ui_collection_details").set_value(True)
+    _run(at)
+    (table,) = [d.value for d in at.sidebar.dataframe if d.proto.alt == "Collections"]
+    row = table.set_index("collection").loc["packed"]
+    assert row["made with"] == "1 shard, 1 replica, vectors on disk, payload on disk, binary quantization"
+    assert "does not report cluster status" in row["cluster"]
+
+
+def test_the_collections_view_shows_a_servers_shards_and_replicas(tmp_path, monkeypatch):
+    with RecordedQdrant() as server:
+        for name, value in {"QDRANT_URL": server.url, "RAGSCOPE_SHARDS": "6", "RAGSCOPE_REPLICAS": "2"}.items():
+            monkeypatch.setenv(name, value)
+        store = open_store(Settings.from_env())
+        store.ensure_collection(CollectionModels("all-MiniLM-L6-v2", 384, "Qdrant/bm25", sentence_vectors=True))
+        store.close()
+        at = _run(AppTest.from_file(APP, default_timeout=90))
+        at.sidebar.toggle(key="ui_collection_details").set_value(True)
+        _run(at)
+        (table,) = [d.value for d in at.sidebar.dataframe if d.proto.alt == "Collections"]
+        (shards,) = [d.value for d in at.sidebar.dataframe if d.proto.alt == "Shard replicas"]
+    row = table.set_index("collection").loc["docs"]
+    assert row["made with"].startswith("6 shards, 2 replicas, write consistency 1")
+    assert row["cluster"] == "6 shards, 12 replicas on 3 peers: 12 Active"
+    assert len(shards) == 12 and set(shards["shard"]) == set(range(6)) and set(shards["state"]) == {"Active"}
+    assert set(shards["peer"]) == set(PEERS)

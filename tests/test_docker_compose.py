@@ -92,3 +92,56 @@ def test_dockerfile_builds_the_app_as_the_compose_file_expects():
     data_dir = COMPOSE["services"]["app"]["environment"]["RAGSCOPE_DATA_DIR"]
     assert f"RAGSCOPE_DATA_DIR={data_dir}" in text
     assert "HF_HUB_OFFLINE=1" in text  # the default models ship in packages; the container never needs a hub
+
+
+CLUSTER_NODES = ("qdrant-node1", "qdrant-node2", "qdrant-node3")
+
+
+def _command(service: dict) -> str:
+    """The node's command line as the shell would run it (a list, or `bash -c "..."`)."""
+    command = service["command"]
+    return command[-1] if command[:2] == ["bash", "-c"] else " ".join(command)
+
+
+def test_the_cluster_profile_is_three_qdrant_nodes_that_form_one_cluster():
+    services = COMPOSE["services"]
+    cluster = {name for name, s in services.items() if "cluster" in s.get("profiles", [])}
+    assert cluster == {*CLUSTER_NODES, "app-cluster"}
+    assert not services["qdrant"].get("profiles") and not services["app"].get("profiles")  # plain `up` unchanged
+    env = {"QDRANT_API_KEY": "k-123"}
+    volumes = set()
+    for name in CLUSTER_NODES:
+        node = services[name]
+        assert node["image"] == services["qdrant"]["image"]  # the single node's pinned release
+        assert node["environment"]["QDRANT__CLUSTER__ENABLED"] == "true"
+        assert _interpolate(node["environment"]["QDRANT__SERVICE__API_KEY"], env) == "k-123"
+        args = _command(node).split()
+        assert args[args.index("--uri") + 1] == f"http://{name}:6335"  # its own peer-to-peer address
+        if name != "qdrant-node1":
+            assert args[args.index("--bootstrap") + 1] == "http://qdrant-node1:6335"
+            assert "qdrant-node1" in node["depends_on"]
+        else:
+            assert "--bootstrap" not in args
+        volumes.add(_named_volume(node, "/qdrant/storage"))
+    assert len(volumes) == 3 and "qdrant_storage" not in volumes  # each node its own storage
+
+
+def test_the_cluster_app_points_at_node_1_and_lays_out_new_collections_over_the_nodes():
+    services = COMPOSE["services"]
+    app = services["app-cluster"]
+    assert set(CLUSTER_NODES) <= set(app["depends_on"])
+    assert _ports(app)[8501] != _ports(services["app"])[8501]  # both apps can run at once
+    node1 = _ports(services["qdrant-node1"])
+    assert node1[6333] != _ports(services["qdrant"])[6333] and node1[6333].startswith("127.0.0.1:")
+    assert _named_volume(app, app["environment"]["RAGSCOPE_DATA_DIR"]) != _named_volume(services["app"], "/data")
+
+    env = {"QDRANT_API_KEY": "k-123"}
+    app_env = {k: _interpolate(v, env) for k, v in app["environment"].items()}
+    settings = Settings.from_env(app_env, secrets_path=ROOT / "no-such-secrets.toml")
+    assert settings.qdrant_url == "http://qdrant-node1:6333" and settings.qdrant_api_key.value == "k-123"
+    cluster = settings.cluster
+    assert (cluster.shards, cluster.replicas, cluster.write_consistency) == (6, 2, 1)
+    assert cluster.read_consistency == "majority"
+    assert cluster.replicas <= len(CLUSTER_NODES)  # every copy of a shard on a node of its own
+    overridden = {k: _interpolate(v, env | {"RAGSCOPE_SHARDS": "3"}) for k, v in app["environment"].items()}
+    assert Settings.from_env(overridden, secrets_path=ROOT / "no-such-secrets.toml").cluster.shards == 3

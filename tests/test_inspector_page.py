@@ -386,7 +386,8 @@ def test_the_url_holds_the_question_as_soon_as_it_is_asked(store):
 
 
 def test_the_sidebar_says_the_stage_settings_after_apply(store):
-    """Issue 38, item 11: after Apply the sidebar's retrieval line names the settings the table ran with."""
+    """Issue 38, item 11: after Apply the sidebar's retrieval line names the settings the table ran with, and
+    (issue 40, item 3) how they differ from what Ask and Eval run."""
     at = _open(q=PARAPHRASE_QUESTION, fusion="rrf", candidates="3", k="1", reranker="none", track=store)
     assert not at.exception, at.exception
     at.button(key="inspector_apply_0").click()
@@ -394,8 +395,8 @@ def test_the_sidebar_says_the_stage_settings_after_apply(store):
     assert not at.exception
     lines = [c.value.replace("\\", "") for c in at.sidebar.caption if c.value.startswith("Retrieval")]
     assert len(lines) == 1, lines
-    found = re.fullmatch(r"Retrieval on this page: (.+) \(the stage settings below; the collection's: (.+)\)", lines[0])
-    assert found and found.group(1) != found.group(2), lines
+    found = re.fullmatch(r"Retrieval on this page: (.+) · differs from Ask and Eval in: (.+)", lines[0])
+    assert found and "dense weight 1 (Ask: 0.5)" in found.group(2), lines  # the fix applied: weighted RRF, w=1
     ran = [c.value.replace("\\", "") for c in at.caption if c.value.endswith(" ms")]  # the table's own settings line
     assert len(ran) == 1 and ran[0].startswith(found.group(1) + " · "), (ran, found.group(1))
 

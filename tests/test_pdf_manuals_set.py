@@ -12,16 +12,13 @@ import re
 from pathlib import Path
 
 import pytest
+from installed_manuals import MANUALS, ON_MANUALS, read_manuals
 
 from rag.eval.gold import SectionGold
 from rag.eval.qsets import read_question_set_file
-from rag.ingest.chunker import chunk_document
-from rag.ingest.loaders.document import load_document
 from rag.types import Chunk
 
 SET = Path(__file__).parent / "data" / "pdf_manuals.jsonl"
-PDFS = {"bashref.pdf": Path("/usr/share/doc/bash/bashref.pdf"), "gnuplot.pdf": Path("/usr/share/doc/gnuplot/gnuplot.pdf")}
-_MISSING = [str(p) for p in PDFS.values() if not p.is_file()]
 _WORD = re.compile(r"\w{3,}")
 _LINE_HYPHEN = re.compile(r"(?<=[^\W\d_])-\n(?=[^\W\d_])")
 
@@ -32,14 +29,14 @@ def test_set_counts_and_shape():
     assert len(answerable) >= 80 and qset.unanswerable >= 5
     for q in answerable:
         assert isinstance(q.gold, SectionGold) and len(q.gold.sections) == 1, q.id
-        assert q.gold.sections[0].source in PDFS and q.gold.sections[0].heading, q.id
+        assert q.gold.sections[0].source in MANUALS and q.gold.sections[0].heading, q.id
         assert q.answer, q.id
-    assert {q.gold.sections[0].source for q in answerable} == set(PDFS)
+    assert {q.gold.sections[0].source for q in answerable} == set(MANUALS)
 
 
 @pytest.fixture(scope="module")
 def chunks() -> dict[str, list[Chunk]]:
-    return {name: chunk_document(load_document(name, path.read_bytes())) for name, path in PDFS.items()}
+    return {name: chunks for name, (_, chunks) in read_manuals().items()}
 
 
 def _under(chunk: Chunk, heading: str) -> bool:
@@ -50,7 +47,7 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(_LINE_HYPHEN.sub("", text).lower()))
 
 
-@pytest.mark.skipif(bool(_MISSING), reason=f"PDFs not installed (apt-get install bash-doc gnuplot-doc): {_MISSING}")
+@ON_MANUALS
 def test_gold_sections_are_produced_and_hold_the_answer(chunks):
     bad = []
     for q in read_question_set_file(SET).questions:
@@ -67,7 +64,7 @@ def test_gold_sections_are_produced_and_hold_the_answer(chunks):
     assert bad == []
 
 
-@pytest.mark.skipif(bool(_MISSING), reason=f"PDFs not installed (apt-get install bash-doc gnuplot-doc): {_MISSING}")
+@ON_MANUALS
 def test_unanswerable_questions_name_nothing_the_manuals_hold(chunks):
     """Each unanswerable question names a tool neither manual mentions (checked word by word)."""
     text = "\n".join(c.text for cs in chunks.values() for c in cs).lower()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from apptest_pages import open_page
+from installed_manuals import MANUALS, ON_MANUALS, read_manuals
 from click.testing import CliRunner
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
@@ -229,12 +230,8 @@ def test_inspector_searches_index_pages_only_when_asked(settings):
     assert "handbook.pdf > Index" in shown()
 
 
-# The real manuals: Texinfo (bashref) and LaTeX (gnuplot), a few hundred pages each, with outlines and indexes.
-MANUALS = {
-    "bashref.pdf": Path("/usr/share/doc/bash/bashref.pdf"),
-    "gnuplot.pdf": Path("/usr/share/doc/gnuplot/gnuplot.pdf"),
-}
-_MISSING = [str(p) for p in MANUALS.values() if not p.is_file()]
+# The real manuals (tests/installed_manuals.py): Texinfo (bashref) and LaTeX (gnuplot), a few hundred pages each,
+# with outlines and indexes.
 _RUNNING_HEAD = re.compile(
     r"(?m)^(?:Chapter \d+|Appendix [A-Z]): .* \d+$|gnuplot 5\.4 (?:\d+|CONTENTS|INDEX)|\d+ gnuplot 5\.4"
 )
@@ -244,15 +241,10 @@ _LINE_HYPHEN = re.compile(r"([^\W\d_]+)-\n+([^\W\d_]+)")
 
 @pytest.fixture(scope="module")
 def manuals():
-    if _MISSING:
-        pytest.skip(f"not installed: {', '.join(_MISSING)} (apt-get install bash-doc gnuplot-doc)")
-    out = {}
-    for name, path in MANUALS.items():
-        doc = load_document(name, path.read_bytes())
-        out[name] = (doc, chunk_document(doc))
-    return out
+    return read_manuals()
 
 
+@ON_MANUALS
 def test_no_running_head_page_number_or_split_word_in_any_chunk(manuals):
     assert set(manuals) == set(MANUALS)
     for name, (doc, chunks) in manuals.items():
@@ -269,6 +261,7 @@ def test_no_running_head_page_number_or_split_word_in_any_chunk(manuals):
         assert (heads, edges, splits) == ([], [], []), name
 
 
+@ON_MANUALS
 def test_manual_contents_and_index_pages_are_out_of_the_default_ranking(manuals):
     for name, (doc, chunks) in manuals.items():
         navigation = [c for c in chunks if c.role]

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from apptest_pages import APP
 
 from rag.cli.options import setting_options, with_options
-from rag.settings.config import AnswerConfig, ChunkConfig, RetrievalConfig, Settings
+from rag.settings.config import AnswerConfig, ChunkConfig, ClusterConfig, RetrievalConfig, Settings
 from rag.errors import ConfigError
 from rag.settings.labels import config_label
 from rag.settings.links import inspector_params, parse_inspector_params
@@ -59,10 +59,17 @@ def test_a_new_setting_is_a_cli_option_with_its_range():
     runner = CliRunner()
     out = runner.invoke(show, ["--boost", "1.75", "--fusion", "rrf", "--k", "3"])
     assert out.exit_code == 0, out.output
-    assert {k: json.loads(out.stdout)[k] for k in ("boost", "fusion", "final_k")} == {"boost": 1.75, "fusion": "rrf", "final_k": 3}
+    assert {k: json.loads(out.stdout)[k] for k in ("boost", "fusion", "final_k")} == {
+        "boost": 1.75,
+        "fusion": "rrf",
+        "final_k": 3,
+    }
     assert "--boost FLOAT" in runner.invoke(show, ["--help"]).stdout
     bad = runner.invoke(show, ["--boost", "nan"])
-    assert bad.exit_code != 0 and "Invalid value for '--boost': the value must be a number from 0 to 2; got 'nan'" in bad.output
+    assert (
+        bad.exit_code != 0
+        and "Invalid value for '--boost': the value must be a number from 0 to 2; got 'nan'" in bad.output
+    )
 
 
 def test_a_new_setting_travels_in_links_and_labels():
@@ -122,7 +129,11 @@ def _bad_values(knob) -> list[str]:  # noqa: ANN001
     return []
 
 
-@pytest.mark.parametrize("knob", [k for cls in (Settings, ChunkConfig, RetrievalConfig, AnswerConfig) for k in knobs(cls)], ids=lambda k: k.env)
+@pytest.mark.parametrize(
+    "knob",
+    [k for cls in (Settings, ChunkConfig, RetrievalConfig, AnswerConfig, ClusterConfig) for k in knobs(cls)],
+    ids=lambda k: k.env,
+)
 def test_every_setting_refuses_a_bad_value_naming_variable_value_and_range(knob):
     assert knob.env, f"{knob.name} has no environment variable"
     for raw in _bad_values(knob):
@@ -138,8 +149,15 @@ def test_issue_examples_are_config_errors():
         Settings.from_env({"RAGSCOPE_PRF": "maybe"})
     with pytest.raises(ConfigError, match="RAGSCOPE_MAX_UPLOAD_MB must be a whole number from 1 to 10000; got '-1'"):
         Settings.from_env({"RAGSCOPE_MAX_UPLOAD_MB": "-1"})
-    good = Settings.from_env({"RAGSCOPE_MIN_SCORE": "0.2", "RAGSCOPE_PRF": "on", "RAGSCOPE_MAX_UPLOAD_MB": "10", "RAGSCOPE_LLM_TIMEOUT": "5"})
-    assert (good.retrieval.min_score, good.retrieval.prf, good.max_upload_mb, good.answer.timeout_s) == (0.2, True, 10, 5.0)
+    good = Settings.from_env(
+        {"RAGSCOPE_MIN_SCORE": "0.2", "RAGSCOPE_PRF": "on", "RAGSCOPE_MAX_UPLOAD_MB": "10", "RAGSCOPE_LLM_TIMEOUT": "5"}
+    )
+    assert (good.retrieval.min_score, good.retrieval.prf, good.max_upload_mb, good.answer.timeout_s) == (
+        0.2,
+        True,
+        10,
+        5.0,
+    )
 
 
 def test_secrets_toml_values_are_parsed_the_same_way(tmp_path):
@@ -156,7 +174,9 @@ def test_a_bad_setting_stops_the_app_with_the_message(monkeypatch):
     monkeypatch.setenv("RAGSCOPE_MIN_SCORE", "abc")
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert not at.exception
-    assert [e.value.replace("\\", "") for e in at.error] == ["Configuration error: RAGSCOPE_MIN_SCORE must be a finite number, or empty for none; got 'abc'"]
+    assert [e.value.replace("\\", "") for e in at.error] == [
+        "Configuration error: RAGSCOPE_MIN_SCORE must be a finite number, or empty for none; got 'abc'"
+    ]
 
 
 def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings):
@@ -170,8 +190,13 @@ def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings
     for prefix, at in (("inspector", pages["inspector"]), ("ask", pages["ask"]), ("eval", pages["ask"])):
         assert not at.exception
         limits[prefix] = {
-            key: (w.min, w.max) for key in ("candidates", "k", "rrf_k", "prf_docs", "prf_terms", "dense_prf_docs") for w in [at.number_input(key=f"{prefix}_{key}")]
-        } | {"reranker": tuple(at.selectbox(key=f"{prefix}_reranker").options), "fusion": tuple(at.selectbox(key=f"{prefix}_fusion").options)}
+            key: (w.min, w.max)
+            for key in ("candidates", "k", "rrf_k", "prf_docs", "prf_terms", "dense_prf_docs")
+            for w in [at.number_input(key=f"{prefix}_{key}")]
+        } | {
+            "reranker": tuple(at.selectbox(key=f"{prefix}_reranker").options),
+            "fusion": tuple(at.selectbox(key=f"{prefix}_fusion").options),
+        }
     assert limits["inspector"] == limits["ask"] == limits["eval"]
     assert limits["ask"]["candidates"] == (1, 2000) and limits["ask"]["k"] == (1, 4000)
 
@@ -179,7 +204,10 @@ def test_inspector_ask_and_eval_draw_the_same_form_with_the_same_limits(settings
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("foo", "RAGSCOPE_RERANKER: unknown reranker 'foo'; use one of none, dense-cosine, score-fusion, sentence-maxsim, maxsim-fusion"),
+        (
+            "foo",
+            "RAGSCOPE_RERANKER: unknown reranker 'foo'; use one of none, dense-cosine, score-fusion, sentence-maxsim, maxsim-fusion",
+        ),
         ("dense-cosine:0.3", "unknown reranker 'dense-cosine:0.3'"),
         ("score-fusion:1.5", "score-fusion weight must be between 0 and 1; got 1.5"),
         ("sentence-maxsim:x", "the part after ':' must be a number between 0 and 1"),
@@ -195,5 +223,43 @@ def test_a_bad_reranker_name_fails_when_settings_load_like_a_bad_fusion(value, m
 
 
 def test_every_reranker_form_loads():
-    for name in ("none", "dense-cosine", "score-fusion", "score-fusion:0.3", "sentence-maxsim:1", "maxsim-fusion:0.6", "cross-encoder:/models/ce"):
+    for name in (
+        "none",
+        "dense-cosine",
+        "score-fusion",
+        "score-fusion:0.3",
+        "sentence-maxsim:1",
+        "maxsim-fusion:0.6",
+        "cross-encoder:/models/ce",
+    ):
         assert Settings.from_env({"RAGSCOPE_RERANKER": name}).retrieval.reranker == name
+
+
+def test_every_setting_of_the_product_has_its_words_in_settings_toml():
+    """The product's own settings are described in rag/settings/settings.toml, each with a label; a table
+    naming no field, a key a Spec lacks and a key given twice are refused when the class is read."""
+    for cls in (ChunkConfig, RetrievalConfig, AnswerConfig, Settings):
+        described = knobs(cls)
+        assert described and all(k.label for k in described), cls.__name__
+    assert knobs(RetrievalConfig)[0].spec.names == (("dense", "dense only"), ("sparse", "sparse only"))
+
+
+@pytest.mark.parametrize(
+    ("row", "code", "refused"),
+    [
+        ({"RetrievalConfig": {"no_such_field": {"label": "x"}}}, {}, "do not exist: \\['no_such_field'\\]"),
+        ({"Probe": {"size": {"colour": "red"}}}, {}, "unknown keys \\['colour'\\]"),
+        ({"Probe": {"size": {"label": "size"}}}, {"label": "Size"}, "\\['label'\\] given twice"),
+    ],
+)
+def test_settings_toml_refuses_what_describes_nothing(monkeypatch, row, code, refused):
+    from rag.settings import spec
+
+    probe = dataclasses.make_dataclass("Probe", [("size", int, setting(3, **code))], frozen=True)
+    monkeypatch.setattr(spec, "_rows", lambda: row)
+    spec.knobs.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match=refused):
+            knobs(RetrievalConfig if "RetrievalConfig" in row else probe)
+    finally:
+        spec.knobs.cache_clear()

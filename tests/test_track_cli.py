@@ -55,6 +55,18 @@ def test_a_section_found_below_rank_1_says_what_ranked_above_it_and_why(guide):
     assert above["why"].startswith(f"higher rerank score (maxsim-fusion:0.6): {theirs:.4f} vs {mine:.4f}")
     # Fusion had it above already, from both searches: dense 2 vs 4, sparse 1 vs none.
     assert "fused rank 1 vs 4" in above["why"] and "dense rank 2 vs 4" in above["why"] and "sparse rank 1 vs —" in above["why"]
+    # The chunk just above it and the term that decided, from the reranker's own parts (maxsim-fusion:0.6).
+    versus = out["versus_above"]
+    assert (versus["above_id"], versus["stage"], versus["above_score"]) == (guide, "rerank", theirs)
+    gaps = {g["name"]: g["above"] - g["target"] for g in versus["gaps"]}
+    assert set(gaps) == {"sentence-maxsim", "BM25"}
+    assert sum(gaps.values()) == pytest.approx(theirs - mine, abs=1e-9)
+    assert versus["decided_by"] == max(gaps, key=gaps.get)
+    standing = out["standing_chunk"]
+    assert out["explained"][standing]["arithmetic"]["rerank"]["computed"] == mine
+    assert out["explained"][guide]["arithmetic"]["rerank"]["computed"] == theirs
+    assert out["question_terms"]["usable"] and out["explained"][guide]["sparse_terms"]["terms"]
     text = _track("-k", "2")["text"]
     assert "found: final rank 2" in text and "ranked above it:" in text
     assert f"  1. guide.md › Guide > Refunds  score {theirs:.4f}: {above['why']}" in text
+    assert f"against the chunk just above it: {versus['text']}" in text

@@ -17,6 +17,8 @@ from rag.ask.log import AskRecord
 from rag.components import Components
 from rag.retrieval.context import span_context
 from rag.retrieval.result import Candidate
+from rag.settings.config import RetrievalConfig
+from rag.settings.parity import parity
 from rag.text.words import plural, readable_time
 from ui.render import SourcePanel, answer_html, md_escape, sources_html
 from ui.safe import say
@@ -136,8 +138,10 @@ def show_recent(
     again: Callable[[AskRecord], None],
     inspector: str,
     inspector_params: Callable[[AskRecord], dict],
+    today: RetrievalConfig,
 ) -> None:
-    """The last asks, newest first, with times in the reader's own time zone."""
+    """The last asks, newest first, with times in the reader's own time zone, each marked where the settings it
+    was answered with differ from what Ask runs `today` (the collection's settings in force)."""
     st.subheader("Recent questions")
     if not records:
         st.caption("No questions asked yet.")
@@ -150,6 +154,9 @@ def show_recent(
                 f"{r.mode} ({md_escape(r.model)}) · {r.latency_ms:,.0f} ms · fusion {r.config.fusion}, "
                 f"k {r.config.final_k}, reranker {md_escape(r.config.reranker)}{searched}"
             )
+            if not (then := parity(r.config, today)).same:
+                say("caption", "Answered with settings that differ from today's: {changes}",
+                    changes=then.listed("today"))  # fmt: skip
             if r.abstained:
                 st.text(f"Abstained: {r.reason}")
             else:

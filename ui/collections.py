@@ -8,6 +8,7 @@ the models: switching is cheap after the first time.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import pandas as pd
@@ -22,8 +23,9 @@ from rag.catalog.collections import (
 )
 from rag.components import Components
 from rag.errors import RagError
-from rag.settings.config import Settings
+from rag.settings.config import ClusterConfig, Settings
 from rag.settings.links import COLLECTION
+from ui.forms import setting_widgets
 from ui.render import md_escape
 from ui.safe import say
 
@@ -97,11 +99,13 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
         st.success(md_escape(shown))
     with st.expander("Manage collections"):
         new = st.text_input("New collection", key="ui_collection_new", placeholder="name")
-        if st.button("Create and switch", key="ui_collection_create", disabled=not new.strip()):
+        cluster = _layout_form(base, components)
+        if st.button("Create and switch", key="ui_collection_create", disabled=not new.strip() or cluster is None):
             try:
-                info = create_collection(open_components(for_collection(base, new.strip())))
+                info = create_collection(open_components(for_collection(base, new.strip())), cluster)
                 switch_collection(info.name)
-                st.session_state[_NOTICE] = f"Created collection {info.name}."
+                made = f" ({info.layout.describe()})" if info.layout else ""
+                st.session_state[_NOTICE] = f"Created collection {info.name}{made}."
                 st.rerun()
             except RagError as e:
                 say("error", "{e}", e=e)
@@ -130,8 +134,20 @@ def manage(base: Settings, components: Components, open_components: Opener) -> N
             details(base, components, open_components)
 
 
+def _layout_form(base: Settings, components: Components) -> ClusterConfig | None:
+    """The new collection's layout, one widget per setting fixed at creation (ClusterConfig's `create` group),
+    starting at the configured values; what this backend would not apply of it is said under it."""
+    with st.container(border=True):
+        st.caption("**Layout of the new collection**")
+        cluster = setting_widgets("ui_collection_layout", base.cluster, "create")
+        note = components.store.cluster_note(cluster) if cluster is not None else ""
+        if note:
+            st.caption(md_escape(f"Here {note}."))
+    return cluster
+
+
 def details(base: Settings, components: Components, open_components: Opener) -> None:
-    rows = []
+    rows, shards = [], []
     for name in _names(base, components):
         try:
             info = describe_collection(open_components(for_collection(base, name)))
@@ -142,7 +158,15 @@ def details(base: Settings, components: Components, open_components: Opener) -> 
         rows.append({
             "collection": name, "documents": info.documents, "chunks": info.chunks,
             "dense": models.dense_model if models else "", "dense runtime": models.dense_runtime if models else "",
+            "other dense vectors": ", ".join(f"{v.name} ({v.model})" for v in models.other_dense) if models else "",
             "sparse": models.sparse_model if models else "",
             "sentence vectors": info.sentence_vectors,
+            "made with": info.layout.describe() if info.layout else "",
+            "cluster": info.cluster.describe() if info.cluster and info.layout else "",
         })  # fmt: skip
+        if info.cluster is not None and info.cluster.reported:
+            shards.extend({"collection": name, **dataclasses.asdict(r)} for r in info.cluster.replicas)
     st.dataframe(pd.DataFrame(rows), hide_index=True, alt="Collections")
+    if shards:
+        st.caption("Each shard's replicas, as the server reports them")
+        st.dataframe(pd.DataFrame(shards), hide_index=True, alt="Shard replicas")

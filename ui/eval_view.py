@@ -49,7 +49,8 @@ from rag.settings.labels import config_label
 from rag.settings.links import inspector_url
 from rag.text.wording import STAGE_TITLES
 from rag.text.words import plural, readable_time
-from ui import forms, gen_set_view, tune_view
+from ui import forms, gen_set_view, report_download, tune_view
+from ui.question_notes import no_term_questions
 from ui.render import md_escape
 from ui.safe import say
 
@@ -65,7 +66,7 @@ def render(components: Components) -> None:
     force = tune_view.settings_in_force(components)  # a damaged stored file: its message and Reset, first
     st.subheader("Question sets")
     gen_set_view.render(components)  # before the set picker: saving a reviewed set selects it
-    name = _question_sets(data_dir)
+    name = _question_sets(components)
     if name is None:
         return
     runs = _runs(data_dir, name)  # newest first; storing a run reruns the tab, so this list stays current
@@ -85,13 +86,14 @@ def render(components: Components) -> None:
     )
     run = load_run(data_dir, chosen)
     _rename(data_dir, run)
-    _results(run)
+    _results(components, run)
     st.subheader("History and comparison")
     _history(data_dir, runs, run)
 
 
-def _question_sets(data_dir: Path) -> str | None:
+def _question_sets(components: Components) -> str | None:
     """Upload, load the sample, list, view and delete sets; returns the selected set's name."""
+    data_dir = components.settings.data_dir
     cols = st.columns([3, 1])
     upload = cols[0].file_uploader("Upload a question set (JSONL)", type=["jsonl"], key="eval_upload")
     if upload is not None and st.session_state.get("eval_uploaded") != upload.file_id:
@@ -119,6 +121,7 @@ def _question_sets(data_dir: Path) -> str | None:
     except RagError as e:
         say("error", "{e}", e=e)
         return None
+    no_term_questions(components, [(q.id, q.question) for q in qset.questions])
     with st.expander(f"{len(qset.questions)} questions ({qset.unanswerable} unanswerable)"):
         rows = [
             {"id": q.id, "question": q.question, "answerable": q.answerable, "gold": str(q.as_json().get("gold", ""))}
@@ -239,7 +242,7 @@ def _rename(data_dir: Path, run: EvalRun) -> None:
     )
 
 
-def _results(run: EvalRun) -> None:
+def _results(components: Components, run: EvalRun) -> None:
     """Per-stage metrics (table and chart), answer rates, verdict counts, and the per-question table."""
     st.caption(
         f"Collection {md_escape(run.collection)} (fingerprint {run.fingerprint}) · "
@@ -310,6 +313,7 @@ def _results(run: EvalRun) -> None:
                     st.text(f"Answer: {q.answer.text}")
                 label = "Open in the inspector, gold tracked" if "track" in q.inspector else "Open in the inspector"
                 st.page_link(INSPECTOR, label=label, icon="🔬", query_params=dict(q.inspector))
+                report_download.verdict_offer(components, run, q)
 
 
 def _invalid(run: EvalRun) -> None:
@@ -412,6 +416,8 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
         if s in cmp.deltas
     ]
     st.dataframe(pd.DataFrame(deltas), hide_index=True, width="stretch", key="eval_delta_table")
+    intervals = ", ".join(f"{m} {cmp.interval(m).words()}" for m in ("ndcg@10", "mrr@10", "recall@5"))
+    st.caption(f"Final stage, B - A with its paired-bootstrap 95% interval (* excludes 0): {intervals}")
     st.markdown(
         f"**{plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, "
         f"{plural(len(cmp.verdict_changes), 'verdict change')}**"

@@ -1,4 +1,5 @@
-"""The one retrieval-settings form, shared by the inspector, Ask and the Eval tab.
+"""The one retrieval-settings form, shared by the inspector, Ask and the Eval tab; and `setting_widgets`, the
+same widgets for one group of another config's settings (a new collection's cluster layout).
 
 Every widget is derived from RetrievalConfig's field descriptions (rag/settings/spec.py): its kind,
 label, help, range and the fusions it applies to. A setting that does nothing under the chosen fusion
@@ -12,7 +13,7 @@ with the reason.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -25,6 +26,7 @@ from ui.safe import say
 
 CUSTOM = "other…"  # the reranker picker's entry for a name typed by hand
 GROUPS = ("mode", "core", "fusion", "cut", "expansion")
+C = TypeVar("C")
 
 
 def reranker_choices(base: RetrievalConfig) -> list[str]:
@@ -43,10 +45,8 @@ def widget_key(prefix: str, knob: Knob) -> str:
     return f"{prefix}_{knob.link or knob.name}"
 
 
-def set_form_state(
-    prefix: str, config: RetrievalConfig, configured: RetrievalConfig, *, only_missing: bool = False
-) -> None:
-    """Put a config into the widgets of `retrieval_form(prefix, ..., configured)`.
+def set_form_state(prefix: str, config: C, configured: C, *, only_missing: bool = False) -> None:
+    """Put a config into the widgets of `retrieval_form(prefix, ..., configured)` (or of `setting_widgets`).
 
     Values go in through session state (not `value=`) so a link, an "Apply" or an "Ask again" button
     can set them without a conflict; `only_missing` fills defaults without undoing the user's edits.
@@ -111,6 +111,18 @@ def retrieval_form(
         return None
 
 
+def setting_widgets(prefix: str, config: C, group: str) -> C | None:
+    """One widget per setting of `group` in `config`'s class, starting at `config`'s values; the config they
+    make, or None after saying why it is invalid (a rule across settings, like write consistency and replicas)."""
+    set_form_state(prefix, config, config, only_missing=True)
+    values = {k.name: _widget(prefix, k, config, "") for k in knobs(type(config)) if k.group == group}
+    try:
+        return dataclasses.replace(config, **values)
+    except RagError as e:
+        say("error", "{e}", e=e)
+        return None
+
+
 def _mode_picker(prefix: str, knob: Knob, claude: bool) -> str:
     """The mode selectbox, each mode named with what it does here; the chosen one's description below it."""
     picked = st.selectbox(
@@ -131,8 +143,9 @@ def _mode_picker(prefix: str, knob: Knob, claude: bool) -> str:
     return picked
 
 
-def _widget(prefix: str, knob: Knob, configured: RetrievalConfig, why: str) -> Any:  # noqa: ANN401
-    """One setting's widget (disabled, with the reason in its help, when `why` says it does not apply)."""
+def _widget(prefix: str, knob: Knob, configured: C, why: str) -> Any:  # noqa: ANN401
+    """One setting's widget (disabled, with the reason in its help, when `why` says it does not apply);
+    `configured` is the deployment's config (a RetrievalConfig: its reranker is offered by name)."""
     key = widget_key(prefix, knob)
     helptext = f"{knob.help}. Not used now: {why}." if why else f"{knob.help}."
     if knob.kind is int or knob.kind is float:
@@ -149,6 +162,8 @@ def _widget(prefix: str, knob: Knob, configured: RetrievalConfig, why: str) -> A
         return st.selectbox(knob.label, knob.choices, format_func=lambda c: names.get(c, c), **common)
     if knob.kind is bool:
         return st.checkbox(knob.label, **common)
+    if knob.kind is str:
+        return st.text_input(knob.label, **common).strip()
     if knob.optional:
         use = st.checkbox(
             f"Set {knob.label.lower()}", key=f"{prefix}_use_{knob.link or knob.name}", help=helptext, disabled=bool(why)

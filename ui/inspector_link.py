@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag.ask.log import AskLog, AskRecord
+from rag.components import Components
+from rag.errors import RagError
+from rag.settings.config import RetrievalConfig
 from rag.settings.links import COLLECTION
+from rag.settings.parity import parity
+from rag.text.words import readable_time
+from ui.safe import say
 
 QUESTION = "q"
 # A tracked chunk in the URL belongs to the question it came with: a new question drops it.
 TRACK_PARAMS = ("track", "track_source", "track_heading")
 SEEN = "inspector_link"  # the link last applied, as link_seen() gives it
+REPLAY = "inspector_replay"  # the logged ask (AskRecord) the last link replays, or None
 
 
 def link_params() -> dict[str, list[str]]:
@@ -42,3 +50,44 @@ def question_to_url() -> None:
         for name in TRACK_PARAMS:
             st.query_params.pop(name, None)
     st.session_state[SEEN] = link_seen(link_params())
+
+
+def keep_replay(components: Components, ask_id: int | None) -> None:
+    """Keep the logged ask a link replays (`?ask=`), to say which settings it was answered with; a link naming
+    none clears it."""
+    record = None
+    if ask_id is not None:
+        try:
+            record = AskLog.for_settings(components.settings).get(ask_id)
+        except RagError as e:
+            say("error", "{e}", e=e)
+        if record is None or record.collection != components.settings.collection:
+            say("warning", "Ask {id} is not in this collection's ask log: the link's settings are shown as given.",
+                id=ask_id)  # fmt: skip
+            record = None
+    st.session_state[REPLAY] = record
+
+
+def parity_note(config: RetrievalConfig, base: RetrievalConfig, question: str) -> None:
+    """At a glance, above the stages: whether they run what Ask and Eval run for this collection (`base`), and,
+    replaying a logged ask, whether the settings it was answered with still hold."""
+    record: AskRecord | None = st.session_state.get(REPLAY)
+    if record is not None and record.question == " ".join(question.split()):
+        then = parity(record.config, base)
+        say(
+            "info",
+            "Replaying the ask of {when} with the settings it was answered with: {today}",
+            when=readable_time(record.asked_at, st.context.timezone),
+            today="today's stored settings are the same"
+            if then.same
+            else f"today's stored settings differ in: {then.listed('today')}",
+        )  # fmt: skip
+        if config == record.config:
+            return
+        say("caption", "The stage settings have changed since that ask: {changes}",
+            changes=parity(config, record.config).listed("the ask"))  # fmt: skip
+    now = parity(config, base)
+    if now.same:
+        say("caption", "✓ This page {words}", words=now.words())
+    else:
+        say("info", "This page {words}", words=now.words())

@@ -16,7 +16,7 @@ from rag.inspect.track import TrackReport, track
 from rag.retrieval.question import clean_question
 from rag.settings.config import RetrievalConfig
 from rag.types import ChunkFilter
-from ui import inspector_view, kept
+from ui import inspector_arithmetic, inspector_view, kept, report_download
 from ui.safe import say
 
 TRACK_BY = ("chunk id", "source + heading", "pasted text")
@@ -91,3 +91,5 @@ def track_section(
         kept.keep("inspector_track_report", None, scope)
     if report is not None:
         inspector_view.show_track(report, on_apply=on_apply)
+        inspector_arithmetic.versus_panel(components, report)
+        report_download.offer(components, report.result, report, "the search inspector", "inspector_track")

@@ -28,11 +28,11 @@ from ui import mode_view
 from ui.chunks import chunk_text
 from ui.render import without_fences
 from ui.safe import safe_text, say
+from ui.tables import ABSENT, show_rows
 from ui.where import COLUMN_WIDTH, where_labels
 
 RANK = st.column_config.NumberColumn(format="%d", width="small")
 SCORE = st.column_config.NumberColumn(format="%.4f", width="small")
-ABSENT = "–"  # what a table shows where a stage did not rank a chunk (st.dataframe would print "None")
 WHOLE_PATH = "whole path"
 # The cell keeps the path's end (ui/where.py); the whole path is a column of its own and the row detail's title.
 WHERE_COLUMNS = {
@@ -144,6 +144,7 @@ def stage_table(result: RetrievalResult) -> Candidate | None:
     event = st.dataframe(
         frame,
         key="inspector_table",
+        alt="Stage table",
         hide_index=True,
         column_config=stage_columns(),
         column_order=DETAILS if details else COMPACT,
@@ -277,14 +278,10 @@ def show_track(report: TrackReport, on_apply: Callable[[RetrievalConfig, ChunkFi
         }
         for s in report.stages
     ]
-    frame = pd.DataFrame(rows).astype({"rank": "Int64", "would-be rank": "Int64"})
-    st.dataframe(
-        frame,
-        hide_index=True,
-        key="inspector_track_table",
-        column_config={"rank": RANK, "would-be rank": RANK, "score": SCORE},
-        placeholder=ABSENT,
-    )
+    show_rows(
+        rows, "inspector_track_table", {"rank": RANK, "would-be rank": RANK, "score": SCORE},
+        whole=("rank", "would-be rank"),
+    )  # fmt: skip
     if report.found:
         say("success", "{reason}", reason=report.reason)
         _show_above(report)

@@ -17,8 +17,7 @@ from rag.modes.options import describe_mode
 from rag.modes.result import ModeResult
 from rag.retrieval.result import STAGES, RetrievalResult
 from rag.text.markdown import escape_markdown
-
-ABSENT = "–"
+from ui.tables import ABSENT
 
 
 def show_mode(mr: ModeResult, key: str) -> None:

@@ -20,6 +20,7 @@ from rag.errors import RagError
 from rag.settings.collection_settings import in_force
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
+from rag.settings.parity import parity
 from rag.text.redact import redact_url
 from rag.text.words import plural
 from ui import collections as collection_ui
@@ -148,19 +149,17 @@ def sidebar(components: Components) -> None:
             st.caption("Access: open (no RAGSCOPE_PASSWORD and no [auth] sign-in configured)")
 
 
-def retrieval_on_page(config: RetrievalConfig | None, base: RetrievalConfig) -> None:
+def retrieval_on_page(config: RetrievalConfig | None, base: RetrievalConfig, ask: bool = False) -> None:
     """The sidebar's retrieval line says the page's own settings once they differ from the collection's (an
-    applied fix, a changed stage setting), so it never disagrees with the form under it (issue 38, item 11)."""
+    applied fix, a changed stage setting, a replayed ask), and how they differ from what Ask and Eval run, so it
+    never disagrees with the form under it (issue 38, item 11; issue 40, item 3). On the Ask page (`ask`) its
+    own form is what differs from the collection's settings."""
     slot = getattr(_SLOTS, "retrieval", None)
     if slot is None or config is None or config == base:
         return
-    slot.caption(
-        safe_text(
-            "Retrieval on this page: {now} (the stage settings below; the collection's: {base})",
-            now=config_label(config),
-            base=config_label(base),
-        )  # fmt: skip
-    )
+    p = parity(config, base)
+    words = f"differs from the collection's settings in: {p.listed('collection')}" if ask and not p.same else p.words()
+    slot.caption(safe_text("Retrieval on this page: {now} · {parity}", now=config_label(config), parity=words))
 
 
 def _settings_in_force(settings: Settings) -> str:

@@ -70,6 +70,7 @@ def relevance_scores(components: Components, result: RetrievalResult) -> tuple[d
     scores = {c.id: float(c.dense.score) for c in final if c.dense.score is not None}
     missing = [c for c in final if c.dense.score is None]
     if missing:
+        components = components.in_space(result.config.dense_vector)  # the dense vector the stages ran in
         # Qdrant's cosine with the stored vectors and the query the dense stage ran, as for the others:
         # encoding the chunks again would not reproduce an int8 collection's stored vectors.
         query = result.query.dense_run if result.query is not None else components.dense.encode_query(result.question)

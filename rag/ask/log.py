@@ -22,7 +22,7 @@ from typing import Any, Iterator
 from rag.answer.result import Answer
 from rag.errors import ConfigError, StoreError
 from rag.settings.config import RetrievalConfig, Settings
-from rag.settings.links import collection_param, inspector_params
+from rag.settings.links import ASK, collection_param, inspector_params
 from rag.types import ChunkFilter
 
 _SCHEMA = """
@@ -77,8 +77,9 @@ class AskRecord:
 
     def inspector_params(self, base: RetrievalConfig | None = None) -> dict[str, str]:
         """Query parameters that open this ask in the search inspector with the same settings (`base`: the
-        configured ones) on its collection."""
-        return inspector_params(self.question, self.config, base) | collection_param(self.collection)
+        configured ones) on its collection, naming the ask so the inspector can say it replays it."""
+        replay = {ASK: str(self.id)}
+        return inspector_params(self.question, self.config, base) | replay | collection_param(self.collection)
 
 
 class AskLog:

@@ -17,9 +17,10 @@ from rag.components import Components, build_components
 from rag.errors import ConfigError, RagError
 from rag.ingest import fix_history
 from rag.settings.collection_settings import reset_collection_settings
-from rag.settings.config import Settings, validate_collection_name
+from rag.settings.config import ClusterConfig, Settings, validate_collection_name
 from rag.store import list_collections
 from rag.store.base import CollectionModels
+from rag.store.layout import ClusterStatus, Layout
 
 SAMPLE_COLLECTION = "sample"
 
@@ -30,6 +31,9 @@ class CollectionInfo:
 
     `models` is None until something is written; `chunks` and `documents` are None and `error` says
     why when the collection could not be opened (on the embedded engine: another process holds it).
+    `layout` is what it was made with (shards, replicas, on-disk storage, quantization) and `cluster` its
+    shards' state, or why the engine does not report it; `note` names the configured cluster settings
+    this backend does not apply.
     """
 
     name: str
@@ -37,6 +41,9 @@ class CollectionInfo:
     chunks: int | None
     documents: int | None
     error: str = ""
+    layout: Layout | None = None
+    cluster: ClusterStatus | None = None
+    note: str = ""
 
     @property
     def sentence_vectors(self) -> bool | None:
@@ -49,8 +56,11 @@ class CollectionInfo:
             "dense_runtime": self.models.dense_runtime if self.models else None,
             "sparse_model": self.models.sparse_model if self.models else None,
             "sentence_vectors": self.sentence_vectors,
+            "dense_vectors": [s.name for s in self.models.spaces] if self.models else [],
             "chunks": self.chunks,
             "documents": self.documents,
+            "layout": self.layout.as_json() if self.layout else None,
+            "cluster": self.cluster.as_json() if self.cluster else None,
             "error": self.error or None,
         }
 
@@ -98,10 +108,21 @@ def collection_names(settings: Settings) -> list[str]:
 
 
 def describe_collection(components: Components) -> CollectionInfo:
-    """Models, chunk and document counts of an open collection (cheap: metadata, a count and a facet)."""
+    """Models, chunk and document counts, layout and cluster status of an open collection (cheap: metadata, a
+    count, a facet and the server's cluster info)."""
     store = components.store
+    try:
+        cluster = store.cluster_status()
+    except RagError as e:  # the collection itself answered: say why its shards did not, and show the rest
+        cluster = ClusterStatus(why=f"the server did not report its cluster status: {e}")
     return CollectionInfo(
-        components.settings.collection, store.collection_models(), store.count(), len(store.sources())
+        components.settings.collection,
+        store.collection_models(),
+        store.count(),
+        len(store.sources()),
+        layout=store.layout(),
+        cluster=cluster,
+        note=store.cluster_note(),
     )
 
 
@@ -121,14 +142,14 @@ def describe_collections(settings: Settings) -> list[CollectionInfo]:
     return out
 
 
-def create_collection(components: Components) -> CollectionInfo:
-    """Create the components' collection for their models (loads the dense model for its dimension); a
-    no-op if it exists.
+def create_collection(components: Components, cluster: ClusterConfig | None = None) -> CollectionInfo:
+    """Create the components' collection for their models (loads the dense model for its dimension), laid out
+    as `cluster` says (default: the configured layout); a no-op if it exists.
 
     Raises:
         ModelMismatchError: it exists already, built with other models.
     """
-    components.ensure_collection()
+    components.ensure_collection(cluster)
     return describe_collection(components)
 
 

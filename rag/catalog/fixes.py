@@ -34,7 +34,6 @@ from rag.ingest.fixes import (
     where,
 )
 from rag.ingest.scan import scan_text
-from rag.store.base import PointData
 from rag.types import ChunkFilter, StoredChunk
 
 _SCAN_FIELDS = ("flags", "flag_reason", "unchecked")  # rewritten from the new text's scan
@@ -85,7 +84,7 @@ def edit_chunk(components: Components, chunk_id: str, text: str, who: str) -> St
         raise RagError(f"chunk {record.chunk.id} has this text already: nothing to change")
     original = str(record.payload.get(ORIGINAL_TEXT) or record.chunk.text)
     chunk = dataclasses.replace(record.chunk, text=text)
-    (dense,), (sparse,), (sentences,) = encode_chunks(components, [chunk])
+    vectors = encode_chunks(components, [chunk])
     payload = {k: v for k, v in record.payload.items() if k not in (*EDIT_FIELDS, *_SCAN_FIELDS)}
     payload |= {"text": text, **scan_text(text, chunk.heading_path, chunk.source).payload()}
     stamp = now()
@@ -95,7 +94,7 @@ def edit_chunk(components: Components, chunk_id: str, text: str, who: str) -> St
     with store.lock:  # an in-process ingest replaces the document under this lock: never between check and write
         if stored_chunk(components, chunk.id).chunk.text != record.chunk.text:
             raise RagError(f"chunk {chunk.id} was changed meanwhile (another session); look at it again, then edit")
-        store.upsert([PointData(chunk.id, dense, sparse, payload, sentences)])
+        store.upsert([vectors.point(0, chunk.id, payload)])
         store.flush()
     details = {"old": record.chunk.text, "new": text, **({"restored": True} if text == original else {})}
     fix_history.append(

@@ -15,6 +15,7 @@ from rag.cli import (
     search_cmd,
     track_cmd,
     tune_cmd,
+    vectors_cmd,
     versions_cmd,
 )
 from rag.cli.main import main

@@ -177,7 +177,7 @@ def _print_comparison(cmp: Comparison) -> None:
     for key, (old, new) in cmp.config_changes().items():
         click.echo(f"  {key}: {old} -> {new}")
     for m in HEADLINE:
-        click.echo(f"  {m}: {cmp.deltas[FINAL_STAGE][m]:+.3f}")
+        click.echo(f"  {m}: {cmp.deltas[FINAL_STAGE][m]:+.3f}, paired 95% interval {cmp.interval(m).words()}")
     click.echo(
         f"  {plural(len(cmp.wins), 'win')}, {plural(len(cmp.losses), 'loss', 'losses')}, "
         f"{plural(len(cmp.verdict_changes), 'verdict change')}"

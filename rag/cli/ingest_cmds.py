@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,6 +15,7 @@ from rag.cli.collections_cmd import collection_option
 from rag.cli.dry_run import previewer, show_dry_run, unread
 from rag.cli.ingest_inputs import Bar, read_in_batches
 from rag.cli.main import main, opened
+from rag.cli.options import cluster_options
 from rag.components import Components
 from rag.ingest.pipeline import ingest_files
 from rag.ingest.repeated import SiteChrome
@@ -44,6 +46,7 @@ from rag.types import clean_tags
     "drop written to the collection's history. Without it such a file is refused, its fixes named, nothing written.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print each file's result and every file skipped as JSON.")
+@cluster_options
 def ingest(
     paths: tuple[Path, ...],
     collection: str | None,
@@ -54,9 +57,13 @@ def ingest(
     dry_run: bool,
     drop_fixes: bool,
     as_json: bool,
+    **cluster: Any,  # noqa: ANN401 - the ClusterConfig options, each its field's kind or None
 ) -> None:
     """Ingest files, folders (recursively, with the .zip archives in them) and .zip archives; exits 1 if
     any file failed (with --dry-run: if any would be refused).
+
+    The cluster options (--shards, --replicas, ...) lay out a collection this ingest creates; an existing one
+    keeps what it was made with (`ragscope collections` shows it).
 
     Everything left out (hidden and tool folders, unsupported types, archive entries) is listed on
     stderr with the reason, and under "skipped" in --json. Only regular files are read (a FIFO or
@@ -71,7 +78,8 @@ def ingest(
             previews, skipped = read_in_batches(components, paths, previewer(components, config), unread, "preview")
         show_dry_run(previews, skipped, as_json, drop_fixes)
         return
-    with opened(collection, creates=True) as components:
+    with opened(collection, creates=True, cluster=cluster) as components:
+        _layout_note(components, cluster)
         config = _config(components, strategy, size, overlap)
         results, skipped = read_in_batches(
             components, paths, _ingest_batch(components, config, tags, drop_fixes), _refused
@@ -93,6 +101,22 @@ def ingest(
         click.echo(line)
     if summary.errors:
         raise SystemExit(1)
+
+
+def _layout_note(components: Components, cluster: dict[str, Any]) -> None:
+    """Say on stderr which cluster settings a new collection cannot take here, or that an existing one keeps its
+    layout when cluster options were given."""
+    store = components.store
+    if store.collection_models() is None:
+        note = store.cluster_note()
+        if note:
+            click.echo(f"note: {note}", err=True)
+    elif any(v is not None for v in cluster.values()):
+        click.echo(
+            f"note: collection {components.settings.collection!r} exists and keeps the layout it was made with "
+            "(`ragscope collections` shows it); the cluster options lay out new collections only",
+            err=True,
+        )
 
 
 def _config(components: Components, strategy: str | None, size: int | None, overlap: int | None) -> ChunkConfig:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import click
 
 from rag.catalog.collections import for_collection, require_collection
+from rag.cli.options import with_options
 from rag.components import Components, build_components
 from rag.errors import RagError
 from rag.settings.config import Settings
@@ -35,11 +38,14 @@ def settings_from_env(collection: str | None = None) -> Settings:
 
 
 @contextlib.contextmanager
-def opened(collection: str | None = None, creates: bool = False) -> Iterator[Components]:
+def opened(
+    collection: str | None = None, creates: bool = False, cluster: Mapping[str, Any] | None = None
+) -> Iterator[Components]:
     """The engine on `--collection` (see `settings_from_env`) for one command, closed when it ends.
 
     The collection must exist (exit 1 naming the close names and every collection, see
-    `require_collection`) unless the command `creates` it (ingest).
+    `require_collection`) unless the command `creates` it (ingest), whose `cluster` options (ClusterConfig
+    fields, None: not given) lay out a new collection over the configured ones.
 
     A RagError inside becomes one clean line and exit 1 (`_Group` does the same for errors raised
     outside), so no command repeats the translate-and-close block. Its retrieval settings are the
@@ -52,6 +58,8 @@ def opened(collection: str | None = None, creates: bool = False) -> Iterator[Com
     base = settings_from_env()
     try:
         settings = base if collection is None else for_collection(base, collection)
+        if cluster:
+            settings = dataclasses.replace(settings, cluster=with_options(settings.cluster, cluster))
         if not creates:
             require_collection(settings, base.collection)
     except RagError as e:

@@ -1,4 +1,5 @@
-"""Retrieval options shared by `ragscope search`, `ask` and `eval`, derived from RetrievalConfig's field descriptions.
+"""Retrieval options shared by `ragscope search`, `ask` and `eval`, and the cluster options of `ingest` (the
+command that creates a collection), derived from RetrievalConfig's and ClusterConfig's field descriptions.
 
 Each option parses and range-checks its value with the setting's own `Spec`, so a bad value exits
 non-zero with the same message (what was given, what is allowed) as the env variable or a link.
@@ -8,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from rag.errors import ConfigError
-from rag.settings.config import RetrievalConfig
+from rag.settings.config import ClusterConfig, RetrievalConfig
 from rag.settings.spec import Knob, knobs
 
 
@@ -56,12 +57,16 @@ def setting_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., A
 
 
 retrieval_options = setting_options(RetrievalConfig)
+# Only the settings fixed when a collection is made have a CLI name; the search-time ones are env only.
+cluster_options = setting_options(ClusterConfig)
+
+C = TypeVar("C")
 
 
-def with_options(config: RetrievalConfig, options: Mapping[str, Any]) -> RetrievalConfig:
-    """`config` with the given (not-None) options applied.
+def with_options(config: C, options: Mapping[str, Any]) -> C:
+    """`config` (a RetrievalConfig or ClusterConfig) with the given (not-None) options applied.
 
     Raises:
-        ConfigError: a value RetrievalConfig refuses (its message says which and why).
+        ConfigError: a value the config refuses (its message says which and why).
     """
     return dataclasses.replace(config, **{k: v for k, v in options.items() if v is not None})

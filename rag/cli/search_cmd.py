@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Sequence
 
 import click
 
@@ -10,10 +11,12 @@ from rag.cli.collections_cmd import collection_option
 from rag.cli.main import main, opened
 from rag.cli.options import retrieval_options, with_options
 from rag.components import Components
+from rag.inspect.arithmetic import explained_rows, score_arithmetic
 from rag.inspect.compare import feedback_notes
-from rag.retrieval.result import STAGES, Candidate
+from rag.inspect.question_terms import QuestionTerms, question_terms, summary
+from rag.retrieval.result import STAGES, Candidate, RetrievalResult
 from rag.retrieval.retrieve import retrieve
-from rag.settings.collection_settings import in_force
+from rag.settings.collection_settings import InForce, in_force
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 from rag.types import ChunkFilter
@@ -36,8 +39,9 @@ from rag.types import ChunkFilter
     "as_json",
     is_flag=True,
     help=(
-        "Print {reranker, expansion, dense_feedback, results: [...]} with the final top-k's "
-        "(with --all: every candidate's) per-stage ranks and scores."
+        "Print {reranker, expansion, dense_feedback, question_terms, fusion, results: [...]} with the final "
+        "top-k's (with --all: every candidate's) per-stage ranks and scores, each row's score arithmetic and "
+        "BM25 term contributions (sparse_terms); question_terms: the terms BM25 searched, with their IDF."
     ),
 )
 def search(
@@ -57,17 +61,12 @@ def search(
             _search_mode(components, question, config, flt, as_json)
             return
         result = retrieve(components, question, config, flt)
-    shown = result.candidates if show_all else result.shown  # with the chunks each section carries, under it
-    if as_json:
-        out = {
-            "reranker": result.reranker,
-            "expansion": list(result.expansion),
-            "dense_feedback": list(result.dense_feedback),
-            "results": [c.as_row() for c in shown],
-            "settings": force.as_json(),
-        }
-        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
-        return
+        terms = question_terms(components, question)
+        shown = result.candidates if show_all else result.shown  # with the chunks each section carries, under it
+        if as_json:
+            click.echo(json.dumps(_as_json(components, result, shown, terms, force), ensure_ascii=False, indent=2))
+            return
+    click.echo(summary(terms), err=True)  # what BM25 searched, or why it searched nothing
     click.echo(
         f"{'final':>5}  {'chunk':8}  {'dense':>12}  {'sparse':>12}  {'fused':>12}  {'rerank':>12}  source > heading"
     )
@@ -109,6 +108,23 @@ def _search_mode(
     for note in (*mr.notes, mr.reason):
         if note:
             click.echo(f"{mr.mode}: {note}", err=True)
+
+
+def _as_json(
+    components: Components, result: RetrievalResult, shown: Sequence[Candidate], terms: QuestionTerms, force: InForce
+) -> dict:
+    """The documented --json shape: the stages' rows, each with its score arithmetic and BM25 terms."""
+    arithmetic = score_arithmetic(components, result)
+    explained = explained_rows(components, result, [c.id for c in shown], arithmetic)
+    return {
+        "reranker": result.reranker,
+        "expansion": list(result.expansion),
+        "dense_feedback": list(result.dense_feedback),
+        "question_terms": terms.as_dict(),
+        "fusion": arithmetic.as_dict(),
+        "results": [c.as_row() | explained[c.id] for c in shown],
+        "settings": force.as_json(),
+    }
 
 
 def parse_filters(filters: tuple[str, ...]) -> ChunkFilter:

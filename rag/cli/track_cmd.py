@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -12,6 +13,11 @@ from rag.cli.collections_cmd import collection_option
 from rag.cli.main import main, opened
 from rag.cli.options import retrieval_options, with_options
 from rag.cli.search_cmd import parse_filters
+from rag.components import Components
+from rag.errors import RagError
+from rag.inspect.arithmetic import explained_rows, score_arithmetic, versus_above
+from rag.inspect.question_terms import question_terms
+from rag.inspect.report import failure_report, report_format, report_input
 from rag.inspect.target import find_target
 from rag.inspect.track import TrackReport, section_fates, track
 from rag.retrieval.loss import LOSS_TITLES
@@ -40,14 +46,34 @@ _HELP = (
     "--json",
     "as_json",
     is_flag=True,
-    help="Print {target, found, final_rank, lost_at, stages, standing_chunk, fixes, above}.",
+    help=(
+        "Print {target, found, final_rank, lost_at, stages, standing_chunk, fixes, above, question_terms, explained, "
+        "versus_above}: explained holds the target's and each chunk above's score arithmetic and BM25 terms; "
+        "versus_above, the chunk just above it and the term that decided."
+    ),
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE.md|FILE.json",
+    help="Also write the failure report to share (question, settings and where each came from, stage table, "
+    "target, where it was lost, what ranked above, the verified fix): Markdown for .md, JSON for .json.",
 )
 def track_command(
     question: str, chunk_id: str | None, source: str | None, heading: str | None, text: str | None,
-    filters: tuple[str, ...], collection: str | None, as_json: bool, **options: object,
+    filters: tuple[str, ...], collection: str | None, as_json: bool, report_path: Path | None, **options: object,
 ) -> None:  # fmt: skip
     if sum(x is not None for x in (chunk_id, source, text)) != 1:
         raise click.UsageError("give one of --chunk ID, --source NAME [--heading PATH], --text TEXT")
+    if report_path is not None:
+        try:
+            report_format(report_path)  # refused before any retrieval runs
+        except RagError as e:
+            raise click.BadParameter(str(e), param_hint="--report") from None
+        if not report_path.parent.is_dir():
+            raise click.BadParameter(f"no folder {report_path.parent} to write the report in", param_hint="--report")
     flt = parse_filters(filters)
     with opened(collection) as components:
         config = with_options(components.settings.retrieval, options)
@@ -55,10 +81,16 @@ def track_command(
             components, chunk_id=chunk_id, source=source, heading=heading, text=text, question=question
         )
         report = track(components, question, target, config, flt)
-    out = report_json(report)
+        out = report_json(report) | explained_json(components, report)
+        if report_path is not None:
+            given = report_input(components, report.result, report, "ragscope track")
+            failure_report(given).write(report_path)
+            click.echo(f"report written to {report_path}", err=True)
     if as_json:
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
+    if out["question_terms"]["note"]:
+        click.echo(out["question_terms"]["note"], err=True)
     chunk = report.target.chunk.chunk
     click.echo(f"tracking {chunk.source} › {chunk.heading or '(no heading)'} ({chunk.id[:8]}), {report.target.how}")
     if report.target.note:
@@ -74,6 +106,8 @@ def track_command(
         click.echo("ranked above it:")
     for a in out["above"]:
         click.echo(f"  {a['rank']}. {a['source']} › {a['heading']}  score {_score(a['score'])}: {a['why']}")
+    if out["versus_above"]:
+        click.echo(f"against the chunk just above it: {out['versus_above']['text']}")
     for fix in out["fixes"]:
         click.echo(f"fix: {fix['setting']} = {fix['value']} -> final rank {fix['final_rank']}")
 
@@ -112,6 +146,20 @@ def report_json(report: TrackReport) -> dict[str, Any]:
             }
             for a in report.above
         ],
+    }
+
+
+def explained_json(components: Components, report: TrackReport) -> dict[str, Any]:
+    """What --json adds to `report_json`: the question's BM25 terms, the target's and each chunk above's score
+    arithmetic and BM25 contributions (keyed by chunk id), and the comparison with the chunk just above it."""
+    result = report.result
+    arithmetic = score_arithmetic(components, result)
+    ids = [c for c in dict.fromkeys((report.target.id, *(a.candidate.id for a in report.above))) if result.get(c)]
+    versus = versus_above(result, arithmetic, report.target.id)
+    return {
+        "question_terms": question_terms(components, report.result.question).as_dict(),
+        "explained": explained_rows(components, result, ids, arithmetic),
+        "versus_above": versus.as_dict() if versus else None,
     }
 
 

@@ -54,14 +54,27 @@ class DenseEncoder(Protocol):
     ) -> SpanVectors: ...
 
 
+@dataclass(frozen=True)
+class QueryToken:
+    """One token of a question as BM25 reads it."""
+
+    word: str  # lower-cased, as the tokenizer cut it (a CJK run's bigram or word)
+    stem: str  # "" when it fell out
+    index: int | None  # its sparse-vector index; None when it fell out
+    dropped: str = ""  # why it fell out: "stop word", "punctuation", "too long"
+
+
 class SparseEncoder(Protocol):
     name: str
+    tokenizer: str  # how CJK runs are cut (rag.text.cjk)
 
     def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]: ...
 
     def encode_query(self, text: str) -> SparseVector: ...
 
     def query_terms(self, text: str) -> dict[int, str]: ...
+
+    def query_tokens(self, text: str) -> tuple[QueryToken, ...]: ...
 
 
 def resolve_dense_path(name: str) -> str:

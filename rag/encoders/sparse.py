@@ -3,12 +3,11 @@ supplies the IDF. CJK runs are cut into terms first (rag.text.cjk), by the token
 
 from __future__ import annotations
 
-import re
 from importlib import resources
 from pathlib import Path
 from typing import Sequence
 
-from rag.encoders.base import DEFAULT_SPARSE, log
+from rag.encoders.base import DEFAULT_SPARSE, QueryToken, log
 from rag.errors import EncoderError
 from rag.lazy import LazyModel
 from rag.text.cjk import analyzer
@@ -72,15 +71,39 @@ class FastembedBm25Encoder(LazyModel):
 
     def query_terms(self, text: str) -> dict[int, str]:
         """Index -> the query word it came from, so the inspector can explain a sparse score."""
+        return {t.index: t.word for t in self.query_tokens(text) if t.index is not None}
+
+    def query_tokens(self, text: str) -> tuple[QueryToken, ...]:
+        """Every token of `text` as the BM25 query sees it, in order: its stem and index, or why it fell out.
+
+        The steps are fastembed's own (`query_embed`: non-alphanumerics to spaces, its tokenizer, its stop
+        words, punctuation and length limit, its stemmer) after the CJK cut, so the kept tokens are exactly
+        the terms `encode_query` searches; () for a model without those steps (a custom one).
+        """
         inner = getattr(self._load(), "model", None)
-        out: dict[int, str] = {}
         if inner is None or not hasattr(inner, "_stem"):
-            return out
-        for word in re.findall(r"\w+", self._analyze(text).lower()):
+            return ()
+        from fastembed.common.utils import remove_non_alphanumeric
+
+        out = []
+        for word in inner.tokenizer.tokenize(remove_non_alphanumeric(self._analyze(text))):
             stemmed = inner._stem([word])
             if stemmed:
-                out[inner.compute_token_id(stemmed[0])] = word
-        return out
+                out.append(QueryToken(word, stemmed[0], inner.compute_token_id(stemmed[0])))
+            else:
+                out.append(QueryToken(word, "", None, _why_dropped(inner, word)))
+        return tuple(out)
+
+
+def _why_dropped(inner, word: str) -> str:  # noqa: ANN001 - fastembed's Bm25 model
+    """Which of fastembed's `_stem` rules removed `word`."""
+    if word in inner.punctuation:
+        return "punctuation"
+    if word.lower() in inner.stopwords:
+        return "stop word"
+    if len(word) > inner.token_max_length:
+        return "too long"
+    return "no stem"
 
 
 def _to_sparse(embedding) -> SparseVector:  # noqa: ANN001

@@ -35,7 +35,7 @@ from rag.modes.run import run_mode
 from rag.retrieval.fusion import uncut_fused_rank
 from rag.retrieval.result import STAGES, RetrievalResult
 from rag.settings.collection_settings import stored_in_run
-from rag.settings.config import RetrievalConfig, Settings
+from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 from rag.settings.links import collection_param
 
@@ -252,7 +252,7 @@ def _build_run(
         set_name=qset.name,
         collection=settings.collection,
         config=config,
-        models=_models(settings, config, reranker, generator, judge),
+        models=_models(components, config, reranker, generator, judge),
         fingerprint=index.fingerprint,
         per_stage={stage: means(r) for stage, r in per_stage_results.items()},
         answers=answer_metrics((r.answerable, r.answer) for r in rows if r.answer) if generator is not None else {},
@@ -275,15 +275,22 @@ def _stage_metrics(scored: Sequence[_Scored], final_k: int) -> dict[str, dict[st
 
 
 def _models(
-    settings: Settings,
+    components: Components,
     config: RetrievalConfig,
     reranker: str,
     generator: Generator | None,
     judge: FaithfulnessJudge | None,
 ) -> dict[str, str]:
     """What produced the run's numbers: the encoders, the reranker that ran, the generator and judge when
-    answers were scored, and the collection's own stored settings when the config follows them."""
+    answers were scored, and the collection's own stored settings when the config follows them. The dense
+    model is the one of the dense vector searched (rag/catalog/vectors.py), named when the collection holds
+    more than its first."""
+    settings = components.settings
     models = {"dense": settings.dense_model, "sparse": settings.sparse_model, "reranker": reranker}
+    record = components.store.collection_models()
+    if record is not None and record.follows_record:
+        space = record.space(config.dense_vector)
+        models |= {"dense": space.model, "dense vector": space.name}
     if generator is not None:
         models["generator"] = f"{generator.mode}: {generator.model}"
     if judge is not None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from rag.errors import RagError
 from rag.eval.answers import AnswerRecord
+from rag.eval.bootstrap import Interval, paired_interval
 from rag.eval.history import opened
 from rag.eval.verdicts import INVALID, Verdict
 from rag.settings.config import RetrievalConfig
@@ -328,6 +329,15 @@ class Comparison:
     @property
     def same_collection(self) -> bool:
         return self.a.fingerprint == self.b.fingerprint
+
+    def interval(self, metric: str, stage: str = FINAL_STAGE) -> Interval:
+        """The paired-bootstrap 95% interval of B - A in `metric` at `stage`, over the questions both scored:
+        whether a difference (another dense vector, another reranker) is more than the questions' noise."""
+
+        def per_question(run: EvalRun) -> dict[str, float]:
+            return {q.id: q.scores[stage][metric] for q in run.questions if metric in q.scores.get(stage, {})}
+
+        return paired_interval(per_question(self.a), per_question(self.b))
 
     def config_changes(self) -> dict[str, tuple[Any, Any]]:
         a, b = dataclasses.asdict(self.a.config), dataclasses.asdict(self.b.config)

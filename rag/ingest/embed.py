@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from rag.components import Components, dense_spec
+from rag.components import Components, dense_spec, space_spec
 from rag.encoders.base import DenseEncoder
 from rag.encoders.factory import DenseSpec
 from rag.encoders.pool import encode_batches
@@ -32,46 +33,82 @@ def embed_plans(
 ) -> list[list[PointData]]:
     """Dense + sparse vectors and payloads for every plan's new chunks, encoded together, plus each
     chunk's sentence vectors when the collection stores them, made as its record says (late pooling
-    from the chunks' own forward pass, or a second pass over the sentences).
+    from the chunks' own forward pass, or a second pass over the sentences), and its vector in every
+    other dense vector the collection holds (rag/catalog/vectors.py).
 
     `progress(what, done, total)` follows each encoder batch ("chunks", then "sentences" for a
-    collection whose sentences are encoded separately).
+    collection whose sentences are encoded separately, then "vector NAME" for each other dense vector).
     """
     added = [(p, c) for p in plans for c in p.added]
-    dense, sparse, sentences = encode_chunks(components, [c for _, c in added], progress)
+    vectors = encode_chunks(components, [c for _, c in added], progress)
     points: dict[int, list[PointData]] = {id(p): [] for p in plans}
-    for (plan, chunk), d, s, rows in zip(added, dense, sparse, sentences, strict=True):
+    for i, (plan, chunk) in enumerate(added):
         # Scanned as Claude is shown it: the file name and heading path come with the text; and what invisible
         # characters removed from it at load said.
         scan = scan_text(chunk.text, chunk.heading_path, chunk.source, plan.doc.hidden_in(chunk.start, chunk.end))
         payload = {**chunk_payload(chunk, plan.doc_meta), **scan.payload(), "status": "active"}
-        points[id(plan)].append(PointData(chunk.id, d, s, payload, rows))
+        points[id(plan)].append(vectors.point(i, chunk.id, payload))
     return [points[id(p)] for p in plans]
+
+
+@dataclass(frozen=True)
+class ChunkVectors:
+    """Every vector some chunks are stored with, a row (or an entry) per chunk in each."""
+
+    dense: np.ndarray
+    sparse: list[SparseVector]
+    sentences: list[Any]  # None each when the collection stores none
+    others: dict[str, np.ndarray]  # the other dense vectors' rows, by vector name
+
+    def point(self, i: int, chunk_id: str, payload: dict[str, Any]) -> PointData:
+        """The `i`-th chunk's point."""
+        others = {name: rows[i] for name, rows in self.others.items()}
+        return PointData(chunk_id, self.dense[i], self.sparse[i], payload, self.sentences[i], others)
 
 
 def encode_chunks(
     components: Components, chunks: Sequence[Chunk], progress: EncodeProgress | None = None
-) -> tuple[np.ndarray, list[SparseVector], list[Any]]:
-    """Each chunk's dense vector (a row), sparse vector, and sentence vectors (None each when the collection
-    stores none), from its `embed_text`: what ingest writes for new chunks, and what an edit of a chunk's text
-    writes for it (rag.catalog.fixes), so an edited chunk is searched as if ingested with that text."""
+) -> ChunkVectors:
+    """Each chunk's dense vector (a row), sparse vector, sentence vectors (None each when the collection
+    stores none) and vector in each of the collection's other dense vectors, from its `embed_text`: what
+    ingest writes for new chunks, and what an edit of a chunk's text writes for it (rag.catalog.fixes), so
+    an edited chunk is searched as if ingested with that text.
+
+    Sentence vectors are made by the model of the dense vector the record names (`sentence_space`),
+    which is the default one unless another was made the default since."""
     texts = [c.embed_text for c in chunks]
     models = components.store.collection_models()
     sentences: list[Any] = [None] * len(chunks)
+    others: dict[str, np.ndarray] = {}
     workers = components.settings.encode_workers  # late pooling stays in this process (encode_late)
+    spec = getattr(components.dense, "spec", None)  # None: a wrapped encoder (tests count calls), run here
+    own = models is None or models.sentence_space == models.dense_vector  # sentences made by the default model
     if models is not None and models.sentence_vectors and models.sentence_pooling == "late":
-        dense, sentences = encode_late(components.dense, chunks, _stage(progress, "chunks"))
+        if own:
+            dense, sentences = encode_late(components.dense, chunks, _stage(progress, "chunks"))
+        else:
+            encoder = space_spec(components.settings, models.space(models.sentence_space)).build()
+            others[models.sentence_space], sentences = encode_late(encoder, chunks, _stage(progress, "sentences"))
+            dense = encode_texts(components.dense, texts, _stage(progress, "chunks"), spec, workers)
     else:
-        spec = getattr(components.dense, "spec", None)  # None: a wrapped encoder (tests count calls), run here
         dense = encode_texts(components.dense, texts, _stage(progress, "chunks"), spec, workers)
         if models is not None and models.sentence_vectors:
-            encoder = components.dense
+            encoder, sentence_spec = components.dense, spec
+            if not own:
+                sentence_spec = space_spec(components.settings, models.space(models.sentence_space))
+                encoder = sentence_spec.build()
             if models.sentence_pooling == "separate-int8":
-                spec = dense_spec(components.settings, INT8_RUNTIME)
-                encoder = spec.build()
-            sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"), spec, workers)
+                model = models.space(models.sentence_space).model
+                sentence_spec = dense_spec(components.settings, INT8_RUNTIME, model)
+                encoder = sentence_spec.build()
+            sentences = encode_sentences(encoder, chunks, _stage(progress, "sentences"), sentence_spec, workers)
+    for space in models.other_dense if models is not None else ():
+        if space.name not in others:
+            other = space_spec(components.settings, space)
+            stage = _stage(progress, f"vector {space.name}")
+            others[space.name] = encode_texts(other.build(), texts, stage, other, workers)
     sparse = components.sparse.encode_documents(texts) if texts else []
-    return dense, sparse, sentences
+    return ChunkVectors(dense, sparse, sentences, others)
 
 
 def encode_sentences(

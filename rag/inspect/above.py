@@ -33,13 +33,28 @@ def ranked_above(result: RetrievalResult, chunk_id: str) -> tuple[RankedAbove, .
     """The final chunks ranked above the chunk `chunk_id`, best first, each with why it ranks there; () when it is
     not shown. A chunk carried with its section's chunk, or collapsed behind it, is shown at that chunk's rank,
     so the scores compared are that chunk's: they decided the rank."""
-    mine = result.get(chunk_id)
-    standing = result.get(mine.collapsed_into) if mine is not None and mine.collapsed_into else mine
+    standing = standing_candidate(result, chunk_id)
     if standing is None or standing.final_rank is None:
         return ()
     return tuple(
         RankedAbove(c.final_rank, c, _why(result, c, standing)) for c in result.final[: standing.final_rank - 1]
     )
+
+
+def standing_candidate(result: RetrievalResult, chunk_id: str) -> Candidate | None:
+    """The candidate whose scores rank the chunk: its section's chunk when it was collapsed behind one, else itself."""
+    mine = result.get(chunk_id)
+    return result.get(mine.collapsed_into) if mine is not None and mine.collapsed_into else mine
+
+
+def outranking(result: RetrievalResult, chunk_id: str) -> tuple[RankedAbove, ...]:
+    """Lost by a retrieval that still ranked it (reranked below the final k, cut by the minimum score): every final
+    chunk, each with why it ranks above it, as `ranked_above` tells it for a chunk found; () when it is shown or
+    no stage ranked it (then its standings say why)."""
+    mine = result.get(chunk_id)
+    if mine is None or mine.shown_rank is not None or mine.fused.rank is None:
+        return ()
+    return tuple(RankedAbove(c.final_rank, c, _why(result, c, mine)) for c in result.final)
 
 
 def _why(result: RetrievalResult, above: Candidate, standing: Candidate) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import numpy as np
@@ -32,6 +32,7 @@ from rag.errors import RagError
 from rag.ingest.sentences import sentence_spans
 from rag.retrieval.rerank import sentence_cosines
 from rag.retrieval.result import RetrievalResult
+from rag.store.base import Store
 from rag.text.markdown import escape_markdown
 from rag.types import ChunkFilter, SparseVector, StoredChunk
 
@@ -59,6 +60,10 @@ class SparseExplanation:
     missing: tuple[str, ...]  # question terms the chunk does not contain
     total_chunks: int
     spans: tuple[tuple[int, int], ...]  # offsets in chunk.text of words that match a question term
+
+    def as_dict(self) -> dict:
+        """The JSON shape (`search --json`, `track --json`): the score and each term's part of it."""
+        return {"score": self.score, "terms": [asdict(t) for t in self.terms], "missing": list(self.missing)}
 
 
 @dataclass(frozen=True)
@@ -114,16 +119,36 @@ def explain(components: Components, question: str, chunk_id: str, result: Retrie
     Raises:
         RagError: the chunk id is not in the collection.
     """
+    if result is not None:
+        components = components.in_space(result.config.dense_vector)  # the dense vector the stages ran in
     chunk = get_chunk(components, chunk_id, with_vectors=True)
+    query = result.query if result is not None else None
+    dense = components.dense.encode_query(question) if query is None else query.dense_run
+    sparse, words = sparse_query(components, question, result)
+    return Explanation(chunk, explain_sparse(components, sparse, words, chunk), explain_dense(components, dense, chunk))
+
+
+def sparse_query(
+    components: Components, question: str, result: RetrievalResult | None = None
+) -> tuple[SparseVector, dict[int, str]]:
+    """The BM25 query the sparse stage ran (`result`'s, expanded under PRF; else `question` encoded now), and
+    the word behind each of its indices, PRF's marked."""
     words = components.sparse.query_terms(question)
     query = result.query if result is not None else None
     if query is None:
-        dense, sparse = components.dense.encode_query(question), components.sparse.encode_query(question)
-    else:
-        dense, sparse = query.dense_run, query.sparse_run
-        added = sparse.indices[len(query.sparse.indices) :]  # PRF appends its terms after the question's own
-        words = {**words, **{i: f"{word} (added by PRF)" for i, word in zip(added, result.expansion, strict=False)}}
-    return Explanation(chunk, explain_sparse(components, sparse, words, chunk), explain_dense(components, dense, chunk))
+        return components.sparse.encode_query(question), words
+    added = query.sparse_run.indices[len(query.sparse.indices) :]  # PRF appends its terms after the question's own
+    return query.sparse_run, {
+        **words,
+        **{i: f"{word} (added by PRF)" for i, word in zip(added, result.expansion, strict=False)},
+    }
+
+
+def chunk_terms(components: Components, result: RetrievalResult, ids: Sequence[str]) -> dict[str, SparseExplanation]:
+    """The sparse breakdown of each chunk `ids` names, for the query `result`'s sparse stage ran (the CLI's --json)."""
+    sparse, words = sparse_query(components, result.question, result)
+    found = components.store.records(ChunkFilter(ids=tuple(ids), include_quarantined=True), with_vectors=True)
+    return {c.chunk.id: explain_sparse(components, sparse, words, c) for c in found}
 
 
 def get_chunk(components: Components, chunk_id: str, with_vectors: bool = False) -> StoredChunk:
@@ -158,8 +183,7 @@ def explain_sparse(
     in_text = _term_spans(components, chunk.chunk.text, {i for i, _ in shared})
     terms = []
     for index, q_weight in shared:
-        hits = store.search_sparse(SparseVector((index,), (1.0,)), 1, only)
-        idf = hits[0].score / stored[index] if hits and stored[index] else 0.0
+        idf = term_idf(store, index, only, stored[index]) or 0.0
         terms.append(
             TermContribution(
                 term=words.get(index, f"#{index}"),
@@ -168,7 +192,7 @@ def explain_sparse(
                 doc_weight=stored[index],
                 idf=idf,
                 contribution=q_weight * idf * stored[index],
-                doc_freq=_doc_freq(idf, total),
+                doc_freq=doc_freq(idf, total),
                 in_text=index in in_text,
             )
         )
@@ -240,7 +264,24 @@ def _term_spans(components: Components, text: str, indices: set[int]) -> dict[in
     return found
 
 
-def _doc_freq(idf: float, total: int) -> int | None:
+def term_idf(store: Store, index: int, where: ChunkFilter, weight: float | None = None) -> float | None:
+    """The IDF Qdrant applies to one sparse index: a one-term query's score for the first chunk `where` lets
+    through (idf x that chunk's stored weight) divided by the weight (`weight`, or read from the chunk);
+    None when no chunk there holds the term.
+
+    Read from the engine, never re-implemented: it is the factor that multiplied the chunk's term.
+    """
+    hits = store.search_sparse(SparseVector((index,), (1.0,)), 1, where)
+    if not hits:
+        return None
+    if weight is None:
+        found = store.records(ChunkFilter(ids=(hits[0].id,), include_quarantined=True), with_vectors=True)
+        vector = found[0].sparse if found else None
+        weight = dict(zip(vector.indices, vector.values, strict=True)).get(index) if vector else None
+    return hits[0].score / weight if weight else None
+
+
+def doc_freq(idf: float, total: int) -> int | None:
     """Invert Qdrant's IDF, ln(1 + (N - n + 0.5) / (n + 0.5)), for n; None if it is not a whole number."""
     if idf <= 0 or total <= 0:
         return None

@@ -44,7 +44,7 @@ class ChunkProbe:
     """Direct scores and would-be ranks of one chunk for one retrieval."""
 
     def __init__(self, components: Components, question: str, result: RetrievalResult, target: TrackTarget) -> None:
-        self.components = components
+        self.components = components.in_space(result.config.dense_vector)  # the dense vector it ran in
         self.question = question
         self.result = result
         self.target = target

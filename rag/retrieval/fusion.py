@@ -82,8 +82,14 @@ def rrf_scores(lists: Iterable[Sequence[str]], k: int, first_rank: int = 0) -> d
     scores: dict[str, float] = {}
     for ids in lists:
         for rank, cid in enumerate(ids, first_rank):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
+            scores[cid] = scores.get(cid, 0.0) + rrf_term(rank, k)
     return scores
+
+
+def rrf_term(rank: int, k: int, weight: float = 1.0) -> float:
+    """What one list adds for a chunk at `rank` (counted as `rrf_scores` counts): 1 / ((rank + 1) / weight + k - 1),
+    Qdrant's weighted form, which is 1 / (k + rank) at weight 1; a list of weight 0 or less adds nothing."""
+    return 1.0 / ((rank + 1) / weight + k - 1) if weight > 0 else 0.0
 
 
 def _union(dense: Sequence[Hit], sparse: Sequence[Hit], k: int) -> list[Hit]:

@@ -63,13 +63,45 @@ class Reranker(Protocol):
     ) -> list[float]: ...
 
 
+@dataclass(frozen=True)
+class ScorePart:
+    """One part of a built-in reranker's score, which is the sum of its parts' `term`s.
+
+    The rerankers compute their scores from these parts, so the inspector's arithmetic (rag/inspect/arithmetic.py)
+    reads the very numbers that ranked the chunk, not a second computation of them.
+    """
+
+    name: str  # "fused score", "chunk cosine", "best sentence cosine", "BM25", "sentence-maxsim"
+    raw: float  # the measured score
+    value: float  # what is mixed: the raw score, or it min-max normalised over the candidates
+    weight: float
+    low: float | None = None  # the candidates' lowest and highest raw score, when normalised
+    high: float | None = None
+    parts: tuple[ScorePart, ...] = ()  # how `raw` itself was made (maxsim-fusion's sentence-maxsim side)
+
+    @property
+    def term(self) -> float:
+        return self.weight * self.value
+
+
+Parts = tuple[ScorePart, ...]  # one chunk's score, part by part
+
+
+def total(parts: Sequence[ScorePart]) -> float:
+    """A score from its parts (every built-in reranker's `score` is this)."""
+    return sum(p.term for p in parts)
+
+
 class NoReranker:
     """Keeps the fused order: the stage's scores are the fused scores, so a min score cuts on them."""
 
     name = "none"
 
     def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
-        return list(_need(context, self.name).prior)
+        return [total(p) for p in self.parts(question, chunks, _need(context, self.name))]
+
+    def parts(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext) -> list[Parts]:
+        return [(ScorePart("fused score", s, s, 1.0),) for s in context.prior]
 
 
 class DenseCosineReranker:
@@ -78,7 +110,10 @@ class DenseCosineReranker:
     name = "dense-cosine"
 
     def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
-        return exact_dense_scores(_need(context, self.name), chunks)
+        return [total(p) for p in self.parts(question, chunks, _need(context, self.name))]
+
+    def parts(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext) -> list[Parts]:
+        return [(ScorePart("chunk cosine", c, c, 1.0),) for c in exact_dense_scores(context, chunks)]
 
 
 class _WeightedReranker:
@@ -92,6 +127,12 @@ class _WeightedReranker:
         self.weight = weight
         self.name = self.base_name if weight == DEFAULT_WEIGHT else f"{self.base_name}:{weight:g}"
 
+    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
+        return [total(p) for p in self.parts(question, chunks, _need(context, self.name))]
+
+    def parts(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext) -> list[Parts]:
+        raise NotImplementedError
+
 
 class ScoreFusionReranker(_WeightedReranker):
     """Weighted sum (weight = dense share) of min-max normalised exact dense and BM25 scores over the candidates.
@@ -101,25 +142,26 @@ class ScoreFusionReranker(_WeightedReranker):
     """
 
     base_name = "score-fusion"
+    dense_name = "chunk cosine"  # what its dense side measures
 
-    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
-        ctx = _need(context, self.name)
-        dense = _minmax(self.dense_side(question, chunks, ctx))
-        sparse = _minmax(exact_sparse_scores(ctx, chunks))
-        w = self.weight
-        return [w * d + (1.0 - w) * s for d, s in zip(dense, sparse, strict=True)]
+    def parts(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext) -> list[Parts]:
+        dense = _normalised(self.dense_name, self.dense_side(question, chunks, context), self.weight)
+        sparse = _normalised("BM25", [(s, ()) for s in exact_sparse_scores(context, chunks)], 1.0 - self.weight)
+        return list(zip(dense, sparse, strict=True))
 
-    def dense_side(self, question: str, chunks: Sequence[StoredChunk], ctx: RerankContext) -> list[float]:
-        return exact_dense_scores(ctx, chunks)
+    def dense_side(self, question: str, chunks: Sequence[StoredChunk], ctx: RerankContext) -> list[tuple[float, Parts]]:
+        """Each chunk's dense score, and the parts it was made of (none: a cosine is measured)."""
+        return [(c, ()) for c in exact_dense_scores(ctx, chunks)]
 
 
 class MaxSimFusionReranker(ScoreFusionReranker):
     """score-fusion whose dense side is sentence-maxsim's (best sentence and whole chunk, half each)."""
 
     base_name = "maxsim-fusion"
+    dense_name = "sentence-maxsim"
 
-    def dense_side(self, question: str, chunks: Sequence[StoredChunk], ctx: RerankContext) -> list[float]:
-        return SentenceMaxSimReranker().score(question, chunks, ctx)
+    def dense_side(self, question: str, chunks: Sequence[StoredChunk], ctx: RerankContext) -> list[tuple[float, Parts]]:
+        return [(total(p), p) for p in SentenceMaxSimReranker().parts(question, chunks, ctx)]
 
 
 class SentenceMaxSimReranker(_WeightedReranker):
@@ -133,12 +175,16 @@ class SentenceMaxSimReranker(_WeightedReranker):
 
     base_name = "sentence-maxsim"
 
-    def score(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext | None = None) -> list[float]:
-        ctx = _need(context, self.name)
+    def parts(self, question: str, chunks: Sequence[StoredChunk], context: RerankContext) -> list[Parts]:
         a = self.weight
-        chunk_cos = exact_dense_scores(ctx, chunks) if a < 1.0 else [0.0] * len(chunks)
-        best = best_sentence_scores(ctx, chunks)
-        return [a * sentence + (1.0 - a) * whole for sentence, whole in zip(best, chunk_cos, strict=True)]
+        best = best_sentence_scores(context, chunks)
+        if a == 1.0:  # the chunk's own cosine has no share: not measured
+            return [(ScorePart("best sentence cosine", b, b, a),) for b in best]
+        chunk_cos = exact_dense_scores(context, chunks)
+        return [
+            (ScorePart("best sentence cosine", b, b, a), ScorePart("chunk cosine", c, c, 1.0 - a))
+            for b, c in zip(best, chunk_cos, strict=True)
+        ]
 
 
 class CrossEncoderReranker(LazyModel):
@@ -315,9 +361,11 @@ def _ids_filter(flt: ChunkFilter, chunks: Sequence[StoredChunk]) -> ChunkFilter:
     )
 
 
-def _minmax(values: Sequence[float]) -> list[float]:
-    lo, hi = min(values, default=0.0), max(values, default=0.0)
-    return [(v - lo) / (hi - lo) if hi > lo else 0.0 for v in values]
+def _normalised(name: str, scores: Sequence[tuple[float, Parts]], weight: float) -> list[ScorePart]:
+    """Each raw score min-max normalised over the candidates (0 for all when they are equal), as a part."""
+    raw = [r for r, _ in scores]
+    lo, hi = min(raw, default=0.0), max(raw, default=0.0)
+    return [ScorePart(name, r, (r - lo) / (hi - lo) if hi > lo else 0.0, weight, lo, hi, parts) for r, parts in scores]
 
 
 def _need(context: RerankContext | None, name: str) -> RerankContext:

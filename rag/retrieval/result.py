@@ -123,6 +123,7 @@ class QueryVectors:
     sparse: SparseVector
     dense_run: np.ndarray
     sparse_run: SparseVector
+    space: str = ""  # the stored name of the dense vector `dense` was encoded for (rag/catalog/vectors.py)
 
 
 @dataclass(frozen=True)

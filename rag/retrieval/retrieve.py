@@ -58,7 +58,8 @@ def retrieve(
         config: retrieval settings; None means the configured defaults.
         flt: source/tag restrictions, applied inside Qdrant for every stage.
         encoded: the question's vectors from an earlier retrieval of the same question (compare,
-            the tracker's verified fixes); only their `dense` and `sparse` are used.
+            the tracker's verified fixes); only their `dense` and `sparse` are used, the dense one only
+            when it was encoded for the dense vector `config.dense_vector` names.
 
     Returns:
         A RetrievalResult holding every candidate's per-stage rank and score. With reranker "none" the
@@ -72,8 +73,12 @@ def retrieve(
     config = config or components.settings.retrieval
     flt = flt or ChunkFilter()
     components.check_models()
+    components = components.in_space(config.dense_vector)
+    space = components.store.dense_name()
     reranker = get_reranker(config.reranker)
     timings: dict[str, float] = {}
+    if encoded is not None and encoded.space != space:  # encoded for another dense vector: its dense is of no use
+        encoded = dataclasses.replace(encoded, dense=components.dense.encode_query(question))
     own_dense, own_sparse = _encode(components, question, encoded, timings)
 
     t0 = time.perf_counter()
@@ -91,7 +96,7 @@ def retrieve(
     cut = _cut(ranked, rerank, config)
     contexts = _section_contexts(components, config, lists, cut.final_ids)
     candidates = _assemble(lists, rerank, cut, contexts)
-    query = QueryVectors(own_dense, own_sparse, lists.dense_vec, lists.sparse_vec)
+    query = QueryVectors(own_dense, own_sparse, lists.dense_vec, lists.sparse_vec, space)
     return RetrievalResult(
         question, config, reranker.name, candidates, flt, timings, lists.expansion, lists.dense_feedback, query
     )

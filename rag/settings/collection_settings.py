@@ -155,6 +155,15 @@ class InForce:
         origins = {**self.origins, **{k: GIVEN for k, v in changes.items()}}
         return InForce(self.collection, config, origins, self.stored)
 
+    def as_run(self, config: RetrievalConfig) -> InForce:
+        """The settings a question really ran with (a form's, a link's, a logged ask's, an Eval run's): each that
+        differs from these in force is GIVEN, the rest keep their origin. Unlike `given`, a None (no min score)
+        counts too."""
+        changed = {
+            k.name: GIVEN for k in knobs(RetrievalConfig) if getattr(config, k.name) != getattr(self.config, k.name)
+        }
+        return InForce(self.collection, config, {**self.origins, **changed}, self.stored)
+
     def from_origin(self, origin: str) -> list[str]:
         return [name for name, o in self.origins.items() if o == origin]
 

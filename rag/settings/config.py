@@ -74,35 +74,13 @@ class Secret:
 class ChunkConfig:
     """How documents are cut into chunks."""
 
-    strategy: str = setting(
-        "heading", env="RAGSCOPE_CHUNK_STRATEGY", label="chunk strategy", choices=CHUNK_STRATEGIES,
-        help="heading: sections packed by paragraph; sentence: by sentence; recursive: langchain's splitter; fixed: "
-        "windows across headings; semantic: cut where the dense model sees the topic change; code: code blocks, "
-        "functions and classes kept whole",
-    )  # fmt: skip
-    size: int = setting(
-        800, env="RAGSCOPE_CHUNK_SIZE", label="chunk size", help="characters per chunk", lo=50, hi=100_000
-    )
-    overlap: int = setting(
-        100,
-        env="RAGSCOPE_CHUNK_OVERLAP",
-        label="chunk overlap",
-        help="characters shared by neighbouring chunks",
-        lo=0,
-        hi=100_000,
-    )
+    strategy: str = setting("heading", choices=CHUNK_STRATEGIES)
+    size: int = setting(800)
+    overlap: int = setting(100)
     # Measured on both documentation sets in bench/quality.py --sections: x3 within noise, x0 lower (README).
-    heading_weight: int = setting(
-        1, env="RAGSCOPE_HEADING_WEIGHT", label="heading weight", lo=0, hi=10,
-        help="How many times a chunk's heading path is written into the text its dense and BM25 vectors are made "
-        "from",
-    )  # fmt: skip
+    heading_weight: int = setting(1)
     # Off until measured (the lead runs bench/quality.py on and off): it changes heading paths, so ids and vectors.
-    definition_sections: bool = setting(
-        False, env="RAGSCOPE_DEFINITION_SECTIONS", label="definition sections",
-        help="In a section longer than one chunk, each definition-list item (an option and its description) is a "
-        "sub-section titled by its term, so hits and citations name the option",
-    )  # fmt: skip
+    definition_sections: bool = setting(False)
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -118,9 +96,9 @@ RRF_FUSIONS = ("rrf", "weighted_rrf", "union")
 class RetrievalConfig:
     """Every knob of `retrieve()`; the inspector, Ask and Eval all pass one of these.
 
-    Each field's `setting(...)` is its only description: the env variable, CLI option, link parameter,
-    form widget and label are derived from it (rag/settings/spec.py). Field order is the order of
-    `config_label`.
+    Each field and its table in settings.toml are its only description: the env variable, CLI option, link
+    parameter, form widget and label are derived from them (rag/settings/spec.py). Field order is the order
+    of `config_label`.
     """
 
     # Defaults chosen by bench/quality.py on SciFact train and the docs question sets (docs/retrieval-quality.md,
@@ -128,114 +106,42 @@ class RetrievalConfig:
     # cosine and best-sentence cosine, 0.4 x BM25, each min-max normalised), ahead of score-fusion and plain RRF
     # with a paired interval above zero. It reads the sentence vectors stored at ingest
     # (Settings.sentence_vectors), so it adds no query-time encoding; without them it encodes per question.
-    fusion: str = setting(
-        "dbsf", env="RAGSCOPE_FUSION", cli="--fusion", link="fusion", label="Fusion", choices=FUSION_METHODS,
-        group="core", help="How the dense and sparse lists become one (dense, sparse: that list alone)",
-        tag="{}", pinned=True, names=(("dense", "dense only"), ("sparse", "sparse only")),
-    )  # fmt: skip
-    rrf_k: int = setting(
-        60, env="RAGSCOPE_RRF_K", cli="--rrf-k", link="rrf_k", label="RRF k", lo=1, hi=1000, fusions=RRF_FUSIONS,
-        group="fusion", help="RRF's k: larger k flattens the gap between ranks", tag="k={}",
-    )  # fmt: skip
-    dense_weight: float = setting(
-        0.5, env="RAGSCOPE_DENSE_WEIGHT", cli="--dense-weight", link="dense_weight", label="Dense weight",
-        lo=0.0, hi=1.0, fusions=("weighted_rrf",), group="fusion", widget="slider", step=0.05, tag="w={}",
-        help="The dense list's share in weighted RRF (the sparse list gets the rest)",
-    )  # fmt: skip
+    fusion: str = setting("dbsf", choices=FUSION_METHODS)
+    # Which of the collection's dense vectors the dense stage searches (rag/catalog/vectors.py: a second model
+    # added in place); its questions are encoded by that vector's model.
+    dense_vector: str = setting("")
+    rrf_k: int = setting(60, fusions=RRF_FUSIONS)
+    dense_weight: float = setting(0.5, fusions=("weighted_rrf",))
     # Pseudo-relevance feedback (rag/retrieval/prf.py): expand the BM25 query with terms of its top prf_docs hits.
-    prf: bool = setting(
-        False, env="RAGSCOPE_PRF", cli="--prf", link="prf", label="PRF", group="expansion", tag="PRF",
-        help="Pseudo-relevance feedback: expand the BM25 query with terms of its top hits",
-    )  # fmt: skip
-    prf_docs: int = setting(
-        3, env="RAGSCOPE_PRF_DOCS", cli="--prf-docs", link="prf_docs", label="PRF feedback documents", lo=1, hi=50,
-        needs="prf", group="expansion", tag="{} docs", help="Top sparse hits the added terms are taken from",
-    )  # fmt: skip
-    prf_terms: int = setting(
-        10, env="RAGSCOPE_PRF_TERMS", cli="--prf-terms", link="prf_terms", label="PRF terms added", lo=1, hi=100,
-        needs="prf", group="expansion", tag="{} terms", help="Terms added to the BM25 query",
-    )  # fmt: skip
-    prf_weight: float = setting(
-        0.5, env="RAGSCOPE_PRF_WEIGHT", cli="--prf-weight", link="prf_weight", label="PRF term weight", lo=0.0,
-        lo_open=True, hi=1.0, needs="prf", group="expansion", step=0.05, tag="w={}",
-        help="Query weight of the best added term (the question's own terms weigh 1)",
-    )  # fmt: skip
+    prf: bool = setting(False)
+    prf_docs: int = setting(3)
+    prf_terms: int = setting(10)
+    prf_weight: float = setting(0.5)
     # Dense feedback (rag/retrieval/prf.py rocchio): move the question vector toward its top dense_prf_docs fused hits.
-    dense_prf: bool = setting(
-        False, env="RAGSCOPE_DENSE_PRF", cli="--dense-prf", link="dense_prf", label="Dense PRF", group="expansion",
-        tag="dense PRF",
-        help="Dense feedback (Rocchio): move the question vector toward its top fused hits, then re-run dense",
-    )  # fmt: skip
-    dense_prf_docs: int = setting(
-        3, env="RAGSCOPE_DENSE_PRF_DOCS", cli="--dense-prf-docs", link="dense_prf_docs",
-        label="Dense PRF feedback documents", lo=1, hi=50, needs="dense_prf", group="expansion", tag="{} docs",
-        help="Top fused hits whose vectors the question moves toward",
-    )  # fmt: skip
-    dense_prf_weight: float = setting(
-        0.5, env="RAGSCOPE_DENSE_PRF_WEIGHT", cli="--dense-prf-weight", link="dense_prf_weight",
-        label="Dense PRF weight", lo=0.0, lo_open=True, hi=1.0, needs="dense_prf", group="expansion", step=0.05,
-        tag="w={}", help="Weight of the feedback centroid",
-    )  # fmt: skip
-    candidates: int = setting(
-        50, env="RAGSCOPE_CANDIDATES", cli="--candidates", link="candidates", label="Candidates per stage", lo=1,
-        hi=2000, group="core", tag="{} candidates", pinned=True,
-        help="How many chunks the dense, sparse and fused lists each keep",
-    )  # fmt: skip
-    reranker: str = setting(
-        "maxsim-fusion:0.6", env="RAGSCOPE_RERANKER", cli="--reranker", link="reranker", label="Reranker", group="core",
-        widget="reranker", tag="rerank {}", pinned=True, grammar=parse_reranker,
-        help="none, dense-cosine, score-fusion[:w], sentence-maxsim[:a], maxsim-fusion[:w] or "
-        "cross-encoder:<name or path>",
-    )  # fmt: skip
-    # Up to 2 x the most candidates: "union" hands the reranker every chunk either list found.
-    final_k: int = setting(
-        5, env="RAGSCOPE_FINAL_K", cli="--k -k", link="k", label="Final k", lo=1, hi=4000, group="core", tag="top {}",
-        pinned=True, help="Chunks kept after reranking",
-    )  # fmt: skip
-    min_score: float | None = setting(
-        None, env="RAGSCOPE_MIN_SCORE", cli="--min-score", link="min_score", label="Min score", group="cut",
-        tag="min score {}", help="Drop final chunks whose last-stage score is below this",
-    )  # fmt: skip
+    dense_prf: bool = setting(False)
+    dense_prf_docs: int = setting(3)
+    dense_prf_weight: float = setting(0.5)
+    candidates: int = setting(50)
+    reranker: str = setting("maxsim-fusion:0.6", grammar=parse_reranker)
+    final_k: int = setting(5)
+    min_score: float | None = setting(None)
 
     # Section-level results (bench/quality.py --sections; docs/retrieval-quality.md). Collapse is on: it
     # raised MRR@10 on both docs sets and lowered no set; SciFact is one chunk per abstract, so its ranking
     # is unchanged.
-    collapse: bool = setting(
-        True, env="RAGSCOPE_COLLAPSE", cli="--collapse", link="collapse", label="One hit per section", group="cut",
-        tag="per section",
-        help="Keep only the best chunk of each section in the final top k, so one long section cannot fill it",
-    )  # fmt: skip
+    collapse: bool = setting(True)
     # Off until measured on the docs sets (the lead): on only if it lowers none (rag/retrieval/dedupe.py).
-    dedupe: bool = setting(
-        False, env="RAGSCOPE_DEDUPE", cli="--dedupe", link="dedupe", label="Repeated passages once", group="cut",
-        tag="repeats once",
-        help="Keep only the best of chunks whose text is the same in several places (a manual's shared option "
-        "text); the others are listed with it",
-    )  # fmt: skip
-    context: str = setting(
-        "chunk", env="RAGSCOPE_CONTEXT", cli="--context", link="context", label="Answer context",
-        choices=ANSWER_CONTEXTS, group="cut", tag="{} context",
-        help="What the answerer gets for each final chunk: the chunk, or its whole section (small-to-big)",
-    )  # fmt: skip
+    dedupe: bool = setting(False)
+    context: str = setting("chunk", choices=ANSWER_CONTEXTS)
     # With one hit per section, the chunk that ranked a section is often not the one that answers: the section's
     # other chunks that match the question best are handed over beside it (rag/answer/section_reads.py). 3: it
     # raised context recall on the docs sets and moved no offline answer's correctness (docs/answers.md).
-    section_reads: int = setting(
-        3, env="RAGSCOPE_SECTION_READS", cli="--section-reads", link="reads", label="Chunks read per section", lo=1,
-        hi=10, group="cut", tag="section reads {}",
-        help="With one hit per section: how many of a kept section's best-matching chunks the answerer reads",
-    )  # fmt: skip
+    section_reads: int = setting(3)
 
     # How the question is searched (rag.modes.run.run_mode): plain is one retrieve(); the others add steps
     # around it (each step is itself a retrieve(), shown as a stage). The inspector, Ask, Eval and every
     # CLI command run it. Off (plain) by default: no offline mode has won on bench/modes.py yet.
-    mode: str = setting(
-        "plain", env="RAGSCOPE_MODE", cli="--mode", link="mode", label="Mode", choices=MODES, group="mode",
-        widget="mode", tag="{} mode", off="plain",
-        names=(("hyde", "HyDE"), ("multi_hop", "multi-hop")),
-        help="How the question is searched: plain, hyde, multi_hop, corrective or agent "
-        "(agent needs ANTHROPIC_API_KEY)",
-    )  # fmt: skip
+    mode: str = setting("plain", choices=MODES)
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -260,68 +166,106 @@ _BEFORE_FIELD: dict[str, Any] = {"collapse": False, "section_reads": 1}
 class AnswerConfig:
     """How answers are generated and when the system abstains instead."""
 
-    anthropic_model: str = setting("claude-sonnet-5-5", env="RAGSCOPE_ANTHROPIC_MODEL", label="Anthropic model")
-    max_tokens: int = setting(1024, env="RAGSCOPE_MAX_TOKENS", label="answer max tokens", lo=1, hi=200_000)
-    timeout_s: float = setting(
-        60.0, env="RAGSCOPE_LLM_TIMEOUT", label="LLM timeout (s)", lo=0.0, lo_open=True, hi=3600.0
-    )
-    min_sources: int = setting(1, env="RAGSCOPE_MIN_SOURCES", label="minimum sources", lo=0, hi=100)
-    min_rerank_score: float = setting(0.25, env="RAGSCOPE_MIN_RERANK_SCORE", label="minimum source relevance")
+    anthropic_model: str = setting("claude-sonnet-5-5")
+    max_tokens: int = setting(1024)
+    timeout_s: float = setting(60.0)
+    min_sources: int = setting(1)
+    min_rerank_score: float = setting(0.25)
     # The offline extractive answerer abstains when its best sentence's relevance, averaged with the best chunk's
     # cosine, is under this: measured to separate answerable questions (rag/answer/extractive.py, bench/README.md).
-    min_sentence_score: float = setting(
-        0.40, env="RAGSCOPE_MIN_SENTENCE_SCORE", label="minimum answer score (offline)", lo=-1.0, hi=1.0
-    )
+    min_sentence_score: float = setting(0.40)
 
     def __post_init__(self) -> None:
         check_fields(self)
+
+
+# How a new collection's vectors are compressed (Qdrant quantization): none, int8 per dimension, or one bit.
+QUANTIZATIONS = ("none", "scalar", "binary")
+# Read consistency's named levels; a whole number N (replicas that must answer) is accepted too.
+READ_LEVELS = ("all", "majority", "quorum")
+
+
+def parse_read_consistency(value: str) -> str:
+    """`value` when it is a read consistency Qdrant accepts: a whole number of at least 1 or a named level.
+
+    Raises:
+        ConfigError: anything else, naming the accepted forms.
+    """
+    if value in READ_LEVELS or (value.isdigit() and int(value) >= 1):
+        return value
+    raise ConfigError(
+        f"read consistency must be a whole number of at least 1 or one of {', '.join(READ_LEVELS)}; got {value!r}"
+    )
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """How a NEW collection is laid out on a Qdrant server or cluster, and how searches read it.
+
+    The `create` group is fixed when a collection is made (an existing one keeps what it was made with; the
+    collections view shows it); the `search` group travels with every query. Which ones a backend cannot
+    apply it says (rag/store/layout.py): the embedded engine is one shard in this process, so shards,
+    replicas and both consistencies do not apply there, and qdrant-client's local mode applies none.
+    The long write-up: docs/cluster.md.
+    """
+
+    shards: int | None = setting(None)
+    replicas: int | None = setting(None)
+    write_consistency: int | None = setting(None)
+    on_disk_vectors: bool = setting(False)
+    on_disk_payload: bool = setting(True)
+    quantization: str = setting("none", choices=QUANTIZATIONS)
+    rescore: bool = setting(True)
+    oversampling: float = setting(1.0)
+    read_consistency: str = setting("1", grammar=parse_read_consistency)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        if self.write_consistency is not None and self.write_consistency > (self.replicas or 1):
+            raise ConfigError(
+                f"write consistency ({self.write_consistency}) must be at most the replicas ({self.replicas or 1}): "
+                "a write would wait for replicas that do not exist"
+            )
 
 
 @dataclass(frozen=True)
 class Settings:
     """Process-wide settings. Build with `Settings.from_env()`; pass explicitly, never import a global."""
 
-    data_dir: Path = setting(Path("data"), env="RAGSCOPE_DATA_DIR", label="data folder")
-    collection: str = setting("docs", env="RAGSCOPE_COLLECTION", label="collection")
-    qdrant_url: str = setting("", env="QDRANT_URL", label="Qdrant URL")
-    qdrant_api_key: Secret = setting(Secret(), env="QDRANT_API_KEY", label="Qdrant API key")
-    dense_model: str = setting("all-MiniLM-L6-v2", env="RAGSCOPE_DENSE_MODEL", label="dense model")
-    sparse_model: str = setting("Qdrant/bm25", env="RAGSCOPE_SPARSE_MODEL", label="sparse model")
+    data_dir: Path = setting(Path("data"))
+    collection: str = setting("docs")
+    qdrant_url: str = setting("")
+    qdrant_api_key: Secret = setting(Secret())
+    dense_model: str = setting("all-MiniLM-L6-v2")
+    sparse_model: str = setting("Qdrant/bm25")
     # How BM25 cuts CJK text into terms (rag.text.cjk); recorded with a new collection, whose chunks and
     # questions are then always cut the same way. Why the default: docs/retrieval-quality.md, "Chinese".
-    sparse_tokenizer: str = setting(
-        "bigram", env="RAGSCOPE_SPARSE_TOKENIZER", label="sparse tokenizer", choices=SPARSE_TOKENIZERS,
-        help="How BM25 cuts Chinese, Japanese and Korean text: bigram (overlapping character pairs), jieba "
-        "(Chinese words) or whitespace (runs stay whole, as collections made before it)",
-    )  # fmt: skip
+    sparse_tokenizer: str = setting("bigram", choices=SPARSE_TOKENIZERS)
     chunk: ChunkConfig = ChunkConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     answer: AnswerConfig = AnswerConfig()
-    anthropic_api_key: Secret = setting(Secret(), env="ANTHROPIC_API_KEY", label="Anthropic API key")
-    password: Secret = setting(Secret(), env="RAGSCOPE_PASSWORD", label="password")
-    max_upload_mb: int = setting(50, env="RAGSCOPE_MAX_UPLOAD_MB", label="upload limit (MB)", lo=1, hi=10_000)
+    cluster: ClusterConfig = ClusterConfig()
+    anthropic_api_key: Secret = setting(Secret())
+    password: Secret = setting(Secret())
+    max_upload_mb: int = setting(50)
     # 5,000 chunks (megabytes of prose) is minutes of embedding on a CPU, and a file that splits into
     # more is almost always a dump, not a document someone will read.
-    max_chunks_per_doc: int = setting(5000, env="RAGSCOPE_MAX_CHUNKS", label="chunks per document", lo=1, hi=10_000_000)
+    max_chunks_per_doc: int = setting(5000)
     # How long a document replacement's lease (rag/store/doc_lease.py) lasts without renewal: a writer that
     # died lets the next one in after this; a live one renews before each write, so it must exceed one
     # write's duration plus the clocks' difference between machines (docs/reliability.md).
-    lease_ttl_s: float = setting(
-        60.0, env="RAGSCOPE_LEASE_TTL_S", label="document lease (s)", lo=0.0, lo_open=True, hi=3600.0
-    )
+    lease_ttl_s: float = setting(60.0)
     # Whether a NEW collection stores each chunk's sentence vectors (Qdrant multivector) so that the
     # sentence-maxsim / maxsim-fusion rerankers read them instead of encoding sentences per question.
     # An existing collection keeps what it was created with.
-    sentence_vectors: bool = setting(True, env="RAGSCOPE_SENTENCE_VECTORS", label="sentence vectors")
+    sentence_vectors: bool = setting(True)
     # How a NEW collection makes those vectors: "separate" encodes each distinct sentence on its own (a
     # second encoding pass) with the encoder of the chunks; "separate-int8" does it on the model's
     # int8-quantised ONNX export whatever encodes the chunks (rag.encoders.export.ensure_int8: faster, and
     # no measurable loss under float chunk vectors); "late" pools each sentence's token states from its
     # chunk's own forward pass (rag.ingest.embed.encode_late: no second pass, but a measurable loss).
     # The figures: docs/retrieval-quality.md and bench/README.md. Recorded with the collection, which keeps it.
-    sentence_pooling: str = setting(
-        "separate-int8", env="RAGSCOPE_SENTENCE_POOLING", label="sentence pooling", choices=SENTENCE_POOLINGS
-    )
+    sentence_pooling: str = setting("separate-int8", choices=SENTENCE_POOLINGS)
     # What runs the dense model. "onnx" exports the model's own weights to ONNX once (under
     # data_dir/models/onnx) and runs them on ONNX Runtime: the vectors equal PyTorch's, in less CPU time
     # (bench/dense_runtime.py). "onnx-int8" runs that export quantised to int8 for chunks, sentences and
@@ -330,26 +274,13 @@ class Settings:
     # collections' answers, so it is not the default (bench/README.md).
     # Recorded with a new collection, whose record then picks the runtime for it: torch and onnx share
     # the float space, int8 is its own (CollectionModels.runtime_for).
-    dense_runtime: str = setting(
-        "onnx", env="RAGSCOPE_DENSE_RUNTIME", label="dense runtime", choices=DENSE_RUNTIMES,
-        help="onnx (ONNX Runtime on the same weights, exported once; PyTorch's vectors, no torch in the process), "
-        "torch (sentence-transformers) or onnx-int8 (that export quantised to int8: faster, its own vector space); "
-        "an existing collection keeps its space",
-    )  # fmt: skip
+    dense_runtime: str = setting("onnx", choices=DENSE_RUNTIMES)
     # Ingest's dense encoding in worker processes, each with its share of the cores (rag/encoders/pool.py);
     # measured against one process in bench/encode_workers.py (bench/README.md, "encode workers").
-    encode_workers: int = setting(
-        1, env="RAGSCOPE_ENCODE_WORKERS", label="encode workers", lo=0, hi=256,
-        help="Processes that encode chunks at ingest: 1 encodes in this process (ONNX Runtime's threads use the "
-        "cores), 0 one per core, N that many",
-    )  # fmt: skip
+    encode_workers: int = setting(1)
     # Where ONNX Runtime runs the dense model (rag/encoders/dense_onnx.py providers_for): a GPU needs
     # onnxruntime-gpu and a CUDA driver; without them it runs on CPU and says so.
-    device: str = setting(
-        "auto", env="RAGSCOPE_DEVICE", label="device", choices=DEVICES,
-        help="auto (a GPU through ONNX Runtime's CUDA provider when there is one, else CPU), cuda (the same, "
-        "warning when it falls back to CPU) or cpu",
-    )  # fmt: skip
+    device: str = setting("auto", choices=DEVICES)
 
     def __post_init__(self) -> None:
         check_fields(self)

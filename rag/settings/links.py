@@ -14,6 +14,8 @@ Parameters:
                       section gold carry these, so the inspector tracks what Eval counted
     collection        the collection the question ran on (`collection_param`); ui/setup opens it for the
                       session, so a link replays on the collection it came from
+    ask               the ask log's id of the answer being replayed (`AskRecord.inspector_params`): the
+                      inspector says which settings it was answered with and where today's differ
 
 Unknown parameters are ignored (a link may carry others); a bad value is an error naming it.
 """
@@ -38,6 +40,7 @@ def _linked(config: RetrievalConfig) -> tuple[Knob, ...]:
 
 
 COLLECTION = "collection"
+ASK = "ask"
 
 
 def collection_param(collection: str) -> dict[str, str]:
@@ -59,6 +62,7 @@ class InspectorRequest:
     track: str  # chunk id, or ""
     track_source: str = ""  # a section to track (with track_heading), or ""
     track_heading: str = ""
+    ask: int | None = None  # the logged ask this link replays (rag/ask/log.py), or None
 
 
 def inspector_params(question: str, config: RetrievalConfig, base: RetrievalConfig | None = None) -> dict[str, str]:
@@ -107,7 +111,15 @@ def parse_inspector_params(params: Mapping[str, Sequence[str]], base: RetrievalC
     config = dataclasses.replace(base, **changes)
     flt = ChunkFilter(sources=_all(params, "source"), tags=_all(params, "tag"))
     section = (stored_name(last("track_source") or ""), last("track_heading") or "")
-    return InspectorRequest(last("q") or "", config, flt, last("track") or "", *section)
+    return InspectorRequest(last("q") or "", config, flt, last("track") or "", *section, ask=_ask_id(last(ASK)))
+
+
+def _ask_id(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    if not raw.isascii() or not raw.isdigit():
+        raise ConfigError(f"link parameter {ASK}: {raw!r} is not an ask log id (a whole number)")
+    return int(raw)
 
 
 def _all(params: Mapping[str, Sequence[str]], name: str) -> tuple[str, ...]:

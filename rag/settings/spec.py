@@ -1,10 +1,15 @@
 """One description per setting: its names, its words, and the values it accepts.
 
 Every field of `Settings` and of its parts (`ChunkConfig`, `RetrievalConfig`, `AnswerConfig`) is declared
-with `setting(...)`, which puts a `Spec` in the field's metadata. Everything that reads or shows a setting
-is derived from it: `Settings.from_env`, the config objects' own checks, the CLI options
-(`rag/cli/options.py`), the inspector's links (`rag/settings/links.py`), `config_label` and the Streamlit
-form (`ui/forms.py`). Adding a retrieval setting is then one field plus its use in `retrieve()`.
+with `setting(default)` in rag/settings/config.py, which keeps the code's side of it (the type, the default,
+and the choices or grammar a registry gives); its words, names and bounds (label, help, env variable, CLI
+option, link parameter, range, form group) are its row in rag/settings/settings.toml, `[Class.field]`.
+`knobs` joins the two into a `Spec` and refuses a row without a field, a key a `Spec` does not have,
+or one given in both places (tests/test_settings_spec.py checks that every field here has its row).
+Everything that reads or shows a setting is derived from the Spec:
+`Settings.from_env`, the config objects' own checks, the CLI options (`rag/cli/options.py`), the inspector's
+links (`rag/settings/links.py`), `config_label` and the Streamlit form (`ui/forms.py`). Adding a retrieval
+setting is then one field, one row, and its use in `retrieve()`.
 
 Parsing is strict everywhere: a value that is not of the field's kind, NaN, infinity, or outside the
 range is a `ConfigError` naming where it came from, what was given, and what is allowed.
@@ -14,14 +19,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import tomllib
 import typing
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from rag.errors import ConfigError
 
 SPEC = "ragscope"  # the metadata key
+_WORDS = Path(__file__).with_name("settings.toml")  # each setting's words, names and bounds
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -71,9 +79,40 @@ class Spec:
     grammar: typing.Callable[[str], Any] | None = None
 
 
-def setting(default: Any, **spec: Any) -> Any:  # noqa: ANN401 - a dataclass field
-    """A dataclass field with its `Spec` (see there for the keywords)."""
-    return dataclasses.field(default=default, metadata={SPEC: Spec(**spec)})
+def setting(default: Any, **code: Any) -> Any:  # noqa: ANN401 - a dataclass field
+    """A described dataclass field: its default, and the `Spec` keywords only code can give (`choices` and
+    `fusions` from a registry's names, a `grammar` function); its other keywords are its row in
+    settings.toml. A config class outside this package (a test's, an extension's) may give every keyword here
+    and have no row."""
+    return dataclasses.field(default=default, metadata={SPEC: code})
+
+
+@lru_cache(maxsize=1)
+def _rows() -> dict[str, dict[str, dict[str, Any]]]:
+    """settings.toml, read once: {class name: {field name: Spec keywords}}."""
+    with _WORDS.open("rb") as f:
+        return tomllib.load(f)
+
+
+def _spec(cls: type, name: str, code: dict[str, Any]) -> Spec:
+    """The Spec of `cls.name`: its row in settings.toml (lists read as tuples) and the keywords of its code.
+
+    Raises:
+        ConfigError: a key the Spec does not have, or one given both in the row and in the code.
+    """
+    owner = next(c for c in cls.__mro__ if name in vars(c).get("__annotations__", {}))  # a subclass inherits its rows
+    row = _rows().get(owner.__name__, {}).get(name, {})
+    where = f"[{owner.__name__}.{name}] ({_WORDS.name} and its setting())"
+    if unknown := sorted((set(row) | set(code)) - {f.name for f in dataclasses.fields(Spec)}):
+        raise ConfigError(f"{where}: unknown keys {unknown}")
+    if twice := sorted(set(row) & set(code)):
+        raise ConfigError(f"{where}: {twice} given twice")
+    return Spec(**{k: _frozen(v) for k, v in row.items()}, **code)
+
+
+def _frozen(value: Any) -> Any:  # noqa: ANN401 - a TOML value
+    """TOML arrays as tuples, so a Spec stays hashable and compares as it did when written in Python."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
 @dataclass(frozen=True)
@@ -192,14 +231,15 @@ def knobs(cls: type) -> tuple[Knob, ...]:
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
-        spec = f.metadata.get(SPEC)
-        if spec is None:
+        if SPEC not in f.metadata:
             continue
         kind, optional = hints[f.name], False
         args = typing.get_args(kind)
         if type(None) in args:
             optional, kind = True, next(a for a in args if a is not type(None))
-        out.append(Knob(f.name, spec, kind, optional, f.default))
+        out.append(Knob(f.name, _spec(cls, f.name, f.metadata[SPEC]), kind, optional, f.default))
+    if extra := sorted(set(_rows().get(cls.__name__, {})) - {k.name for k in out}):
+        raise ConfigError(f"{_WORDS.name} describes {cls.__name__} fields that do not exist: {extra}")
     return tuple(out)
 
 

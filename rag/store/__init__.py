@@ -65,10 +65,12 @@ def open_store(settings: Settings) -> Store:
     if settings.qdrant_url:
         from rag.store.client import ClientStore
 
-        return ClientStore.connect(settings.qdrant_url, settings.qdrant_api_key.value, settings.collection)
+        return ClientStore.connect(
+            settings.qdrant_url, settings.qdrant_api_key.value, settings.collection, settings.cluster
+        )
     from rag.store.edge import EdgeStore
 
-    return EdgeStore(settings.data_dir / "qdrant", settings.collection)
+    return EdgeStore(settings.data_dir / "qdrant", settings.collection, cluster=settings.cluster)
 
 
 def open_meta(settings: Settings, store: Store) -> MetaStore:

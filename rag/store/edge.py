@@ -19,6 +19,7 @@ import qdrant_edge as qe
 
 from rag.errors import StoreError
 from rag.settings.atomic import write_atomically
+from rag.settings.config import ClusterConfig
 from rag.settings.strict import read_object
 from rag.store.base import (
     DENSE,
@@ -34,12 +35,21 @@ from rag.store.base import (
     store_call,
     unlocked_store_call,
 )
+from rag.store.layout import ClusterStatus, Layout
 from rag.store.lease import LINGER_S, WAIT_S, ShardLease
 from rag.types import ChunkFilter, SparseVector
 
 ENGINE_RESERVE = 64 * 2**20  # see EdgeStore.ensure_space
 # What `copy_to` writes in its folder: the shard's own folder, and the models record.
 SHARD_COPY, MODELS_COPY = "shard", "models.json"
+# The file qdrant-edge writes in a shard's folder when it creates it: the config it was made with.
+ENGINE_CONFIG = "edge_config.json"
+# qdrant-edge's own quantization settings, per RAGSCOPE_QUANTIZATION: int8 keeps the 0.99 quantile's range
+# (Qdrant's advice against outliers); both stay in RAM so that vectors on disk are only read to rescore.
+_QUANTIZATION: dict[str, Callable[[], Any]] = {
+    "scalar": lambda: qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=0.99, always_ram=True),
+    "binary": lambda: qe.BinaryQuantizationConfig(always_ram=True),
+}
 
 
 class EdgeStore(Store):
@@ -52,6 +62,10 @@ class EdgeStore(Store):
     """
 
     backend = "edge"
+    vectors_in_place = "in place: the embedded engine (qdrant-edge) adds and deletes a named vector on its shard"
+    # One shard in this process: no shards, replicas or consistency to choose.
+    applied_cluster = frozenset({"on_disk_vectors", "on_disk_payload", "quantization", "rescore", "oversampling"})
+    engine_name = "the embedded engine (one shard in this process)"
     filter_terms = FilterTerms(
         any_of=lambda key, values: qe.FieldCondition(key, match=qe.MatchAny(values)),
         has_id=lambda ids: qe.HasIdCondition(set(ids)),
@@ -61,7 +75,14 @@ class EdgeStore(Store):
     )
     fetches_ids = True
 
-    def __init__(self, root: Path, collection: str, wait_s: float = WAIT_S, linger_s: float = LINGER_S) -> None:
+    def __init__(
+        self,
+        root: Path,
+        collection: str,
+        wait_s: float = WAIT_S,
+        linger_s: float = LINGER_S,
+        cluster: ClusterConfig | None = None,
+    ) -> None:
         """Open the store, with a first turn on the shard: one that cannot be opened (a full disk,
         damaged files) fails here, and a process that holds it for longer than `wait_s` too.
 
@@ -71,7 +92,7 @@ class EdgeStore(Store):
         """
         self.root = Path(root)
         remedy = f"check the data dir {self.root} (free disk space, permissions), or run `ragscope doctor`"
-        super().__init__(collection, remedy)
+        super().__init__(collection, remedy, cluster)
         self._path = self.root / collection
         self.meta_path = self.root / f"{collection}.meta.json"
         self._shard: qe.EdgeShard | None = None
@@ -134,19 +155,57 @@ class EdgeStore(Store):
         # Written before the shard, so a shard is always created from the metadata it is read with.
         self.write_models(models)
 
-    def _vector_params(self, dim: int, sentences: bool) -> qe.EdgeVectorParams:
+    def _vector_params(self, dim: int, sentences: bool, cluster: ClusterConfig) -> qe.EdgeVectorParams:
+        on_disk = cluster.on_disk_vectors
         if not sentences:
-            return qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)
+            return qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, on_disk=on_disk)
         # Only read for candidates by id (MaxSim rescoring), never searched: no HNSW graph (m=0).
         no_graph = qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000)
         maxsim = qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim)
         return qe.EdgeVectorParams(
-            size=dim, distance=qe.Distance.Cosine, multivector_config=maxsim, hnsw_config=no_graph
+            size=dim, distance=qe.Distance.Cosine, on_disk=on_disk, multivector_config=maxsim, hnsw_config=no_graph
         )
 
-    def _create(self, vectors: dict[str, Any], models: CollectionModels) -> None:
-        sparse = {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
-        self._shard = qe.EdgeShard.create(str(self._path), qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse))
+    def _create(self, vectors: dict[str, Any], models: CollectionModels, cluster: ClusterConfig) -> None:
+        sparse = {SPARSE: qe.EdgeSparseVectorParams(on_disk=cluster.on_disk_vectors, modifier=qe.Modifier.Idf)}
+        quantization = _QUANTIZATION[cluster.quantization]() if cluster.quantization in _QUANTIZATION else None
+        config = qe.EdgeConfig(
+            vectors=vectors,
+            sparse_vectors=sparse,
+            on_disk_payload=cluster.on_disk_payload,
+            quantization_config=quantization,
+        )
+        self._shard = qe.EdgeShard.create(str(self._path), config)
+
+    @unlocked_store_call
+    def layout(self) -> Layout | None:
+        """Read from the config qdrant-edge wrote when it made the shard (written once, so read without a turn);
+        a setting a shard made before ragscope set it does not record is None."""
+        try:
+            raw = json.loads((self._path / ENGINE_CONFIG).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{self._path / ENGINE_CONFIG} cannot be read ({e}); {self.remedy}") from None
+        dense = (raw.get("vectors") or {}).get(DENSE) or {}
+        quantization = raw.get("quantization_config")
+        return Layout(
+            shards=1,
+            replicas=1,
+            on_disk_vectors=bool(dense.get("on_disk", False)),
+            on_disk_payload=raw.get("on_disk_payload"),
+            quantization=next(iter(quantization), "none") if isinstance(quantization, dict) else "none",
+        )
+
+    def cluster_status(self) -> ClusterStatus:
+        return ClusterStatus(why="the embedded engine does not report cluster status: it is one shard in this process")
+
+    def _search_params(self, using: str) -> qe.SearchParams | None:
+        """A quantized collection's rescoring, for the dense vectors (a sparse search has no quantization)."""
+        if using == SPARSE:
+            return None
+        rescoring = qe.QuantizationSearchParams(rescore=self.cluster.rescore, oversampling=self.cluster.oversampling)
+        return qe.SearchParams(quantization=rescoring)
 
     def _create_index(self, name: str, integer: bool) -> None:
         kind = qe.PayloadSchemaType.Integer if integer else qe.PayloadSchemaType.Keyword
@@ -256,13 +315,24 @@ class EdgeStore(Store):
 
     def _nearest(self, using: str, vector: Any, limit: int, flt: ChunkFilter | None, with_payload: bool) -> list[Any]:  # noqa: ANN401 - a qdrant-edge query (a dense list or a SparseVector)
         query = qe.Query.Nearest(vector, using=using)
-        request = qe.QueryRequest(limit=limit, query=query, filter=self._filter(flt), with_payload=with_payload)
+        request = qe.QueryRequest(
+            limit=limit,
+            query=query,
+            filter=self._filter(flt),
+            with_payload=with_payload,
+            params=self._search_params(using),
+        )
         return self.shard.query(request)
 
     def _fused(self, lists: list[tuple[str, Any]], query: FusedQuery, flt: ChunkFilter | None) -> list[Any]:
         edge_filter = self._filter(flt)
         prefetches = [
-            qe.Prefetch(limit=query.prefetch_limit, query=qe.Query.Nearest(vector, using=name), filter=edge_filter)
+            qe.Prefetch(
+                limit=query.prefetch_limit,
+                query=qe.Query.Nearest(vector, using=name),
+                filter=edge_filter,
+                params=self._search_params(name),
+            )
             for name, vector in lists
         ]
         if query.fusion == "dbsf":
@@ -273,6 +343,28 @@ class EdgeStore(Store):
             limit=query.limit, prefetches=prefetches, query=fusion, filter=edge_filter, with_payload=True
         )
         return self.shard.query(request)
+
+    def _create_dense(self, name: str, dim: int) -> None:
+        # qdrant-edge adds a named vector to a live shard (points lack it until written) and keeps it on
+        # reload; creating one that is there changes nothing.
+        self.shard.update(qe.UpdateOperation.create_dense_vector(name, dim, qe.Distance.Cosine))
+
+    def _delete_dense(self, name: str) -> None:
+        self.shard.update(qe.UpdateOperation.delete_vector_name(name))
+
+    def _update_vectors(self, name: str, vectors: dict[str, list[float]]) -> None:
+        batch = [qe.PointVectors(i, {name: v}) for i, v in vectors.items()]
+        self.shard.update(qe.UpdateOperation.update_vectors(batch))
+
+    def _lacking(self, name: str, limit: int) -> list[qe.Record]:
+        request = qe.ScrollRequest(limit=limit, filter=_lacks(name), with_payload=True, with_vector=False)
+        return self.shard.scroll(request)[0]
+
+    def _count_lacking(self, name: str) -> int:
+        return int(self.shard.count(qe.CountRequest(exact=True, filter=_lacks(name))))
+
+    def _rewrite_models(self, models: CollectionModels) -> None:
+        self.write_models(models)
 
     @unlocked_store_call
     def list_collections(self) -> list[str]:
@@ -378,6 +470,11 @@ def edge_collections(root: Path) -> list[str]:
     names = {p.name[: -len(".meta.json")] for p in root.glob("*.meta.json")}
     names |= {p.name for p in root.iterdir() if p.is_dir() and any(p.iterdir())}
     return sorted(n for n in names if not n.startswith("."))  # a shard being replaced (replace_from) is no collection
+
+
+def _lacks(name: str) -> qe.Filter:
+    """Every point without the named vector `name`."""
+    return qe.Filter(must_not=[qe.HasVectorCondition(name)])
 
 
 def _check_opens(shard_dir: Path) -> None:

@@ -8,7 +8,16 @@ from harness import AppPage, start_server
 
 @pytest.fixture(scope="module")
 def sample_server(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: ANN001, ANN201
+    """One server for the file, with the sample docs loaded through the Documents page: each test reads them."""
     server = start_server(tmp_path_factory.mktemp("citations") / "data", "citations")
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        app = AppPage(context.new_page(), server).open("")
+        app.page.get_by_role("button", name="Load sample docs").click()
+        app.page.get_by_text("6 documents ingested").wait_for()
+        app.settle()
+    finally:
+        context.close()
     yield server
     server.stop()
 
@@ -16,10 +25,7 @@ def sample_server(tmp_path_factory: pytest.TempPathFactory, browser):  # noqa: A
 def test_clicking_a_citation_opens_and_scrolls_to_its_source(sample_server, browser):  # noqa: ANN001
     context = browser.new_context(viewport={"width": 1400, "height": 700})
     try:
-        app = AppPage(context.new_page(), sample_server).open("")
-        app.page.get_by_role("button", name="Load sample docs").click()
-        app.page.get_by_text("6 documents ingested").wait_for()
-        app.open("ask?collection=sample")  # the sample docs load into their own collection; a new page load is a new session
+        app = AppPage(context.new_page(), sample_server).open("ask?collection=sample")  # the sample docs' own collection
         app.page.get_by_label("Question", exact=True).fill("How long does a refund take to reach my card?")
         app.page.get_by_role("button", name="Ask", exact=True).click()
         app.page.get_by_text("Answered by").wait_for()
@@ -46,10 +52,7 @@ def test_an_eval_section_link_tracks_the_section_as_found(sample_server, browser
 
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
-        app = AppPage(context.new_page(), sample_server).open("")
-        if not app.page.get_by_text("sample").count():
-            app.page.get_by_role("button", name="Load sample docs").click()
-            app.page.get_by_text("documents ingested").first.wait_for()
+        app = AppPage(context.new_page(), sample_server)
         link = {
             "collection": "sample", "q": "How long does an approved refund take to reach my card?",
             "track_source": "billing/plans.md", "track_heading": "Billing > Refunds",
