@@ -34,9 +34,8 @@ from rag.components import CollectionDense, CollectionSparse, Components, build_
 from rag.ingest.pipeline import ingest_files  # noqa: E402
 from rag.retrieval.retrieve import retrieve  # noqa: E402
 from rag.settings.config import Settings  # noqa: E402
-from rag.store import open_meta  # noqa: E402
 from rag.store.edge import EdgeStore  # noqa: E402
-from rag.store.doc_lease import Leases  # noqa: E402
+from rag.store.doc_lease import TurnLeases  # noqa: E402
 from rag.store.journal import Journal  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent.parent / "rag" / "resources" / "sample_qa.jsonl"
@@ -46,7 +45,7 @@ def components_lingering(settings: Settings, linger_s: float) -> Components:
     """The app's components (as build_components makes them), on a store whose turns linger `linger_s`."""
     store = EdgeStore(settings.data_dir / "qdrant", settings.collection, linger_s=linger_s)
     journal = Journal.open(settings.data_dir / "journal", settings.collection)
-    leases = Leases(open_meta(settings, store), settings.lease_ttl_s)
+    leases = TurnLeases()
     dense, sparse = CollectionDense(settings, store), CollectionSparse(settings, store)
     return Components(settings, store, dense, sparse, journal, leases)
 

@@ -5,16 +5,18 @@ another). Two writer processes re-ingest the same document over and over, each a
 the real pipeline (`ingest_files`) and the real encoders; every chunk of a version carries the
 version's tag. Each round this parent waits until a writer has started writing a version (its
 "apply" journal entry), kills it with SIGKILL a few milliseconds later, and then checks the store the
-way a writer would: it takes the document's lease (rag/store/doc_lease.py: it waits for the dead
-writer's lease to lapse), settles what the dead one left, and reads the document's chunks. The
+way a writer would: it takes the document's lease (rag/store/doc_lease.py: it takes the dead writer's
+lease over at once, the holder's pid being gone), settles what the dead one left, and reads the
+document's chunks. The
 killed writer is replaced by a new one, and the next round starts.
 
 Backends (`--backend`):
 - `local`: qdrant-client's local mode shared call by call (QDRANT_URL=local:..., rag/store/local_turns.py):
   as on a server, nothing but the document lease keeps the two writers' calls from interleaving.
-- `edge`: the embedded engine, whose writers also take turns on the whole data dir.
-`--no-lease` turns the document lease off (a lease that is always granted): the check must then find
-mixed versions on `local`, which shows it can fail.
+- `edge`: the embedded engine, whose writers take turns on the whole data dir; a replacement is one
+  turn, which is its document lease there (doc_lease.TurnLeases).
+`--no-lease` turns the document lease off on `local` (a lease that is always granted): the check must
+then find mixed versions, which shows it can fail.
 
     nice -n 10 python bench/writers_race.py --rounds 200 --backend local
 Prints one JSON object: rounds, kills inside a write, replacements, versions found complete, failures.
@@ -206,7 +208,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--backend", choices=("local", "edge"), default="local")
-    parser.add_argument("--ttl", type=float, default=2.0, help="the document lease's ttl (s): a kill costs about this")
+    parser.add_argument("--ttl", type=float, default=Settings().lease_ttl_s, help="the document lease's ttl (s)")
     parser.add_argument("--no-lease", action="store_true", help="the control: writers take no document lease")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--data", type=Path, help="data dir (default: a new temporary one)")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rag.settings.config import Settings
 from rag.settings.extensions import Extension
 from rag.store.base import CollectionModels, FusedQuery, PointData, Store, chunk_payload, document_info
-from rag.store.meta import MetaStore
+from rag.store.doc_lease import DocLeases
 
 if TYPE_CHECKING:
     from rag.store.client import ClientStore
@@ -27,7 +27,7 @@ __all__ = [
     "chunk_payload",
     "document_info",
     "open_store",
-    "open_meta",
+    "open_leases",
     "list_collections",
     "ClientStore",
     "EdgeStore",
@@ -73,15 +73,17 @@ def open_store(settings: Settings) -> Store:
     return EdgeStore(settings.data_dir / "qdrant", settings.collection, cluster=settings.cluster)
 
 
-def open_meta(settings: Settings, store: Store) -> MetaStore:
-    """The metadata collection beside `store` (rag/store/meta.py): on the server `store` talks to, through its
-    client; on the embedded engine, its own shard under the data dir."""
+def open_leases(settings: Settings, store: Store) -> DocLeases:
+    """What a document replacement on `store` holds its document by (rag/store/doc_lease.py): a lease in the
+    metadata collection of the server `store` talks to, through its client; the store's own turn on the
+    embedded engine."""
     from rag.store.client import ClientStore
-    from rag.store.meta import ClientMeta, EdgeMeta
+    from rag.store.doc_lease import Leases, TurnLeases
+    from rag.store.meta import MetaStore
 
     if isinstance(store, ClientStore):
-        return ClientMeta(store.client, store.remedy)
-    return EdgeMeta(settings.data_dir / "meta")
+        return Leases(MetaStore(store.client, store.remedy), settings.lease_ttl_s)
+    return TurnLeases()
 
 
 def list_collections(settings: Settings) -> list[str]:

@@ -1,30 +1,25 @@
 """Small records every writer of a collection must share, kept in Qdrant itself: document leases
 (rag/store/doc_lease.py) and, on a server, the crash journal (rag/store/meta_journal.py).
 
-Each record is one payload-only point of a metadata collection, its id derived from its key, written
-whole: on a server (and in qdrant-client's local mode) the collection `ragscope_meta` beside the
-others; on the embedded engine a shard of its own under `<data dir>/meta/`, taken in turns by the
-processes on that data dir like a collection's (rag/store/lease.py).
+Each record is one payload-only point of the collection `ragscope_meta` beside the others on a server
+(and in qdrant-client's local mode), its id derived from its key, written whole. The embedded engine
+has none: its writers all share one machine and take turns on the shard (rag/store/lease.py,
+rag/store/doc_lease.py's TurnLeases), and its journal is files under the data dir.
 
 `put_if` is the one conditional write the leases are built on: Qdrant's conditional upsert
-(`update_filter` on qdrant-client, `condition` on qdrant-edge) inserts a missing point and replaces an
-existing one only when its stored payload matches the filter, as one update operation of the shard
-holding it. It does not say whether it wrote: a caller reads the record back (see docs/reliability.md,
-"Writers on several machines", for what the engine guarantees).
+(`update_filter`) inserts a missing point and replaces an existing one only when its stored payload
+matches the filter, as one update operation of the shard holding it. It does not say whether it
+wrote: a caller reads the record back (see docs/reliability.md, "Writers on several machines", for
+what the engine guarantees).
 """
 
 from __future__ import annotations
 
 import uuid
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-import qdrant_edge as qe
-
 from rag.errors import RagError, StoreError
-from rag.store.lease import ShardLease
 
 # The metadata collection's name on a server; ClientStore.list_collections leaves it out.
 META_COLLECTION = "ragscope_meta"
@@ -52,59 +47,9 @@ def point_id(key: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ragscope-meta:{key}"))
 
 
-class MetaStore(ABC):
-    """Records by key in the metadata collection; every method is one engine call (or one turn on the
-    embedded shard), any engine error a StoreError."""
-
-    remedy: str
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The record stored under `key`, or None."""
-        return self._call("read a record", lambda: self._get(point_id(key)))
-
-    def put(self, key: str, payload: dict[str, Any]) -> None:
-        """Write the record under `key` whole, whatever was there."""
-        self._call("write a record", lambda: self._put(point_id(key), {**payload, "key": key}, None))
-
-    def put_if(self, key: str, payload: dict[str, Any], claim: Claim) -> None:
-        """Write the record under `key` whole when it is missing or `claim` holds for it; else leave it."""
-        self._call("write a record", lambda: self._put(point_id(key), {**payload, "key": key}, claim))
-
-    def delete(self, key: str) -> None:
-        self._call("delete a record", lambda: self._delete(point_id(key)))
-
-    def find(self, **match: str) -> list[dict[str, Any]]:
-        """Every record whose keyword fields (kind, collection, source) equal these values."""
-        if set(match) - set(_FOUND_BY):
-            raise ValueError(f"records are found by {', '.join(_FOUND_BY)} only, not {sorted(match)}")
-        return self._call("read records", lambda: self._find(match))
-
-    @abstractmethod
-    def close(self) -> None: ...
-
-    def _call(self, what: str, call: Callable[[], T]) -> T:
-        try:
-            return call()
-        except RagError:
-            raise
-        except Exception as e:  # noqa: BLE001 - either engine's own errors, translated once here
-            raise StoreError(f"could not {what} in the metadata collection ({type(e).__name__}: {e}); {self.remedy}")
-
-    @abstractmethod
-    def _get(self, pid: str) -> dict[str, Any] | None: ...
-
-    @abstractmethod
-    def _put(self, pid: str, payload: dict[str, Any], claim: Claim | None) -> None: ...
-
-    @abstractmethod
-    def _delete(self, pid: str) -> None: ...
-
-    @abstractmethod
-    def _find(self, match: dict[str, str]) -> list[dict[str, Any]]: ...
-
-
-class ClientMeta(MetaStore):
-    """The metadata collection on a qdrant-client (a server, or its local mode), created on first use.
+class MetaStore:
+    """Records by key in the metadata collection on a qdrant-client (a server, or its local mode), created on
+    first use; every method is one engine call or two, any engine error a StoreError.
 
     Writes wait for the server and use strong ordering (every replica applies them in the order of the
     shard's leader), reads ask every replica (`ReadConsistencyType.ALL`): a lease read back must be the
@@ -187,77 +132,31 @@ class ClientMeta(MetaStore):
     def close(self) -> None:
         """The client is the data store's, which closes it."""
 
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The record stored under `key`, or None."""
+        return self._call("read a record", lambda: self._get(point_id(key)))
 
-# The embedded engine wants one vector at least: an unused sparse one costs nothing per point.
-_NO_VECTOR = "none"
+    def put(self, key: str, payload: dict[str, Any]) -> None:
+        """Write the record under `key` whole, whatever was there."""
+        self._call("write a record", lambda: self._put(point_id(key), {**payload, "key": key}, None))
 
+    def put_if(self, key: str, payload: dict[str, Any], claim: Claim) -> None:
+        """Write the record under `key` whole when it is missing or `claim` holds for it; else leave it."""
+        self._call("write a record", lambda: self._put(point_id(key), {**payload, "key": key}, claim))
 
-class EdgeMeta(MetaStore):
-    """The metadata records in an embedded shard at `<folder>/shard`, opened in turns (rag/store/lease.py)."""
+    def delete(self, key: str) -> None:
+        self._call("delete a record", lambda: self._delete(point_id(key)))
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = Path(folder)
-        self.remedy = f"check the data dir {self.folder.parent} (free disk space, permissions)"
-        self._shard: qe.EdgeShard | None = None
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._lease = ShardLease(self.folder / "meta.lock", self._open, self._close)
-
-    def _open(self) -> None:
-        path = self.folder / "shard"
-        if path.is_dir() and any(path.iterdir()):
-            self._shard = qe.EdgeShard.load(str(path))
-            return
-        config = qe.EdgeConfig(sparse_vectors={_NO_VECTOR: qe.EdgeSparseVectorParams()})
-        self._shard = qe.EdgeShard.create(str(path), config)
-        for name in _FOUND_BY:
-            self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
-
-    def _close(self) -> None:
-        shard, self._shard = self._shard, None
-        if shard is not None:
-            shard.flush()
-            shard.close()
+    def find(self, **match: str) -> list[dict[str, Any]]:
+        """Every record whose keyword fields (kind, collection, source) equal these values."""
+        if set(match) - set(_FOUND_BY):
+            raise ValueError(f"records are found by {', '.join(_FOUND_BY)} only, not {sorted(match)}")
+        return self._call("read records", lambda: self._find(match))
 
     def _call(self, what: str, call: Callable[[], T]) -> T:
-        with self._lease:
-            return super()._call(what, call)
-
-    @property
-    def shard(self) -> qe.EdgeShard:
-        assert self._shard is not None, "used outside a turn"
-        return self._shard
-
-    def _get(self, pid: str) -> dict[str, Any] | None:
-        found = self.shard.retrieve([pid], with_payload=True, with_vector=False)
-        return dict(found[0].payload or {}) if found else None
-
-    def _put(self, pid: str, payload: dict[str, Any], claim: Claim | None) -> None:
-        condition = None
-        if claim is not None:
-            condition = qe.Filter(
-                must=[qe.FieldCondition("fence", match=qe.MatchValue(claim.fence))],
-                should=[
-                    qe.FieldCondition("holder", match=qe.MatchValue(claim.holder)),
-                    qe.FieldCondition("expires_at", range=qe.RangeFloat(lt=claim.now)),
-                ],
-            )
-        self.shard.update(qe.UpdateOperation.upsert_points([qe.Point(pid, {}, payload)], condition=condition))
-        self.shard.flush()  # a lease or journal entry must outlive this process the moment it is written
-
-    def _delete(self, pid: str) -> None:
-        self.shard.update(qe.UpdateOperation.delete_points([pid]))
-
-    def _find(self, match: dict[str, str]) -> list[dict[str, Any]]:
-        flt = qe.Filter(must=[qe.FieldCondition(k, match=qe.MatchValue(v)) for k, v in match.items()])
-        out: list[dict[str, Any]] = []
-        offset = None
-        while True:
-            records, offset = self.shard.scroll(
-                qe.ScrollRequest(offset=offset, limit=256, filter=flt, with_payload=True, with_vector=False)
-            )
-            out += [dict(r.payload or {}) for r in records]
-            if offset is None:
-                return out
-
-    def close(self) -> None:
-        self._lease.close()
+        try:
+            return call()
+        except RagError:
+            raise
+        except Exception as e:  # noqa: BLE001 - qdrant-client's HTTP, gRPC and local-mode errors, translated once here
+            raise StoreError(f"could not {what} in the metadata collection ({type(e).__name__}: {e}); {self.remedy}")
