@@ -35,6 +35,7 @@ from rag.ingest.pipeline import ingest_files  # noqa: E402
 from rag.retrieval.retrieve import retrieve  # noqa: E402
 from rag.settings.config import Settings  # noqa: E402
 from rag.store.edge import EdgeStore  # noqa: E402
+from rag.store.doc_lease import TurnLeases  # noqa: E402
 from rag.store.journal import Journal  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent.parent / "rag" / "resources" / "sample_qa.jsonl"
@@ -44,7 +45,9 @@ def components_lingering(settings: Settings, linger_s: float) -> Components:
     """The app's components (as build_components makes them), on a store whose turns linger `linger_s`."""
     store = EdgeStore(settings.data_dir / "qdrant", settings.collection, linger_s=linger_s)
     journal = Journal.open(settings.data_dir / "journal", settings.collection)
-    return Components(settings, store, CollectionDense(settings, store), CollectionSparse(settings, store), journal)
+    leases = TurnLeases()
+    dense, sparse = CollectionDense(settings, store), CollectionSparse(settings, store)
+    return Components(settings, store, dense, sparse, journal, leases)
 
 
 def timed(searches: list[str], search: Callable[[str], None]) -> list[float]:

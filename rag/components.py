@@ -16,9 +16,11 @@ from rag.errors import ConfigError, ModelMismatchError
 from rag.lazy import LazyModel
 from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import ClusterConfig, Settings
-from rag.store import open_store
+from rag.store import open_leases, open_store
 from rag.store.base import CollectionModels, DenseSpace, FusedQuery, Store
+from rag.store.doc_lease import DocLeases, Leases
 from rag.store.journal import Journal
+from rag.store.meta_journal import MetaJournal
 from rag.types import ChunkFilter, Hit, SparseVector, StoredChunk
 
 
@@ -171,7 +173,9 @@ class Components:
     store: Store
     dense: DenseEncoder
     sparse: SparseEncoder
-    journal: Journal
+    journal: Journal | MetaJournal
+    # Document leases (rag/store/doc_lease.py): one writer per document across processes and machines.
+    leases: DocLeases
 
     def with_stored_settings(self) -> Components:
         """These components with the collection's stored retrieval settings in force over the configured ones
@@ -236,24 +240,28 @@ class Components:
     def close(self) -> None:
         self.store.close()
         self.journal.close()
+        self.leases.close()
 
 
 def build_components(settings: Settings) -> Components:
     """Open the store (finishing any re-ingest a crash interrupted) and set up the encoders (loaded lazily)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings)
-    journal = None
+    leases: DocLeases | None = None
+    journal: Journal | MetaJournal | None = None
     try:
-        # Replayed only for dead owners, each entry within one turn on the data (the embedded engine's
-        # lease: no other process writes meanwhile), and again at the start of every later turn: a
-        # process on the same data dir may die part-way through a write while this one lives.
-        journal = Journal.open(settings.data_dir / "journal", settings.collection)
+        leases = open_leases(settings, store)
+        journal = open_journal(settings, leases)
+        # Replayed only for what dead writers left, and again at the start of every later turn on the embedded
+        # engine: a process on the same data dir may die part-way through a write while this one lives.
         journal.recover(store)
         store.on_turn(lambda: journal.recover(store))
         store.collection_models()  # a damaged models record stops here, once, with its file named
     except BaseException:
         if journal is not None:
             journal.close()
+        if leases is not None:
+            leases.close()
         store.close()
         raise
     return Components(
@@ -262,4 +270,15 @@ def build_components(settings: Settings) -> Components:
         dense=CollectionDense(settings, store),
         sparse=CollectionSparse(settings, store),
         journal=journal,
+        leases=leases,
     )
+
+
+def open_journal(settings: Settings, leases: DocLeases) -> Journal | MetaJournal:
+    """The crash journal: in the metadata collection on a server, where every writer can see it; in files under the
+    data dir on the embedded engine, whose writers all share that machine (each of its entries is replayed
+    within one turn on the data: no other process writes meanwhile).
+    """
+    if isinstance(leases, Leases):
+        return MetaJournal(leases.meta, leases, settings.collection)
+    return Journal.open(settings.data_dir / "journal", settings.collection)

@@ -57,23 +57,25 @@ def test_an_entry_is_replayed_into_its_own_collection_only(settings):
         assert sorted(_ids(a)) == ids[1:]  # rolled forward in a
     finally:
         a.close()
-    assert sorted((settings.data_dir / "journal").rglob("*")) == [settings.data_dir / "journal" / "a", settings.data_dir / "journal" / "b"]
+    assert sorted((settings.data_dir / "journal").rglob("*")) == [
+        settings.data_dir / "journal" / "a",
+        settings.data_dir / "journal" / "b",
+    ]
 
 
 def test_a_live_owners_entries_and_temp_files_are_left_alone(settings):
-    server = dataclasses.replace(settings, qdrant_url=":memory:")  # two open stores on one collection
-    first = build_components(server)
+    first = build_components(settings)  # two open stores on one collection, taking turns on it
     try:
         first.journal.write(journal.JournalEntry("guide.md", "apply", added=["x"], removed=[]))
         (first.journal.folder / "0123.tmp").write_text("half written")
         before = sorted(p.name for p in first.journal.folder.iterdir())
         assert len(before) == 2
-        second = build_components(server)
+        second = build_components(settings)
         second.close()
         assert sorted(p.name for p in first.journal.folder.iterdir()) == before
     finally:
         first.close()
-    third = build_components(server)  # the first owner is gone now: its entry is replayed, its folder removed
+    third = build_components(settings)  # the first owner is gone now: its entry is replayed, its folder removed
     third.close()
     assert list((settings.data_dir / "journal" / "docs").iterdir()) == []
 

@@ -1,12 +1,16 @@
 """A plan written: the stored version of a document replaced atomically, behind the journal.
 
 Readers never see a mix of a document's old and new chunks: the replacement runs under the store's
-lock (in-process readers wait) and behind a journal (a crash is rolled back or forward on next open).
+lock (in-process readers wait; on the embedded engine, other processes' too) and behind a journal (a
+crash is rolled back or forward on next open). Writers never interleave on one document, whichever
+process or machine they run on: each holds the document's lease in Qdrant on a server, its turn on the
+embedded engine (rag/store/doc_lease.py).
 """
 
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from typing import Sequence
 
 from rag.components import Components
@@ -17,6 +21,7 @@ from rag.ingest.originals import Originals
 from rag.ingest.plan import Plan, plan_document
 from rag.ingest.results import FileResult
 from rag.store.base import PointData, chunk_payload
+from rag.store.doc_lease import Held, InTurn
 from rag.store.journal import JournalEntry, settle
 from rag.types import ChunkFilter, Document
 
@@ -39,21 +44,41 @@ _SAVE_ATTEMPTS = 5
 def save_plan(
     components: Components, plan: Plan, points: Sequence[PointData], tags: Sequence[str] | None, durable: bool = True
 ) -> FileResult:
-    """Apply the plan; when another session replaced the document meanwhile, diff against its version and retry."""
-    for _ in range(_SAVE_ATTEMPTS):
-        try:
-            result = _apply(components, plan, points, durable)
-            keep_original(components, plan.doc)
-            return result
-        except _StalePlan:
+    """Apply the plan; when another session replaced the document meanwhile, diff against its version and retry.
+
+    A retry holds the document (its lease) from the new diff on: on a server no other writer can then save
+    it first again, where two writers saving one document in a tight loop would starve one (each diff
+    outdated by the other's save while embedding). On the embedded engine the lease is the turn of the
+    write alone, so a retry can find the plan outdated again, up to `_SAVE_ATTEMPTS` in all.
+    """
+    try:
+        return _saved(components, plan, points, durable, None)
+    except _StalePlan:
+        pass
+    with components.leases.holding(components.store.collection, plan.doc.source) as held:
+        for _ in range(_SAVE_ATTEMPTS - 1):
             plan = plan_document(components, plan.doc, plan.chunks, tags)
             if plan.unchanged:
                 return plan.result("unchanged")
             (points,) = embed_plans(components, [plan])
+            try:
+                return _saved(components, plan, points, durable, held)
+            except _StalePlan:
+                continue
     raise StoreError(f"{plan.doc.source}: another session kept saving this document at the same time; try again")
 
 
-def _apply(components: Components, plan: Plan, points: Sequence[PointData], durable: bool = True) -> FileResult:
+def _saved(
+    components: Components, plan: Plan, points: Sequence[PointData], durable: bool, held: Held | InTurn | None
+) -> FileResult:
+    result = _apply(components, plan, points, durable, held)
+    keep_original(components, plan.doc)
+    return result
+
+
+def _apply(
+    components: Components, plan: Plan, points: Sequence[PointData], durable: bool, held: Held | InTurn | None
+) -> FileResult:
     """Replace the stored version of the document with the planned one, behind the journal.
 
     With `durable=False` the store is not flushed and the "commit" journal entry stays: the caller
@@ -69,16 +94,20 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
     store, stored, kept, removed = components.store, plan.stored, plan.kept, list(plan.removed)
     new = {c.id: chunk_payload(c, {}, plan.parse.get(c.id)) for c in kept}
     moved = {c.id for c in kept if _position(stored[c.id].payload) != _position(new[c.id])}
-    with store.lock:
-        current = store.records(ChunkFilter(sources=(plan.doc.source,), include_quarantined=True))
+    source = plan.doc.source
+    holding = nullcontext(held) if held else components.leases.holding(store.collection, source)
+    with holding as held, store.lock:
+        components.journal.settle_leftover(store, source)  # a writer before this one died part-way
+        current = store.records(ChunkFilter(sources=(source,), include_quarantined=True))
         if {r.chunk.id for r in current} != set(stored):
-            raise _StalePlan(plan.doc.source)
+            raise _StalePlan(source)
         meanwhile = fixed_meanwhile(plan.diff, current)
         if meanwhile:  # a person fixed a passage this ingest removes after it was previewed: never dropped unseen
-            raise LoaderError(refusal(plan.doc.source, meanwhile, meanwhile=True))
+            raise LoaderError(refusal(source, meanwhile, meanwhile=True))
         restore = {c.id: {k: stored[c.id].payload.get(k) for k in (*_POSITION_FIELDS, *_DOC_FIELDS)} for c in kept}
         store.ensure_space(_write_size(points, len(kept) + len(moved)))
-        apply = JournalEntry(plan.doc.source, "apply", [p.id for p in points], removed, restore)
+        apply = JournalEntry(source, "apply", [p.id for p in points], removed, restore)
+        held.renew()  # each step below starts only while this writer still holds the document (LeaseLost)
         components.journal.write(apply)
         try:
             store.upsert(points)
@@ -89,10 +118,11 @@ def _apply(components: Components, plan: Plan, points: Sequence[PointData], dura
         except RagError:
             _roll_back(components, apply)
             raise
-        components.journal.write(JournalEntry(plan.doc.source, "commit", [p.id for p in points], removed))
+        held.renew()  # lost: the writer that took the document over rolls this "apply" entry back
+        components.journal.write(JournalEntry(source, "commit", [p.id for p in points], removed))
         store.delete(removed)
         if durable:
-            make_durable(components, [plan.doc.source])
+            make_durable(components, [source])
     flagged = sum(1 for p in points if p.payload["flags"]) + sum(1 for c in kept if stored[c.id].flags)
     return plan.result("updated" if stored else "added", written=len(points), flagged=flagged)
 

@@ -267,6 +267,10 @@ class Settings:
     # 5,000 chunks (megabytes of prose) is minutes of embedding on a CPU, and a file that splits into
     # more is almost always a dump, not a document someone will read.
     max_chunks_per_doc: int = setting(5000)
+    # How long a document replacement's lease (rag/store/doc_lease.py) lasts without renewal: a writer that
+    # died lets the next one in after this; a live one renews before each write, so it must exceed one
+    # write's duration plus the clocks' difference between machines (docs/reliability.md).
+    lease_ttl_s: float = setting(60.0)
     # Whether a NEW collection stores each chunk's sentence vectors (Qdrant multivector) so that the
     # sentence-maxsim / maxsim-fusion rerankers read them instead of encoding sentences per question.
     # An existing collection keeps what it was created with.

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rag.settings.config import Settings
 from rag.settings.extensions import Extension
 from rag.store.base import CollectionModels, FusedQuery, PointData, Store, chunk_payload, document_info
+from rag.store.doc_lease import DocLeases
 
 if TYPE_CHECKING:
     from rag.store.client import ClientStore
@@ -26,6 +27,7 @@ __all__ = [
     "chunk_payload",
     "document_info",
     "open_store",
+    "open_leases",
     "list_collections",
     "ClientStore",
     "EdgeStore",
@@ -69,6 +71,19 @@ def open_store(settings: Settings) -> Store:
     from rag.store.edge import EdgeStore
 
     return EdgeStore(settings.data_dir / "qdrant", settings.collection, cluster=settings.cluster)
+
+
+def open_leases(settings: Settings, store: Store) -> DocLeases:
+    """What a document replacement on `store` holds its document by (rag/store/doc_lease.py): a lease in the
+    metadata collection of the server `store` talks to, through its client; the store's own turn on the
+    embedded engine."""
+    from rag.store.client import ClientStore
+    from rag.store.doc_lease import Leases, TurnLeases
+    from rag.store.meta import MetaStore
+
+    if isinstance(store, ClientStore):
+        return Leases(MetaStore(store.client, store.remedy), settings.lease_ttl_s)
+    return TurnLeases()
 
 
 def list_collections(settings: Settings) -> list[str]:

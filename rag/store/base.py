@@ -381,7 +381,11 @@ class Store(ABC):
         if existing is None:
             self._keep_models(models)
         if not self._exists():
-            self._create_collection(existing or models, cluster or self.cluster)
+            try:
+                self._create_collection(existing or models, cluster or self.cluster)
+            except Exception:  # another writer (a process beside this one on a server) made it meanwhile: fine
+                if not self._exists():
+                    raise
 
     def _create_collection(self, models: CollectionModels, cluster: ClusterConfig) -> None:
         """The collection `models` describes, with an index on each field the filters and facets read."""

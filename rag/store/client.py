@@ -1,7 +1,8 @@
 """The same store interface on qdrant-client: a Qdrant server or cluster when QDRANT_URL is set.
 
-`:memory:` (qdrant-client's local mode) stands in for the server in tests; it is brute-force Python
-and is never the default for real data. Server-only features (snapshots, aliases, replicas, API
+`:memory:` (qdrant-client's local mode) stands in for the server in tests, and `local:<folder>` for one
+shared by several processes (rag/store/local_turns.py); both are brute-force Python and never the
+default for real data. Server-only features (snapshots, aliases, replicas, API
 keys) live behind this class only.
 """
 
@@ -19,6 +20,8 @@ from rag.settings.atomic import write_atomically
 from rag.settings.config import READ_LEVELS, ClusterConfig, validate_collection_name
 from rag.store.base import DENSE, SPARSE, CollectionModels, FilterTerms, FusedQuery, PointData, Store, store_call
 from rag.store.layout import ClusterStatus, Layout, ShardReplica
+from rag.store.local_turns import LOCAL_PREFIX, TurnClient
+from rag.store.meta import META_COLLECTION
 from rag.text.redact import redact_url
 from rag.types import ChunkFilter, SparseVector
 
@@ -62,7 +65,7 @@ class ClientStore(Store):
 
     def __init__(
         self,
-        client: QdrantClient,
+        client: QdrantClient | TurnClient,
         collection: str,
         url: str = "",
         api_key: str = "",
@@ -95,7 +98,9 @@ class ClientStore(Store):
         validate_collection_name(collection)
         try:
             if url == ":memory:":
-                client = QdrantClient(location=":memory:")
+                client: Any = QdrantClient(location=":memory:")
+            elif url.startswith(LOCAL_PREFIX):
+                client = TurnClient(Path(url[len(LOCAL_PREFIX) :]))
             else:
                 client = QdrantClient(url=url, api_key=api_key or None, timeout=30)
             client.collection_exists(collection)  # the client connects lazily: find out now, once
@@ -107,7 +112,8 @@ class ClientStore(Store):
                     raw=url,
                 )
             ) from None
-        return cls(client, collection, "" if url == ":memory:" else url, api_key, cluster)
+        local = url == ":memory:" or url.startswith(LOCAL_PREFIX)
+        return cls(client, collection, "" if local else url, api_key, cluster)
 
     def _keep_models(self, models_: CollectionModels) -> None:
         """Nothing to write apart: a server collection carries its models as metadata, given when `_create` makes it."""
@@ -296,7 +302,7 @@ class ClientStore(Store):
 
     @store_call
     def list_collections(self) -> list[str]:
-        return sorted(c.name for c in self.client.get_collections().collections)
+        return sorted(c.name for c in self.client.get_collections().collections if c.name != META_COLLECTION)
 
     @store_call
     def drop_collection(self) -> None:

@@ -65,10 +65,10 @@ def entry_problem(path: Path) -> str:
         raw = read_object(path)
     except Damage as e:
         return str(e)
-    return "gone" if raw is None else _entry_problem(raw)
+    return "gone" if raw is None else parsed_entry_problem(raw)
 
 
-def _entry_problem(raw: Any) -> str:  # noqa: ANN401 - a parsed JSON value, checked here
+def parsed_entry_problem(raw: Any) -> str:  # noqa: ANN401 - a parsed JSON value, checked here
     """What is wrong with a parsed entry, or "" when it is sound."""
     if not isinstance(raw, dict):
         return "not a JSON object"
@@ -135,6 +135,11 @@ class Journal:
 
     def clear(self, source: str) -> None:
         self._path(source).unlink(missing_ok=True)
+
+    def settle_leftover(self, store: Store, source: str) -> list[str]:
+        """Nothing to do when a document's lease is taken: what dead owners left is replayed at the start of every
+        turn on the embedded engine (`recover`, hooked on `Store.on_turn`), before any write of the turn."""
+        return []
 
     def entries(self) -> list[Path]:
         return sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []
