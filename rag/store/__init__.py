@@ -77,8 +77,11 @@ def open_leases(settings: Settings, store: Store) -> DocLeases:
     """What a document replacement on `store` holds its document by (rag/store/doc_lease.py): a lease in the
     metadata collection of the server `store` talks to, through its client; the store's own turn on the
     embedded engine."""
-    from rag.store.client import ClientStore
     from rag.store.doc_lease import Leases, TurnLeases
+
+    if not settings.qdrant_url:  # the embedded engine: qdrant-client stays unimported (tests/test_cli_startup.py)
+        return TurnLeases()
+    from rag.store.client import ClientStore
     from rag.store.meta import MetaStore
 
     if isinstance(store, ClientStore):
