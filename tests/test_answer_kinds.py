@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.kinds import fit, question_kind, states
+from rag.answer.kinds import fit, names_its_section, question_kind, states
 from rag.answer.terms import named_terms
 from rag.answer.units import Unit
 from rag.ask.answerer import answer_question
@@ -199,3 +199,60 @@ def test_pointers_and_fragments_state_nothing_and_option_sentences_fit_how():
     assert states(does) and fit("how", does) == 0.5 and fit("definition", does) == 1.0
     allows = Unit("S1", "The every keyword allows a periodic sampling of the input.", 0, 1, "")
     assert fit("how", allows) == 0.5 and fit("definition", allows) == 1.0
+
+
+# A reference manual as its PDF's text reads: a section opens by saying what its command does, a subsection's
+# synopsis and detail share more of the question's words, and a neighbouring section names the same task.
+PLOTTER = """# Plotter manual
+
+## Commands
+
+### Camera
+
+The set camera command sets the viewing angle for three-dimensional plots. It controls how the coordinates of the
+scene are mapped onto the flat page.
+
+Syntax:
+
+set camera <rot_x>, <rot_z> {, <scale>}
+
+The angles are given in degrees and default to 60 and 30.
+
+#### Camera projection
+
+Rotates the viewing angle of a three-dimensional plot so that one of the primary planes lies in the plane of the
+page.
+
+### Stretch
+
+The set stretch command scales the plot along one axis without changing its viewing angle.
+"""
+
+
+@pytest.fixture
+def plotter(components):
+    assert not ingest_files(components, [("plotter.md", PLOTTER.encode())]).errors
+    return components
+
+
+def test_the_sentence_saying_what_the_sections_command_does_is_quoted_beside_the_detail(plotter):
+    answer = answer_question(plotter, "How do I rotate the viewing angle of a three-dimensional plot?")
+    assert not answer.abstained, answer.reason
+    # The subsection's detail repeats the question's words; what the command is for is said where its section opens.
+    assert "The set camera command sets the viewing angle for three-dimensional plots." in answer.text, answer.text
+
+
+def test_a_sentence_names_its_section_when_the_sections_subject_does_something_in_it():
+    def unit(text: str, heading: str) -> Unit:
+        return Unit("S1", text, 0, 1, heading)
+
+    assert names_its_section(unit("The set camera command sets the viewing angle.", "Commands > Camera"))
+    assert names_its_section(unit("The every keyword allows a periodic sampling.", "Data > Every"))
+    assert names_its_section(unit("set contour enables contour drawing for surfaces.", "Set-show > Contour"))
+    assert names_its_section(unit("The -C option is used to prevent overwriting.", "Options > -C option"))
+    # The detail of a subsection does not have its subject first; a synopsis says no verb; another section's subject
+    # is not this one's.
+    assert not names_its_section(unit("Rotates the camera so that one plane lies flat.", "Camera > Camera projection"))
+    assert not names_its_section(unit("set camera projection {xy|xz|yz}", "Camera > Camera projection"))
+    assert not names_its_section(unit("The set stretch command scales the plot.", "Commands > Camera"))
+    assert not names_its_section(unit("The camera command sets the angle.", ""))

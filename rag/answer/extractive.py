@@ -41,7 +41,7 @@ import numpy as np
 
 from rag.answer.citations import neutralise_markers
 from rag.answer.generator import last_generation
-from rag.answer.kinds import OTHER, fit, question_kind, states
+from rag.answer.kinds import OTHER, fit, names_its_section, question_kind, states
 from rag.answer.prompt import NOT_IN_SOURCES
 from rag.answer.result import Generation, Source
 from rag.answer.terms import content_terms, idf, key_terms, named_terms, without_term
@@ -74,6 +74,7 @@ class ScoredUnit:
     vector: np.ndarray | None = field(default=None, compare=False, repr=False)
     relevance: float = 0.0  # its own relevance to the question, before context and kind
     fit: float = 0.0  # how much it looks like the kind of answer asked for (rag/answer/kinds.py)
+    opens: bool = False  # it says what its section's subject does (`names_its_section`): quoted beside the best
 
 
 class ExtractiveGenerator:
@@ -130,7 +131,7 @@ class ExtractiveGenerator:
         fits = [fit(kind, u) for u in units]
         context = in_context(units, relevance) if kind != OTHER else relevance
         scored = [
-            ScoredUnit(u, c + _FIT_WEIGHT * f, float(cos), vector, r, f)
+            ScoredUnit(u, c + _FIT_WEIGHT * f, float(cos), vector, r, f, names_its_section(u))
             for u, r, c, f, cos, vector in zip(units, relevance, context, fits, cosine, vectors)
         ]
         # A fragment or a pointer ("See also set xtics (p. 218) for more information") is quoted only when nothing
@@ -260,7 +261,12 @@ def choose(
         if scored[0].fit > 0 and s.fit == 0:
             continue  # the best answers the kind asked: a sentence that only names the topic adds nothing
         adds = (content_terms(s.unit.text) & keys) - covered
-        if adds and not any(s.unit.text in c.unit.whole for c in chosen):
+        # A sentence saying what a section's subject does is quoted beside the best one even when it repeats its
+        # terms (once): a manual's detail ("Rotates the view angles of a 3D plot ...", under "Projection") shares
+        # the question's words, and what the command is for ("The set view command sets the viewing angle") is
+        # said once, at the top of its section.
+        opens = s.opens and not any(c.opens for c in chosen)
+        if (adds or opens) and not any(s.unit.text in c.unit.whole for c in chosen):
             chosen.append(s)
             covered |= adds
     return chosen

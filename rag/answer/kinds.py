@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from rag.answer.terms import content_terms
 from rag.answer.units import Unit
 from rag.text.sentences import states_something
 
@@ -92,6 +93,35 @@ def states(unit: Unit) -> bool:
     """Whether `unit` can answer at all: not a fragment ("Syntax:", "For example,") or a cross-reference, unless it
     carries the list or code that follows it. Neither inherits its neighbours' topic (rag/answer/extractive.py)."""
     return bool(unit.carries) or (states_something(unit.text) and not _POINTER.match(unit.text))
+
+
+# How a reference manual opens a section: the thing the section is named after, as the subject, then what it does
+# or is ("The set view command sets the viewing angle for splots." under "View", "The every keyword allows ...",
+# "The bind allows ...", "set contour enables ...", "X is a ..."): the subject among the first words, the verb
+# within a few words after it.
+_SUBJECT_WORDS = 6
+_VERB_WORDS = 4
+_WHAT_IT_DOES = re.compile(
+    r"\b(allows?|tells|sets|enables|disables|causes|controls|defines|selects|specifies|makes|lets|changes|redirects|"
+    r"places|prints|executes|returns|turns|writes|forces|prevents|suppresses|reads|produces|fits|saves|draws|"
+    r"generates|creates|determines|displays|removes|deletes|runs|starts|stops|adds|expands|replaces|"
+    r"(is|are|can be|may be) used|is an?)\b",
+    _I,
+)
+
+
+def names_its_section(unit: Unit) -> bool:
+    """Whether `unit` says what the thing its section is named after does, with that thing as its subject: a word of
+    the section's own title among its first words, a verb saying what it does or is right after it ("The every
+    keyword allows a periodic sampling ..." under "Every"; not "Rotates the view angles ..." under "Projection").
+    A manual states there what a command is for, the answer to "how do I <what it does>?" even when a sentence of
+    the section's detail, or of a neighbouring section, shares more of the question's words (docs/answers.md)."""
+    title = content_terms(unit.heading.split(" > ")[-1]) if unit.heading else set()
+    if not title or unit.carries or not states(unit):
+        return False
+    words = unit.text.split()
+    subject = next((i for i, w in enumerate(words[:_SUBJECT_WORDS]) if content_terms(w) & title), None)
+    return subject is not None and bool(_WHAT_IT_DOES.search(" ".join(words[subject + 1 : subject + 1 + _VERB_WORDS])))
 
 
 def question_kind(question: str) -> str:
