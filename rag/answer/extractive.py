@@ -19,8 +19,9 @@ list of disadvantages after it). So units are ranked by the relevance of their t
 close neighbour's less a little, `in_context`) plus a share of how much they look like the kind of
 answer the question asks for (a list, a command, a value, a reason, a definition: rag/answer/kinds.py).
 The answer is the best unit plus up to two more within `_SPREAD` of it, each adding a key term of the
-question the ones before lack; when the best is of the kind asked, the others must be too, so the
-sentence that only names the topic is not quoted beside the answer.
+question the ones before lack (or, once, saying what its section's subject does: `names_its_section`); when
+the best is of the kind asked, the others must be too, so the sentence that only names the topic is not
+quoted beside the answer.
 
 It abstains with NOT_IN_SOURCES, as the model is told to, when the answer score (the best unit's own
 relevance averaged with the best chunk's cosine) is under `min_sentence_score` (the signal
@@ -238,7 +239,8 @@ def _cited(unit: Unit) -> str:
 def choose(
     scored: Sequence[ScoredUnit], minimum: float, keys: set[str], cosine: float | None = None
 ) -> list[ScoredUnit]:
-    """The sentences to quote: the best one, then up to two more that each add a key term not yet quoted.
+    """The sentences to quote: the best one, then up to two more that each add a key term not yet quoted, or (one
+    of them) say what its section's subject does (`ScoredUnit.opens`).
 
     None when the answer signal, the best unit's own relevance averaged with `cosine` (the best chunk's,
     `top_cosine`; the relevance alone without it), is under `minimum`: the signal that separated
