@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from apptest_pages import open_page
 from click.testing import CliRunner
 
 from rag.ask.log import AskLog
@@ -212,3 +213,23 @@ def test_asks_runs_and_sweeps_of_one_replica_are_listed_by_the_other(tmp_path: P
     for settings in (a, b):
         _no_files(settings)
         assert not (settings.data_dir / "asks.sqlite").exists() and not (settings.data_dir / "tune.sqlite").exists()
+
+
+def test_the_eval_tab_of_one_replica_shows_and_stores_what_the_other_sees(tmp_path: Path, monkeypatch) -> None:
+    url = f"local:{tmp_path / 'qdrant'}"
+    page_replica = Settings(data_dir=tmp_path / "data", qdrant_url=url)  # the app's (the test's data dir)
+    other = Settings(data_dir=tmp_path / "other", qdrant_url=url)
+    save_question_set(shared_home(other), "faq", SET)
+    save_collection_settings(shared_home(other), page_replica.collection, {"fusion": "sparse"}, note="other replica")
+    monkeypatch.setenv("QDRANT_URL", url)
+    at = open_page("pages/ask.py", timeout=120)
+    assert not at.exception, at.exception
+    assert at.selectbox(key="eval_set").value == "faq"
+    shown = [c.value.replace("\\", "") for c in at.sidebar.caption]  # Markdown-escaped
+    assert any("sparse only" in c and "fusion from this collection's stored settings" in c for c in shown)
+    good = '{"question": "Do you sell hardware?", "answerable": false}\n'
+    at.file_uploader(key="eval_upload").upload("from the page.jsonl", good.encode(), "application/jsonl")
+    at.run()
+    assert not at.exception, at.exception
+    assert list_question_sets(shared_home(other)) == ["faq", "from-the-page"]
+    _no_files(page_replica)

@@ -45,6 +45,9 @@ def settings_in_force(components: Components) -> InForce | None:
         say("error", "{e}", e=e)
         _reset_button(components)
         return None
+    except RagError as e:  # on a server, its metadata collection could not be read: the message says what to check
+        say("error", "{e}", e=e)
+        return None
 
 
 def render(components: Components, set_name: str, force: InForce) -> None:

@@ -143,12 +143,14 @@ def save_collection_settings(
         return CollectionSettings(collection, both, datetime.now(UTC).isoformat(timespec="seconds"), note)
 
     if home.records is not None:
+        written: list[CollectionSettings] = []  # what the swap that landed wrote (an earlier try may have lost)
 
         def change(record: dict[str, Any] | None) -> dict[str, Any]:
-            old = _from_record(home, collection, record) if merge else None
-            return {"kind": "collection_settings", "collection": collection, "stored": merged(old).as_json()}
+            written[:] = [merged(_from_record(home, collection, record) if merge else None)]
+            return {"kind": "collection_settings", "collection": collection, "stored": written[0].as_json()}
 
-        return _parsed(home.records.swap(_key(collection), change)["stored"], collection) or merged(None)
+        home.records.swap(_key(collection), change)
+        return written[0]
     path = settings_path(home.data_dir, collection)
     with locked(path):
         stored = merged(load_collection_settings(home, collection) if merge else None)
