@@ -105,14 +105,17 @@ def test_a_second_process_with_its_own_data_dir_sees_them(tmp_path: Path) -> Non
         "home = shared_home(Settings(data_dir=sys.argv[1], qdrant_url=sys.argv[2]))\n"
         "save_collection_settings(home, 'docs', {'fusion': 'sparse'}, note='from the child')\n"
         f"save_question_set(home, 'child', {SET!r})\n"
+        "sys.path.insert(0, sys.argv[3])\nfrom test_shared_records import _run\nfrom rag.eval.runs import save_run\n"
+        "save_run(home, _run('child-run', '2026-12-03T10:00:00', 'child'))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    done = subprocess.run([sys.executable, "-c", child, str(a.data_dir), a.qdrant_url], env=env, timeout=120,
+    done = subprocess.run([sys.executable, "-c", child, str(a.data_dir), a.qdrant_url, str(Path(__file__).parent)], env=env, timeout=120,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     home = shared_home(b)
     assert load_collection_settings(home, "docs").note == "from the child"
     assert load_question_set(home, "child").questions[0].question == "How long do refunds take?"
+    assert load_run(home, "child-run").questions[0].scores == {"final": {"ndcg@10": 0.5}}
     # The CLI on replica B reads them as the pages do.
     shown = CliRunner().invoke(
         main, ["settings", "--json"], env={"RAGSCOPE_DATA_DIR": str(b.data_dir), "QDRANT_URL": b.qdrant_url}

@@ -62,9 +62,9 @@ def __getattr__(name: str) -> Any:  # noqa: ANN401 - PEP 562 lazy attributes
 
 
 def on_server(settings: Settings) -> bool:
-    """The store's rule: a Qdrant server (or qdrant-client standing in for one) when QDRANT_URL is set, else the
-    embedded engine under the data dir. Every choice between the two asks this."""
-    return bool(settings.qdrant_url)
+    """The store's rule (`Settings.backend`): a Qdrant server (or qdrant-client standing in for one) when
+    QDRANT_URL is set, else the embedded engine under the data dir. Every choice here between the two asks this."""
+    return settings.backend == "server"
 
 
 def open_store(settings: Settings) -> Store:
