@@ -20,7 +20,7 @@ INSPECTOR = "pages/inspector.py"
 
 components = page("Ask · Eval", bare=st.session_state.get(DEMO, False))  # demo: no sidebar
 settings = components.settings
-log = AskLog.for_settings(settings)
+log = AskLog.for_home(components.shared)
 
 
 def settings_form() -> RetrievalConfig | None:
@@ -62,7 +62,7 @@ def show_answer(answer: Answer, demo: bool) -> None:
         with st.expander(f"How the {answer.retrieval_mode} mode searched (the sources below are its final list)"):
             mode_view.show_mode(answer.mode_result, "ask")
     answer_view.show_sources(answer, settings.answer.min_rerank_score)
-    add_question.add_to_question_set(settings.data_dir, answer)
+    add_question.add_to_question_set(components.shared, answer)
     st.page_link(
         INSPECTOR,
         label="Open in inspector",

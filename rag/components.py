@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -14,9 +15,10 @@ from rag.encoders.factory import DenseSpec, sparse_encoder
 from rag.encoders.sparse import FastembedBm25Encoder
 from rag.errors import ConfigError, ModelMismatchError
 from rag.lazy import LazyModel
+from rag.records import SharedHome
 from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import ClusterConfig, Settings
-from rag.store import open_leases, open_store
+from rag.store import open_leases, open_store, shared_home
 from rag.store.base import CollectionModels, DenseSpace, FusedQuery, Store
 from rag.store.doc_lease import DocLeases, Leases
 from rag.store.journal import Journal
@@ -177,6 +179,13 @@ class Components:
     # Document leases (rag/store/doc_lease.py): one writer per document across processes and machines.
     leases: DocLeases
 
+    @functools.cached_property
+    def shared(self) -> SharedHome:
+        """Where the state every replica shares lives (rag/records.py), reached through this store's client;
+        made on first use (a page run asks it several times: one metadata-collection check, not one each)."""
+        store = self.store._store if isinstance(self.store, SpaceStore) else self.store
+        return shared_home(self.settings, store)
+
     def with_stored_settings(self) -> Components:
         """These components with the collection's stored retrieval settings in force over the configured ones
         (rag.settings.collection_settings): what the CLI, the pages and a version diff each run with.
@@ -184,7 +193,7 @@ class Components:
         Raises:
             ConfigError: the collection's settings file is damaged (the message names the reset).
         """
-        return dataclasses.replace(self, settings=with_collection_settings(self.settings))
+        return dataclasses.replace(self, settings=with_collection_settings(self.settings, self.shared))
 
     def in_space(self, space: str) -> Components:
         """These components searching the collection's dense vector `space` ("" or the default's name: these

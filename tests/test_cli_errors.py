@@ -34,9 +34,9 @@ def _args(tmp_path: Path) -> dict[str, list[str]]:
         "collections": [],
         "gen-set": ["--template", str(tmp_path / "out.jsonl")],  # the template names the collection's sections
         "tune": [str(tmp_path / "set.jsonl"), "--vary", "fusion"],
-        "settings": [],  # reads the collection's settings file under the data dir, never Qdrant
+        "settings": [],  # on a server, the collection's stored settings are in its metadata collection
     }
-NEEDS_NO_STORE = {"settings"}
+NEEDS_NO_STORE: set[str] = set()
 
 
 def _commands() -> list[str]:

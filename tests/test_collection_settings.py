@@ -27,6 +27,7 @@ from rag.settings.collection_settings import (
     with_collection_settings,
 )
 from rag.settings.config import RetrievalConfig, Settings
+from rag.store import shared_home
 
 STORED = {"fusion": "rrf", "candidates": 30}
 
@@ -36,7 +37,7 @@ def test_stored_settings_merge_and_win_over_the_environment_but_not_over_a_given
     save_collection_settings(settings.data_dir, settings.collection, {"fusion": "rrf"}, note="by hand")
     save_collection_settings(settings.data_dir, settings.collection, {"candidates": 30})
     assert load_collection_settings(settings.data_dir, settings.collection).values == STORED
-    force = in_force(configured)
+    force = in_force(configured, shared_home(configured))
     assert (force.config.fusion, force.config.candidates, force.config.final_k) == ("rrf", 30, 7)
     assert force.origins["fusion"] == COLLECTION and force.origins["final_k"] == ENVIRONMENT
     assert force.origins["reranker"] == DEFAULT
@@ -45,12 +46,14 @@ def test_stored_settings_merge_and_win_over_the_environment_but_not_over_a_given
     words = given.describe()
     assert "fusion from given for this call" in words and "candidates from this collection's stored settings" in words
     assert "final_k from the environment" in words
-    assert with_collection_settings(configured).retrieval == force.config
+    assert with_collection_settings(configured, shared_home(configured)).retrieval == force.config
     # Another collection is untouched; reset returns this one to the configured settings.
-    other = in_force(Settings(data_dir=settings.data_dir, collection="other"))
+    other_settings = Settings(data_dir=settings.data_dir, collection="other")
+    other = in_force(other_settings, shared_home(other_settings))
     assert other.config == RetrievalConfig() and other.stored is None
     assert reset_collection_settings(settings.data_dir, settings.collection)
-    assert in_force(configured).config == configured.retrieval and not reset_collection_settings(settings.data_dir, "docs")
+    assert in_force(configured, shared_home(configured)).config == configured.retrieval
+    assert not reset_collection_settings(settings.data_dir, "docs")
 
 
 def test_bad_values_are_refused_and_a_damaged_file_is_named(settings):
@@ -63,7 +66,7 @@ def test_bad_values_are_refused_and_a_damaged_file_is_named(settings):
     path.parent.mkdir(parents=True)
     path.write_text('{"values": {"fusion": "fastest"}}')
     with pytest.raises(ConfigError, match=f"{path.name}.*reset"):
-        in_force(settings)
+        in_force(settings, shared_home(settings))
     refused = CliRunner().invoke(main, ["search", "refunds"])
     assert refused.exit_code == 1 and "Traceback" not in refused.output and "fastest" in refused.output
     assert CliRunner().invoke(main, ["settings", "--reset"]).exit_code == 0

@@ -10,7 +10,6 @@ stored only once complete, so a cancelled run leaves no trace.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import altair as alt
 import pandas as pd
@@ -44,6 +43,7 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
+from rag.records import SharedHome
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 from rag.settings.links import inspector_url
@@ -62,14 +62,14 @@ CHART_METRICS = ("ndcg@10", "mrr@10", "recall@5", "recall@10", "recall@20")
 
 def render(components: Components) -> None:
     """Draw the whole Eval tab."""
-    data_dir = components.settings.data_dir
+    home = components.shared
     force = tune_view.settings_in_force(components)  # a damaged stored file: its message and Reset, first
     st.subheader("Question sets")
     gen_set_view.render(components)  # before the set picker: saving a reviewed set selects it
     name = _question_sets(components)
     if name is None:
         return
-    runs = _runs(data_dir, name)  # newest first; storing a run reruns the tab, so this list stays current
+    runs = _runs(home, name)  # newest first; storing a run reruns the tab, so this list stays current
     _last_run_note(runs[0] if runs else None, components.settings.collection)
     st.subheader(f"Run {md_escape(name)}")
     _run_form(components, name)
@@ -84,29 +84,29 @@ def render(components: Components) -> None:
     chosen = st.selectbox(
         "Run", ids, key="eval_run_id", format_func=lambda i: _run_label(next(r for r in runs if r.id == i))
     )
-    run = load_run(data_dir, chosen)
-    _rename(data_dir, run)
+    run = load_run(home, chosen)
+    _rename(home, run)
     _results(components, run)
     st.subheader("History and comparison")
-    _history(data_dir, runs, run)
+    _history(home, runs, run)
 
 
 def _question_sets(components: Components) -> str | None:
     """Upload, load the sample, list, view and delete sets; returns the selected set's name."""
-    data_dir = components.settings.data_dir
+    home = components.shared
     cols = st.columns([3, 1])
     upload = cols[0].file_uploader("Upload a question set (JSONL)", type=["jsonl"], key="eval_upload")
     if upload is not None and st.session_state.get("eval_uploaded") != upload.file_id:
         st.session_state["eval_uploaded"] = upload.file_id
         try:
-            qset = save_question_set(data_dir, set_name(upload.name), decode_upload(upload.getvalue(), upload.name))
+            qset = save_question_set(home, set_name(upload.name), decode_upload(upload.getvalue(), upload.name))
             st.session_state["eval_set"] = qset.name
             st.success(f"Stored {len(qset.questions)} questions as “{md_escape(qset.name)}”.")
         except RagError as e:
             say("error", "{e}", e=e)
     if cols[1].button("Load sample question set", key="eval_load_sample"):
-        st.session_state["eval_set"] = install_sample_set(data_dir).name
-    names = list_question_sets(data_dir)
+        st.session_state["eval_set"] = install_sample_set(home).name
+    names = list_question_sets(home)
     if not names:
         st.info(
             'No question sets yet. Upload a JSONL file (one {"question": ..., "gold": ...} per line) '
@@ -117,7 +117,7 @@ def _question_sets(components: Components) -> str | None:
         st.session_state["eval_set"] = names[0]
     name = st.selectbox("Question set", names, key="eval_set")
     try:
-        qset = load_question_set(data_dir, name)
+        qset = load_question_set(home, name)
     except RagError as e:
         say("error", "{e}", e=e)
         return None
@@ -129,7 +129,7 @@ def _question_sets(components: Components) -> str | None:
         ]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         if st.button("Delete this set", key="eval_delete_set"):
-            delete_question_set(data_dir, name)
+            delete_question_set(home, name)
             st.session_state.pop("eval_set", None)
             st.rerun()
     return name
@@ -181,7 +181,7 @@ def _run_form(components: Components, name: str) -> None:
     if not st.button("Run eval", key="eval_start", type="primary", disabled=config is None):
         return
     try:
-        qset = load_question_set(components.settings.data_dir, name)
+        qset = load_question_set(components.shared, name)
         bar = st.progress(0.0, text=f"0/{len(qset.questions)}")
         cancel_slot = st.empty()
         cancel_slot.button("Cancel", key="eval_cancel")
@@ -208,9 +208,9 @@ def _run_form(components: Components, name: str) -> None:
     st.rerun()
 
 
-def _runs(data_dir: Path, name: str) -> list[EvalRun]:
+def _runs(home: SharedHome, name: str) -> list[EvalRun]:
     try:
-        return list_runs(data_dir, name)
+        return list_runs(home, name)
     except RagError as e:
         say("error", "{e}", e=e)
         return []
@@ -222,7 +222,7 @@ def _run_label(run: EvalRun) -> str:
     return f"{run.label} · {where} · {readable_time(run.created_at, st.context.timezone)}{mark}"
 
 
-def _rename(data_dir: Path, run: EvalRun) -> None:
+def _rename(home: SharedHome, run: EvalRun) -> None:
     """An editable name for the selected run; the settings it ran with stay visible below it."""
     key = f"eval_run_name_{run.id}"
     name = st.text_input(
@@ -233,7 +233,7 @@ def _rename(data_dir: Path, run: EvalRun) -> None:
     )
     if name != run.label:
         try:
-            rename_run(data_dir, run.id, name)
+            rename_run(home, run.id, name)
             st.rerun()
         except RagError as e:
             say("error", "{e}", e=e)
@@ -363,10 +363,10 @@ def _question_row(q: QuestionResult) -> dict:
     return row
 
 
-def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
+def _history(home: SharedHome, runs: list[EvalRun], run: EvalRun) -> None:
     """The per-run trend, the baseline mark, and a comparison of two runs."""
     if st.button("Mark this run as the baseline", key="eval_mark_baseline", disabled=run.baseline):
-        set_baseline(data_dir, run.id)
+        set_baseline(home, run.id)
         st.rerun()
     if len(runs) < 2:  # one point is no trend: show the numbers
         cols = st.columns(2)
@@ -388,7 +388,7 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
     )  # fmt: skip
     st.altair_chart(line, width="stretch")
     others = [r.id for r in runs if r.id != run.id]
-    default = baseline_of(data_dir, run.set_name)
+    default = baseline_of(home, run.set_name)
     if st.session_state.get("eval_compare_with") not in others:
         st.session_state["eval_compare_with"] = default if default in others else others[0]
     against = st.selectbox(
@@ -397,7 +397,7 @@ def _history(data_dir: Path, runs: list[EvalRun], run: EvalRun) -> None:
         key="eval_compare_with",
         format_func=lambda i: _run_label(next(r for r in runs if r.id == i)),
     )
-    cmp = compare_runs(load_run(data_dir, against), run)
+    cmp = compare_runs(load_run(home, against), run)
     if not cmp.same_collection:
         st.warning(
             "The collection changed between these runs (different chunks or models): differences mix retrieval "

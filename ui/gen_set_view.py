@@ -125,9 +125,7 @@ def _review(components: Components, generated: Generated) -> None:
     qset = generated.question_set(name, keep=wording)
     lines = tuple(dataclasses.replace(q, question=wording[q.id] or q.question) for q in qset.questions)
     try:
-        saved = save_question_set(
-            components.settings.data_dir, name, dataclasses.replace(qset, questions=lines).to_jsonl()
-        )
+        saved = save_question_set(components.shared, name, dataclasses.replace(qset, questions=lines).to_jsonl())
     except RagError as e:
         say("error", "{e}", e=e)
         return

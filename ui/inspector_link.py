@@ -58,7 +58,7 @@ def keep_replay(components: Components, ask_id: int | None) -> None:
     record = None
     if ask_id is not None:
         try:
-            record = AskLog.for_settings(components.settings).get(ask_id)
+            record = AskLog.for_home(components.shared).get(ask_id)
         except RagError as e:
             say("error", "{e}", e=e)
         if record is None or record.collection != components.settings.collection:

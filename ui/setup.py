@@ -137,7 +137,7 @@ def sidebar(components: Components) -> None:
         collection_ui.manage(get_settings(), components, get_components)
         say("caption", "Dense: {dense} · Sparse: {sparse}", dense=dense, sparse=s.sparse_model)
         _SLOTS.retrieval = st.empty()
-        _SLOTS.retrieval.caption(safe_text("Retrieval: {settings}", settings=_settings_in_force(s)))
+        _SLOTS.retrieval.caption(safe_text("Retrieval: {settings}", settings=_settings_in_force(components)))
         answers = "Anthropic " + s.answer.anthropic_model if s.anthropic_api_key else "offline (extractive)"
         say("caption", "Answers: {answers}", answers=answers)
         # Eval is a tab of the Ask page; this link opens it there (the tabs are bound to ?tab=).
@@ -165,10 +165,10 @@ def retrieval_on_page(config: RetrievalConfig | None, base: RetrievalConfig, ask
     slot.caption(safe_text("Retrieval on this page: {now} · {parity}", now=config_label(config), parity=words))
 
 
-def _settings_in_force(settings: Settings) -> str:
+def _settings_in_force(components: Components) -> str:
     """Which retrieval settings this page starts from, and where each came from (every page's sidebar says it)."""
     try:
-        return in_force(settings).describe()
+        return in_force(components.settings, components.shared).describe()
     except RagError as e:
         return str(e)
 

@@ -40,10 +40,13 @@ def settings_in_force(components: Components) -> InForce | None:
     """The collection's settings in force; None, with the problem and the Reset button that repairs it, when its
     stored settings file is damaged (the tab goes on with the configured settings, as ui/setup does)."""
     try:
-        return in_force(components.settings)
+        return in_force(components.settings, components.shared)
     except ConfigError as e:
         say("error", "{e}", e=e)
         _reset_button(components)
+        return None
+    except RagError as e:  # on a server, its metadata collection could not be read: the message says what to check
+        say("error", "{e}", e=e)
         return None
 
 
@@ -58,9 +61,9 @@ def render(components: Components, set_name: str, force: InForce) -> None:
     cols = st.columns(2)
     budget = cols[0].number_input("Budget (configurations)", 1, 500, BUDGET, key="tune_budget")
     metric = cols[1].selectbox("Rank by", RANK_METRICS, key="tune_metric")
-    data_dir = components.settings.data_dir
+    home = components.shared
     try:
-        mine = [s for s in list_sweeps(data_dir, components.settings.collection) if s.set_name == set_name]
+        mine = [s for s in list_sweeps(home, components.settings.collection) if s.set_name == set_name]
     except RagError as e:
         say("error", "{e}", e=e)
         return
@@ -74,7 +77,7 @@ def render(components: Components, set_name: str, force: InForce) -> None:
     if start or resume:
         try:
             sweep = latest if resume else start_sweep(
-                components, load_question_set(data_dir, set_name), vary, budget=int(budget), metric=metric
+                components, load_question_set(home, set_name), vary, budget=int(budget), metric=metric
             )  # fmt: skip
             latest = _run(components, sweep)
         except RagError as e:
@@ -89,7 +92,7 @@ def render(components: Components, set_name: str, force: InForce) -> None:
 
 def _reset_button(components: Components) -> None:
     if st.button("Reset this collection's settings (back to the configured ones)", key="tune_reset"):
-        reset_collection_settings(components.settings.data_dir, components.settings.collection)
+        reset_collection_settings(components.shared, components.settings.collection)
         restart_forms()
         st.rerun()
 
@@ -129,7 +132,7 @@ def _results(components: Components, sweep: Sweep, current: RetrievalConfig) -> 
     if best.result.position != ranked[0].result.position:
         st.caption("The configurations ranked above it score higher within noise (their intervals include 0).")
     if st.button(f"Use these settings for this collection ({best.changes_words()})", key="tune_apply"):
-        stored = apply_best(components.settings.data_dir, sweep, current, get_settings().retrieval)
+        stored = apply_best(components.shared, sweep, current, get_settings().retrieval)
         restart_forms()
         st.session_state["tune_applied"] = safe_text(
             "Stored for {name}: {stored}", name=sweep.collection, stored=stored.words() if stored else "-"

@@ -106,7 +106,7 @@ def _do(components: Components, verb: str, name: str) -> None:
 def _diff(components: Components, versions: list[Version]) -> None:
     """Two versions and a question set; Compare evaluates both and shows what moved."""
     settings = components.settings
-    sets = list_question_sets(settings.data_dir)
+    sets = list_question_sets(components.shared)
     if len(versions) < 2 or not sets:
         st.caption("Comparing needs two versions and a question set.")
         return
@@ -119,7 +119,7 @@ def _diff(components: Components, versions: list[Version]) -> None:
     if st.button("Compare", key="versions_compare", disabled=a == b):
         bar = st.progress(0.0, text="Evaluating both versions…")
         try:
-            qset = load_question_set(settings.data_dir, set_name)
+            qset = load_question_set(components.shared, set_name)
             total = 2 * len(qset.questions)
             done = iter(range(1, total + 1))
             result = diff_versions(

@@ -5,6 +5,10 @@ CLI process can write while others read. Each call opens its own short connectio
 connections must not cross threads, and opening one is cheap next to answering a question.
 A logged ask carries its full RetrievalConfig and filter, so it can be replayed in the inspector with
 exactly the settings that produced it.
+
+On a server the log is records of its metadata collection instead (rag/records.py), so every replica's asks
+are one log: each ask one record under an id counted up by one swapped counter record (`Records.swap`), so
+ids stay unique and in order across replicas, as the file's AUTOINCREMENT keeps them on one machine.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from typing import Any, Iterator
 
 from rag.answer.result import Answer
 from rag.errors import ConfigError, StoreError
+from rag.records import Records, SharedHome, record_key
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.links import ASK, collection_param, inspector_params
+from rag.store import shared_home
 from rag.types import ChunkFilter
 
 _SCHEMA = """
@@ -47,6 +53,8 @@ CREATE TABLE IF NOT EXISTS asks (
 );
 CREATE INDEX IF NOT EXISTS asks_recent ON asks (id DESC);
 """
+# The kinds of its records on a server: one per ask, and the counter of their ids.
+_ASK, _COUNTER = "ask", "ask_counter"
 _COLUMNS = (
     "id, asked_at, collection, question, config, filter, mode, model, answer, abstained, reason, citations, sources, "
     "invented, uncited, retrieved, latency_ms"
@@ -91,14 +99,19 @@ class AskLog:
         print(log.get(ask_id).inspector_params())
     """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, records: Records | None = None) -> None:
+        self.path, self.records = path, records
         self._lock = threading.Lock()
         self._ready = False
 
     @classmethod
+    def for_home(cls, home: SharedHome) -> "AskLog":
+        """The log where `home` keeps shared state: `asks.sqlite` under its data dir, or its records on a server."""
+        return cls(log_path(home.data_dir), home.records)
+
+    @classmethod
     def for_settings(cls, settings: Settings) -> "AskLog":
-        return cls(settings.data_dir / "asks.sqlite")
+        return cls.for_home(shared_home(settings))
 
     def record(self, answer: Answer, collection: str) -> int:
         """Store one answered (or abstained) ask; returns its id."""
@@ -121,6 +134,8 @@ class AskLog:
             json.dumps([_retrieved(c, answer) for c in result.candidates], ensure_ascii=False),
             answer.latency_ms,
         )
+        if self.records is not None:
+            return self._record_on_server(self.records, collection, row)
         with self._connect() as db:
             cur = db.execute(
                 f"INSERT INTO asks ({_COLUMNS.split(', ', 1)[1]}) VALUES ({', '.join('?' * len(row))})", row
@@ -129,6 +144,8 @@ class AskLog:
 
     def recent(self, limit: int = 20, collection: str | None = None) -> list[AskRecord]:
         """The latest asks, newest first (optionally of one collection)."""
+        if self.records is not None:
+            return self._recent_on_server(self.records, limit, collection)
         where, args = ("WHERE collection = ?", (collection,)) if collection else ("", ())
         with self._connect() as db:
             rows = db.execute(
@@ -137,9 +154,34 @@ class AskLog:
         return [_record(r) for r in rows]
 
     def get(self, ask_id: int) -> AskRecord | None:
+        if self.records is not None:
+            found = self.records.get(record_key(_ASK, str(ask_id)))
+            return _record(_row(found)) if found else None
         with self._connect() as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM asks WHERE id = ?", (ask_id,)).fetchone()
         return _record(row) if row else None
+
+    def _record_on_server(self, records: Records, collection: str, row: tuple) -> int:
+        def counted(old: dict[str, Any] | None) -> dict[str, Any]:
+            return {"kind": _COUNTER, "last": int(old["last"]) + 1 if old else 1}
+
+        ask_id = int(records.swap(record_key(_COUNTER), counted)["last"])
+        values = dict(zip(_COLUMNS.split(", "), (ask_id, *row), strict=True))
+        records.put(record_key(_ASK, str(ask_id)), {"kind": _ASK, "collection": collection, "row": values})
+        return ask_id
+
+    def _recent_on_server(self, records: Records, limit: int, collection: str | None) -> list[AskRecord]:
+        """Newest first: down from the counter's last id, a batch of ids per call, skipping other collections'."""
+        counter = records.get(record_key(_COUNTER))
+        top = int(counter["last"]) if counter else 0
+        out: list[AskRecord] = []
+        while top > 0 and len(out) < limit:
+            ids = range(top, max(top - max(limit, 50), 0), -1)
+            for found in records.get_many([record_key(_ASK, str(i)) for i in ids]):
+                if found and (collection is None or found.get("collection") == collection) and len(out) < limit:
+                    out.append(_record(_row(found)))
+            top = ids[-1] - 1
+        return out
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -155,6 +197,16 @@ class AskLog:
                     yield db
         except sqlite3.Error as e:
             raise StoreError(f"the ask log {self.path} cannot be used ({e}); check the data dir is writable") from None
+
+
+def log_path(data_dir: Path) -> Path:
+    """The ask log's file under a data dir (the embedded default's home)."""
+    return data_dir / "asks.sqlite"
+
+
+def _row(found: dict[str, Any]) -> tuple:
+    """A server's record in the file's column order."""
+    return tuple(found["row"][c] for c in _COLUMNS.split(", "))
 
 
 def _retrieved(candidate: Any, answer: Answer) -> dict[str, Any]:  # noqa: ANN401 - a retrieve.Candidate

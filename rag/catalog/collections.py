@@ -169,5 +169,5 @@ def delete_collection(components: Components, typed_name: str) -> None:
     components.store.drop_collection()
     components.journal.discard_all()
     shutil.rmtree(components.settings.originals_dir, ignore_errors=True)
-    reset_collection_settings(components.settings.data_dir, name)
+    reset_collection_settings(components.shared, name)
     fix_history.forget(components.settings)

@@ -29,6 +29,7 @@ from rag.errors import ConfigError, RagError
 from rag.ingest.embed import encode_chunks
 from rag.settings.collection_settings import load_collection_settings, save_collection_settings
 from rag.settings.config import Settings
+from rag.store import shared_home
 from rag.store.base import CollectionModels, Store
 from rag.types import ChunkFilter, SparseVector
 
@@ -178,8 +179,7 @@ def _copy_beside(settings: Settings, target: Settings) -> None:
     has none of its own), so that the two collections differ by their dense model only."""
     if settings.originals_dir.is_dir():
         shutil.copytree(settings.originals_dir, target.originals_dir, dirs_exist_ok=True)
-    stored = load_collection_settings(settings.data_dir, settings.collection)
-    if stored is not None and load_collection_settings(target.data_dir, target.collection) is None:
-        save_collection_settings(
-            target.data_dir, target.collection, stored.values, f"copied from {settings.collection}"
-        )
+    home, target_home = shared_home(settings), shared_home(target)
+    stored = load_collection_settings(home, settings.collection)
+    if stored is not None and load_collection_settings(target_home, target.collection) is None:
+        save_collection_settings(target_home, target.collection, stored.values, f"copied from {settings.collection}")

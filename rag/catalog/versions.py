@@ -37,8 +37,12 @@ from rag.catalog.collections import for_collection
 from rag.catalog.documents import list_documents
 from rag.components import Components, build_components
 from rag.errors import ConfigError, RagError, StoreError
-from rag.settings.atomic import locked, write_atomically
-from rag.settings.collection_settings import load_collection_settings, reset_collection_settings, settings_path
+from rag.settings.atomic import write_atomically
+from rag.settings.collection_settings import (
+    copy_of_collection_settings,
+    load_collection_settings,
+    put_back_collection_settings,
+)
 from rag.settings.config import Settings
 from rag.settings.strict import Damage, read_object
 from rag.store.base import folder_bytes
@@ -153,10 +157,12 @@ def take_version(components: Components, name: str, note: str = "") -> Version:
     try:
         with store.lock:
             size = store.copy_to(staged / STORE_COPY)
-            stored = load_collection_settings(settings.data_dir, settings.collection)
+            home = components.shared
+            stored = load_collection_settings(home, settings.collection)
             values = dict(stored.values) if stored else {}
-            if stored is not None:  # read (and so checked) above: copied as it is
-                shutil.copy2(settings_path(settings.data_dir, settings.collection), staged / SETTINGS_COPY)
+            copy = copy_of_collection_settings(home, settings.collection)  # read (and so checked): copied as it is
+            if copy is not None:
+                write_atomically(staged / SETTINGS_COPY, copy)
             docs = list_documents(components)
             write_atomically(staged / DOCUMENTS_LIST, json.dumps([asdict(d) for d in docs], ensure_ascii=False))
             if settings.originals_dir.is_dir():
@@ -195,7 +201,7 @@ def restore_version(components: Components, name: str) -> tuple[Version, Version
         except StoreError as e:
             raise StoreError(f"restoring version {name!r} failed: {e}") from None
         try:
-            _put_back_settings(settings, folder / SETTINGS_COPY)
+            _put_back_settings(components, folder / SETTINGS_COPY)
             _put_back_originals(settings, folder / ORIGINALS_COPY)
         except (OSError, RagError) as e:
             raise RagError(
@@ -227,7 +233,7 @@ def open_version(settings: Settings, name: str) -> Settings:
     try:
         with components.store.lock:
             components.store.replace_from(folder / STORE_COPY)
-            _put_back_settings(view, folder / SETTINGS_COPY)
+            _put_back_settings(components, folder / SETTINGS_COPY)
             _put_back_originals(view, folder / ORIGINALS_COPY)
     finally:
         components.close()
@@ -239,7 +245,7 @@ def state_key(components: Components) -> str:
     settings; equal keys mean the collection answers as the version does."""
     records = components.store.records(ChunkFilter(include_quarantined=True, include_unranked=True))
     lines = sorted(f"{r.chunk.id} {int(r.quarantined)}" for r in records)
-    stored = load_collection_settings(components.settings.data_dir, components.settings.collection)
+    stored = load_collection_settings(components.shared, components.settings.collection)
     lines.append(json.dumps(dict(stored.values) if stored else {}, sort_keys=True))
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
@@ -261,15 +267,11 @@ def _mark_current(settings: Settings, version: Version) -> None:
     write_atomically(versions_dir(settings) / CURRENT, json.dumps({"name": version.name, "state": version.state}))
 
 
-def _put_back_settings(settings: Settings, copy: Path) -> None:
-    """The collection's stored settings as `copy` holds them, or none when it holds none."""
-    if not copy.is_file():
-        reset_collection_settings(settings.data_dir, settings.collection)
-        return
-    path = settings_path(settings.data_dir, settings.collection)
-    with locked(path):
-        write_atomically(path, copy.read_bytes())
-    load_collection_settings(settings.data_dir, settings.collection)  # a damaged copy is refused here, named
+def _put_back_settings(components: Components, copy: Path) -> None:
+    """The collection's stored settings as `copy` holds them, or none when it holds none (a damaged copy is
+    refused, named)."""
+    text = copy.read_text(encoding="utf-8") if copy.is_file() else None
+    put_back_collection_settings(components.shared, components.settings.collection, text)
 
 
 def _put_back_originals(settings: Settings, copy: Path) -> None:

@@ -40,7 +40,7 @@ def ask(question: str, as_json: bool, collection: str | None, **options: object)
             answer = answer_question(components, question, config)
         else:
             answer = _stream_to_stdout(components, question, config)
-        AskLog.for_settings(components.settings).record(answer, components.settings.collection)
+        AskLog.for_home(components.shared).record(answer, components.settings.collection)
     if as_json:
         click.echo(json.dumps(answer.as_json(), ensure_ascii=False, indent=2))
     else:

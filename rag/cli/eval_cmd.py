@@ -29,7 +29,9 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import verdict_title
+from rag.records import SharedHome
 from rag.settings.labels import config_label
+from rag.store import shared_home
 from rag.text.wording import STAGE_TITLES
 from rag.text.words import plural
 
@@ -73,8 +75,8 @@ def eval_command(
 
     Without --candidates the configured value is used, but at least 20 so that recall@20 / hit@20 can count.
     """
-    if list_runs:  # the runs of every collection, under the data dir: no collection is read
-        _print_runs(settings_from_env(collection).data_dir, as_json)
+    if list_runs:  # the runs of every collection, where they are kept: no collection is read
+        _print_runs(shared_home(settings_from_env(collection)), as_json)
         return
     if (qset is None) == (beir_dir is None):
         raise click.UsageError("give a question set file (SET.jsonl) or --beir DIR, not both")
@@ -116,15 +118,15 @@ def eval_command(
                 name=name,
                 progress=lambda done, total, _m: bar.update(done - bar.n),
             )
-        data_dir = components.settings.data_dir
+        home = components.shared
         if mark_baseline:
-            set_baseline(data_dir, run.id)
+            set_baseline(home, run.id)
         comparison = None
         if baseline:
-            other = baseline_of(data_dir, run.set_name) if baseline == "marked" else baseline
+            other = baseline_of(home, run.set_name) if baseline == "marked" else baseline
             if other is None:
                 raise click.ClickException(f"no baseline is marked for set {run.set_name!r}; pass a run id")
-            comparison = compare_runs(load_run(data_dir, other), run)
+            comparison = compare_runs(load_run(home, other), run)
     if as_json:
         out = run.as_json() | ({"comparison": comparison.as_json()} if comparison else {})
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
@@ -191,8 +193,8 @@ def _print_comparison(cmp: Comparison) -> None:
         click.echo(f"  {q.id}: {old} -> {new}")
 
 
-def _print_runs(data_dir: Path, as_json: bool) -> None:
-    runs = list_runs(data_dir)
+def _print_runs(home: SharedHome, as_json: bool) -> None:
+    runs = list_runs(home)
     if as_json:
         click.echo(
             json.dumps([r.summary_json() | {"metrics": r.per_stage.get(FINAL_STAGE, {})} for r in runs], indent=2)

@@ -54,7 +54,8 @@ def search(
     """
     flt = parse_filters(filters)
     with opened(collection) as components:
-        force = in_force(components.settings).given(overrides)  # the collection's settings under these options
+        # The collection's settings under these options.
+        force = in_force(components.settings, components.shared).given(overrides)
         config = with_options(components.settings.retrieval, overrides)
         click.echo(f"settings: {force.describe()}", err=True)
         if config.mode != "plain":

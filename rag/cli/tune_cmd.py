@@ -29,6 +29,7 @@ from rag.eval.tune import (
 from rag.settings.collection_settings import in_force, reset_collection_settings
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
+from rag.store import shared_home
 
 
 @main.command()
@@ -55,16 +56,16 @@ def tune(
     Each finished configuration is stored at once: a cancelled sweep continues with --resume SWEEP_ID.
     """
     with opened(collection) as components:
-        data_dir = components.settings.data_dir
+        home = components.shared
         if list_only:
-            _list(list_sweeps(data_dir, components.settings.collection), as_json)
+            _list(list_sweeps(home, components.settings.collection), as_json)
             return
         if resume_id:
-            sweep = load_sweep(data_dir, resume_id)
+            sweep = load_sweep(home, resume_id)
         else:
             if qset is None or not vary.strip():
                 raise click.UsageError("give SET.jsonl and --vary SETTING,... (or --resume SWEEP_ID)")
-            start = in_force(components.settings).given(options)
+            start = in_force(components.settings, components.shared).given(options)
             sweep = start_sweep(
                 components, read_question_set_file(qset), vary.split(","), base=start.config, budget=budget,
                 metric=metric,
@@ -78,9 +79,9 @@ def tune(
                 raise click.ClickException(
                     f"cancelled; finished configurations are stored: --resume {sweep.id}"
                 ) from None
-        current = in_force(components.settings).config  # ties go to its values
+        current = in_force(components.settings, components.shared).config  # ties go to its values
         configured = settings_from_env(collection).retrieval
-        stored = apply_best(data_dir, sweep, current, configured) if apply and sweep.finished else None
+        stored = apply_best(components.shared, sweep, current, configured) if apply and sweep.finished else None
     if as_json:
         click.echo(json.dumps(sweep.as_json(current) | {"applied": stored.as_json() if stored else None}, indent=2))
     else:
@@ -126,8 +127,9 @@ def _list(sweeps: list[Sweep], as_json: bool) -> None:
 def settings_command(collection: str | None, reset: bool, as_json: bool) -> None:
     """The retrieval settings the collection runs with, and where each came from."""
     s = settings_from_env(collection)  # as configured: the stored ones are read (and reset) here
+    home = shared_home(s)
     if reset:
-        had = reset_collection_settings(s.data_dir, s.collection)
+        had = reset_collection_settings(home, s.collection)
         click.echo(f"collection {s.collection}: " + ("stored settings deleted" if had else "had none"), err=True)
-    force = in_force(s)
+    force = in_force(s, home)
     click.echo(json.dumps(force.as_json(), indent=2) if as_json else force.describe())

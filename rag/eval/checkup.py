@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag.ask.log import AskLog
+from rag.ask.log import log_path
 from rag.catalog.doctor import Finding
 from rag.errors import EvalSetError
 from rag.eval import runs, tune
@@ -29,7 +29,7 @@ def check_eval_files(settings: Settings, fix: bool = False) -> list[Finding]:
     databases = (
         ("eval history", runs.db_path(data_dir)),
         ("sweep history", tune.db_path(data_dir)),
-        ("ask log", AskLog.for_settings(settings).path),
+        ("ask log", log_path(settings.data_dir)),
     )
     out += [_database(what, path, fix) for what, path in databases if path.is_file()]
     return [f for f in out if f is not None]

@@ -9,7 +9,8 @@ One JSON object per line:
     {"question": "Does Tidepool sell hardware?", "answerable": false}
 
 Sets live as validated JSONL files in `<data_dir>/eval_sets/<name>.jsonl`, so they outlive sessions
-and the CLI can run them too. A bad set is refused whole and never replaces a stored one.
+and the CLI can run them too; on a server, as one record per set in its metadata collection, which every
+replica reads (rag/records.py). A bad set is refused whole and never replaces a stored one.
 
 "answer" is answer-text gold: the words of the documents that answer the question (a sentence, as a
 reader would quote it). Beside "gold" (which says where the answer is), it lets Eval check offline that
@@ -23,10 +24,11 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rag.errors import EvalSetError
 from rag.eval.gold import Gold, gold_to_json, parse_gold
+from rag.records import SharedHome, home_of, record_key
 from rag.settings.atomic import locked, write_atomically
 from rag.text.jsonobj import json_object
 
@@ -153,29 +155,62 @@ def sets_dir(data_dir: Path) -> Path:
 
 
 def _path(data_dir: Path, name: str) -> Path:
-    if not _NAME.match(name):
-        raise EvalSetError(f"{name!r} is not a valid set name (letters, digits, '.', '_', '-'; at most 80)")
+    _check_name(name)
     return sets_dir(data_dir) / f"{name}.jsonl"
 
 
-def save_question_set(data_dir: Path, name: str, text: str) -> QuestionSet:
-    """Validate, then store (replacing a set of the same name only once the new one parsed)."""
-    path = _path(data_dir, name)
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise EvalSetError(f"{name!r} is not a valid set name (letters, digits, '.', '_', '-'; at most 80)")
+
+
+def _change(where: Path | SharedHome, name: str, change: Callable[[str | None], str]) -> QuestionSet:
+    """Replace set `name`'s text by `change(old text)` once it parses, as one step: under the file's lock in
+    the data dir, or one swap of its record on a server (two adds at once both land, either way)."""
+    _check_name(name)
+    home = home_of(where)
+    if home.records is not None:
+
+        def record(old: dict[str, Any] | None) -> dict[str, Any]:
+            text = _ended(change(str(old["text"]) if old else None))
+            parse_question_set(text, name)
+            return {"kind": "qset", "source": name, "text": text}
+
+        return parse_question_set(home.records.swap(record_key("qset", name), record)["text"], name)
+    path = _path(home.data_dir, name)
     with locked(path):
-        return _write_set(path, name, text)
+        text = _ended(change(path.read_text(encoding="utf-8") if path.is_file() else None))
+        qset = parse_question_set(text, name)
+        write_atomically(path, text)
+        return qset
 
 
-def _write_set(path: Path, name: str, text: str) -> QuestionSet:
-    qset = parse_question_set(text, name)
-    write_atomically(path, text if text.endswith("\n") else text + "\n")
-    return qset
+def _ended(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
 
 
-def load_question_set(data_dir: Path, name: str) -> QuestionSet:
-    path = _path(data_dir, name)
-    if not path.is_file():
+def _text(where: Path | SharedHome, name: str) -> str | None:
+    """Set `name`'s stored text, or None when there is no such set."""
+    _check_name(name)
+    home = home_of(where)
+    if home.records is not None:
+        record = home.records.get(record_key("qset", name))
+        return str(record["text"]) if record else None
+    path = _path(home.data_dir, name)
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def save_question_set(where: Path | SharedHome, name: str, text: str) -> QuestionSet:
+    """Validate, then store (replacing a set of the same name only once the new one parsed)."""
+    parse_question_set(text, name)  # refused before anything is written
+    return _change(where, name, lambda _old: text)
+
+
+def load_question_set(where: Path | SharedHome, name: str) -> QuestionSet:
+    text = _text(where, name)
+    if text is None:
         raise EvalSetError(f"no question set named {name!r}; upload one or load the sample set")
-    return parse_question_set(path.read_text(encoding="utf-8"), name)
+    return parse_question_set(text, name)
 
 
 def read_question_set_file(path: Path) -> QuestionSet:
@@ -187,13 +222,21 @@ def read_question_set_file(path: Path) -> QuestionSet:
     return parse_question_set(decode_upload(data, path.name), set_name(path.name))
 
 
-def list_question_sets(data_dir: Path) -> list[str]:
-    folder = sets_dir(data_dir)
+def list_question_sets(where: Path | SharedHome) -> list[str]:
+    home = home_of(where)
+    if home.records is not None:
+        return sorted(str(r["source"]) for r in home.records.find(kind="qset"))
+    folder = sets_dir(home.data_dir)
     return sorted(p.stem for p in folder.glob("*.jsonl")) if folder.is_dir() else []
 
 
-def delete_question_set(data_dir: Path, name: str) -> None:
-    _path(data_dir, name).unlink(missing_ok=True)
+def delete_question_set(where: Path | SharedHome, name: str) -> None:
+    home = home_of(where)
+    if home.records is not None:
+        _check_name(name)
+        home.records.delete(record_key("qset", name))
+        return
+    _path(home.data_dir, name).unlink(missing_ok=True)
 
 
 class DuplicateQuestion(EvalSetError):
@@ -210,26 +253,26 @@ def _asked(questions: tuple[Question, ...], question: str) -> str | None:
     return next((q.id for q in questions if " ".join(q.question.casefold().split()) == key), None)
 
 
-def question_in_set(data_dir: Path, name: str, question: str) -> str | None:
+def question_in_set(where: Path | SharedHome, name: str, question: str) -> str | None:
     """The id of the question in set `name` that reads as `question`, or None (also when there is no such set)."""
     try:
-        qset = load_question_set(data_dir, name)
+        qset = load_question_set(where, name)
     except EvalSetError:
         return None
     return _asked(qset.questions, question)
 
 
 def append_question(
-    data_dir: Path, name: str, question: str, gold: Gold | None, answerable: bool = True, again: bool = False
+    where: Path | SharedHome, name: str, question: str, gold: Gold | None, answerable: bool = True, again: bool = False
 ) -> QuestionSet:
     """Add one question to a stored set (created if absent): the Ask page's "add to question set".
 
     The whole set is re-validated before it is written, so a malformed entry is refused; a question the set
     already asks raises DuplicateQuestion unless `again` (a second copy weighs it twice in every mean).
     """
-    path = _path(data_dir, name)
-    with locked(path):  # read, add, write: two adds at once both land
-        existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+
+    def added(existing: str | None) -> str:  # read, add, write as one step: two adds at once both land
+        existing = existing or ""
         questions = parse_question_set(existing, name).questions if existing.strip() else ()
         if not again and (same := _asked(questions, question)):
             raise DuplicateQuestion(name, same)
@@ -238,13 +281,11 @@ def append_question(
         while f"q{n}" in taken:
             n += 1
         line = Question(f"q{n}", question, gold, answerable).as_json()
-        text = (
-            existing
-            + ("" if not existing or existing.endswith("\n") else "\n")
-            + json.dumps(line, ensure_ascii=False)
-            + "\n"
+        return (
+            existing + ("" if not existing or existing.endswith("\n") else "\n") + json.dumps(line, ensure_ascii=False)
         )
-        return _write_set(path, name, text)
+
+    return _change(where, name, added)
 
 
 def sample_question_set_text() -> str:
@@ -252,6 +293,6 @@ def sample_question_set_text() -> str:
     return (resources.files("rag") / "resources" / "sample_qa.jsonl").read_text(encoding="utf-8")
 
 
-def install_sample_set(data_dir: Path) -> QuestionSet:
+def install_sample_set(where: Path | SharedHome) -> QuestionSet:
     """Store the sample set as "sample" (overwriting an older copy)."""
-    return save_question_set(data_dir, SAMPLE_SET, sample_question_set_text())
+    return save_question_set(where, SAMPLE_SET, sample_question_set_text())

@@ -112,7 +112,7 @@ def run_eval(
     run = _build_run(components, qset, config, index, scored, generator, judge, name)
     if save:  # a stored run names the collection's version (reading every chunk id, so only for these)
         run = replace(run, version=version_label(components))
-        save_run(components.settings.data_dir, run)
+        save_run(components.shared, run)
     return run
 
 
@@ -306,7 +306,7 @@ def _models(
         models["generator"] = f"{generator.mode}: {generator.model}"
     if judge is not None:
         models["judge"] = judge.model
-    if stored := stored_in_run(config, settings.data_dir, settings.collection):  # the collection's own settings
+    if stored := stored_in_run(config, components.shared, settings.collection):  # the collection's own settings
         models["collection settings"] = stored
     return models
 

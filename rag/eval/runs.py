@@ -1,6 +1,7 @@
 """Stored eval runs: what ran (config, models, collection fingerprint), what it scored, and comparisons.
 
-Runs live in SQLite at `<data_dir>/eval.sqlite`. A run is written in one transaction once every
+Runs live in SQLite at `<data_dir>/eval.sqlite`, or on a server in its metadata collection, where every
+replica sees them (rag/eval/run_records.py). A run is written in one transaction once every
 question is done; a cancelled or failed run writes nothing, so history only ever holds complete runs.
 One run per question set can be marked as the baseline that later runs are compared with. Each run
 has an editable name (by default its settings in words); histories from before names existed are
@@ -19,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import RagError
+from rag.eval import run_records
 from rag.eval.answers import AnswerRecord
 from rag.eval.bootstrap import Interval, paired_interval
 from rag.eval.history import opened
 from rag.eval.verdicts import INVALID, Verdict
 from rag.ingest.parse_signals import flag_titles
+from rag.records import SharedHome, home_of
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 
@@ -33,6 +36,8 @@ HEADLINE = ("ndcg@10", "mrr@10", "recall@1", "recall@5", "recall@10", "hit@5")
 _COLUMNS = (
     "id, created_at, set_name, collection, config, models, fingerprint, per_stage, answers, baseline, name, version"
 )
+# The columns a run is saved with (the rest, `baseline`, is marked apart).
+_SAVED = tuple(c for c in _COLUMNS.split(", ") if c != "baseline")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -223,42 +228,55 @@ def _migrate(con: sqlite3.Connection) -> None:
         )
 
 
-def save_run(data_dir: Path, run: EvalRun) -> None:
-    """Write a complete run, all or nothing."""
-    with _connect(data_dir) as con:
-        con.execute(
-            "INSERT INTO runs (id, created_at, set_name, collection, config, models, fingerprint, per_stage, "
-            "answers, name, version) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                run.id, run.created_at, run.set_name, run.collection, json.dumps(dataclasses.asdict(run.config)),
-                json.dumps(dict(run.models)), run.fingerprint, json.dumps(run.per_stage), json.dumps(run.answers),
-                run.name, run.version,
-            ),
-        )  # fmt: skip
+def save_run(where: Path | SharedHome, run: EvalRun) -> None:
+    """Write a complete run, all or nothing (one transaction; on a server, listed once whole)."""
+    home = home_of(where)
+    values = (
+        run.id, run.created_at, run.set_name, run.collection, json.dumps(dataclasses.asdict(run.config)),
+        json.dumps(dict(run.models)), run.fingerprint, json.dumps(run.per_stage), json.dumps(run.answers),
+        run.name, run.version,
+    )  # fmt: skip
+    questions = [json.dumps(q.as_json(), ensure_ascii=False) for q in run.questions]
+    if home.records is not None:
+        run_records.save(home.records, dict(zip(_SAVED, values, strict=True)), questions)
+        return
+    with _connect(home.data_dir) as con:
+        con.execute(f"INSERT INTO runs ({', '.join(_SAVED)}) VALUES ({','.join('?' * len(_SAVED))})", values)
         con.executemany(
             "INSERT INTO questions (run_id, position, data) VALUES (?,?,?)",
-            [(run.id, i, json.dumps(q.as_json(), ensure_ascii=False)) for i, q in enumerate(run.questions)],
+            [(run.id, i, q) for i, q in enumerate(questions)],
         )
 
 
-def list_runs(data_dir: Path, set_name: str | None = None) -> list[EvalRun]:
+def list_runs(where: Path | SharedHome, set_name: str | None = None) -> list[EvalRun]:
     """Runs newest first (without their questions: load_run reads those)."""
-    if not db_path(data_dir).is_file():
+    home = home_of(where)
+    if home.records is not None:
+        return [_run(_row(r), ()) for r in run_records.rows(home.records, set_name)]
+    if not db_path(home.data_dir).is_file():
         return []
     query = (
         f"SELECT {_COLUMNS} FROM runs"
         + (" WHERE set_name = ?" if set_name else "")
         + " ORDER BY created_at DESC, rowid DESC"
     )
-    with _connect(data_dir) as con:
+    with _connect(home.data_dir) as con:
         return [_run(row, ()) for row in con.execute(query, (set_name,) if set_name else ())]
 
 
-def load_run(data_dir: Path, run_id: str) -> EvalRun:
-    with _connect(data_dir) as con:
+def load_run(where: Path | SharedHome, run_id: str) -> EvalRun:
+    home = home_of(where)
+    missing = RagError(f"no eval run {run_id!r}; `ragscope eval --list-runs` or the Eval tab lists them")
+    if home.records is not None:
+        found = run_records.row(home.records, run_id)
+        if found is None:
+            raise missing
+        texts = run_records.questions(home.records, run_id)
+        return _run(_row(found), tuple(QuestionResult.from_json(json.loads(d)) for d in texts))
+    with _connect(home.data_dir) as con:
         row = con.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
-            raise RagError(f"no eval run {run_id!r}; `ragscope eval --list-runs` or the Eval tab lists them")
+            raise missing
         questions = tuple(
             QuestionResult.from_json(json.loads(d))
             for (d,) in con.execute("SELECT data FROM questions WHERE run_id = ? ORDER BY position", (run_id,))
@@ -266,34 +284,54 @@ def load_run(data_dir: Path, run_id: str) -> EvalRun:
     return _run(row, questions)
 
 
-def delete_run(data_dir: Path, run_id: str) -> None:
-    with _connect(data_dir) as con:
+def delete_run(where: Path | SharedHome, run_id: str) -> None:
+    home = home_of(where)
+    if home.records is not None:
+        run_records.delete(home.records, run_id)
+        return
+    with _connect(home.data_dir) as con:
         con.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
 
-def rename_run(data_dir: Path, run_id: str, name: str) -> None:
+def rename_run(where: Path | SharedHome, run_id: str, name: str) -> None:
     """Give a run a new name; an empty name is refused (lists would show nothing)."""
     name = " ".join(name.split())
     if not name:
         raise RagError("a run's name cannot be empty")
-    with _connect(data_dir) as con:
-        if con.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id)).rowcount == 0:
-            raise RagError(f"no eval run {run_id!r} to rename")
+    home = home_of(where)
+    if home.records is not None:
+        renamed = run_records.rename(home.records, run_id, name)
+    else:
+        with _connect(home.data_dir) as con:
+            renamed = con.execute("UPDATE runs SET name = ? WHERE id = ?", (name, run_id)).rowcount > 0
+    if not renamed:
+        raise RagError(f"no eval run {run_id!r} to rename")
 
 
-def set_baseline(data_dir: Path, run_id: str) -> None:
+def set_baseline(where: Path | SharedHome, run_id: str) -> None:
     """Mark `run_id` as its question set's baseline (unmarking the previous one)."""
-    with _connect(data_dir) as con:
+    home = home_of(where)
+    missing = RagError(f"no eval run {run_id!r} to mark as baseline")
+    if home.records is not None:
+        if not run_records.set_baseline(home.records, run_id):
+            raise missing
+        return
+    with _connect(home.data_dir) as con:
         row = con.execute("SELECT set_name FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
-            raise RagError(f"no eval run {run_id!r} to mark as baseline")
+            raise missing
         con.execute("UPDATE runs SET baseline = 0 WHERE set_name = ?", (row[0],))
         con.execute("UPDATE runs SET baseline = 1 WHERE id = ?", (run_id,))
 
 
-def baseline_of(data_dir: Path, set_name: str) -> str | None:
+def baseline_of(where: Path | SharedHome, set_name: str) -> str | None:
     """The id of the set's baseline run, if one is marked."""
-    return next((r.id for r in list_runs(data_dir, set_name) if r.baseline), None)
+    return next((r.id for r in list_runs(where, set_name) if r.baseline), None)
+
+
+def _row(found: dict[str, Any]) -> tuple:
+    """A server's row (rag/eval/run_records.py) in the file's column order."""
+    return tuple(found[c] for c in _COLUMNS.split(", "))
 
 
 def _run(row: tuple, questions: tuple[QuestionResult, ...]) -> EvalRun:

@@ -9,7 +9,8 @@ first, then every single change, then pairs, and so on, until the budget.
 
 Each configuration is an eval run (`run_eval`, so every question goes through `retrieve()` or the mode, as
 in the Eval tab) that is not added to the run history; its per-question scores are stored in
-`<data_dir>/tune.sqlite` as soon as it finishes, so a cancelled or crashed sweep resumes where it stopped.
+`<data_dir>/tune.sqlite` (on a server, in its metadata collection: rag/eval/sweep_records.py) as soon as it
+finishes, so a cancelled or crashed sweep resumes where it stopped.
 Results rank best first by one metric, each with the paired-bootstrap 95% interval of its difference from
 the current settings (rag/eval/bootstrap.py); only an interval that excludes zero is a win beyond noise,
 and only a win whose interval is above zero is ever stored for the collection (`apply_best`), whole: every
@@ -35,6 +36,7 @@ from typing import Any
 
 from rag.components import Components
 from rag.errors import ConfigError, EvalSetError, RagError
+from rag.eval import sweep_records
 from rag.eval.bootstrap import Interval, paired_interval
 from rag.eval.gold import CollectionIndex
 from rag.eval.history import opened
@@ -42,6 +44,7 @@ from rag.eval.metrics import CONTEXT_PRECISION, KS, MRR_K, NDCG_K
 from rag.eval.qsets import QuestionSet, parse_question_set
 from rag.eval.runner import EvalCancelled, run_eval
 from rag.eval.runs import FINAL_STAGE
+from rag.records import SharedHome, home_of
 from rag.settings.collection_settings import CollectionSettings, save_collection_settings
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
@@ -320,16 +323,17 @@ def start_sweep(
         components.settings.collection, index.fingerprint,
         tuple(d.name for d in dims), metric, tuple(plan_configs(base, dims, budget)), (), qset.to_jsonl(),
     )  # fmt: skip
-    with _connect(components.settings.data_dir) as con:
-        con.execute(
-            "INSERT INTO sweeps (id, created_at, set_name, collection, fingerprint, vary, metric, plan, questions) "
-            "VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                sweep.id, sweep.created_at, sweep.set_name, sweep.collection, sweep.fingerprint,
-                json.dumps(sweep.vary), metric, json.dumps([dataclasses.asdict(c) for c in sweep.plan]),
-                sweep.questions,
-            ),
-        )  # fmt: skip
+    row = {
+        "id": sweep.id, "created_at": sweep.created_at, "set_name": sweep.set_name, "collection": sweep.collection,
+        "fingerprint": sweep.fingerprint, "vary": json.dumps(sweep.vary), "metric": metric,
+        "plan": json.dumps([dataclasses.asdict(c) for c in sweep.plan]), "questions": sweep.questions,
+    }  # fmt: skip
+    home = components.shared
+    if home.records is not None:
+        sweep_records.save_sweep(home.records, row)
+        return sweep
+    with _connect(home.data_dir) as con:
+        con.execute(f"INSERT INTO sweeps ({', '.join(row)}) VALUES ({','.join('?' * len(row))})", tuple(row.values()))
     return sweep
 
 
@@ -375,7 +379,7 @@ def run_sweep(
             break
         per_query = {q.id: dict(q.scores.get(FINAL_STAGE, {})) for q in run.questions if q.scored}
         result = ConfigResult(position, config, run.metrics, per_query, time.perf_counter() - start)
-        _save_result(components.settings.data_dir, sweep.id, result)
+        _save_result(components.shared, sweep.id, result)
         results.append(result)
     return dataclasses.replace(sweep, results=tuple(results))
 
@@ -384,7 +388,10 @@ NOTHING_BEAT = "no configuration beat the current settings with an interval abov
 
 
 def apply_best(
-    data_dir: Path, sweep: Sweep, current: RetrievalConfig | None = None, configured: RetrievalConfig | None = None
+    where: Path | SharedHome,
+    sweep: Sweep,
+    current: RetrievalConfig | None = None,
+    configured: RetrievalConfig | None = None,
 ) -> CollectionSettings | None:
     """Store the winner (`Sweep.winner`, ties to `current`, the collection's settings in force) as the collection's
     own settings; None when none beat the sweep's start.
@@ -402,7 +409,7 @@ def apply_best(
     values = differences(config, RetrievalConfig()) | differences(config, configured or RetrievalConfig())
     start = "" if current is None or current == sweep.base else f"; measured from {config_label(sweep.base)}"
     note = f"tune sweep {sweep.id} on set {sweep.set_name}: {sweep.metric} {best.interval.words()}{start}"
-    return save_collection_settings(data_dir, sweep.collection, values, note, merge=False)
+    return save_collection_settings(where, sweep.collection, values, note, merge=False)
 
 
 def differences(config: RetrievalConfig, other: RetrievalConfig) -> dict[str, Any]:
@@ -443,6 +450,10 @@ CREATE TABLE IF NOT EXISTS sweep_results (
 """
 
 
+_SWEEP_COLUMNS = ("id", "created_at", "set_name", "collection", "fingerprint", "vary", "metric", "plan", "questions")
+_RESULT_COLUMNS = ("position", "means", "per_query", "seconds")
+
+
 def db_path(data_dir: Path) -> Path:
     return data_dir / "tune.sqlite"
 
@@ -451,19 +462,28 @@ def _connect(data_dir: Path) -> AbstractContextManager[sqlite3.Connection]:
     return opened(db_path(data_dir), _SCHEMA, "sweep history")
 
 
-def _save_result(data_dir: Path, sweep_id: str, r: ConfigResult) -> None:
-    with _connect(data_dir) as con:
+def _save_result(where: Path | SharedHome, sweep_id: str, r: ConfigResult) -> None:
+    row = {"position": r.position, "means": json.dumps(dict(r.means)), "per_query": json.dumps(r.per_query),
+           "seconds": r.seconds}  # fmt: skip
+    home = home_of(where)
+    if home.records is not None:
+        sweep_records.save_result(home.records, sweep_id, row)
+        return
+    with _connect(home.data_dir) as con:
         con.execute(
             "INSERT OR REPLACE INTO sweep_results (sweep_id, position, means, per_query, seconds) VALUES (?,?,?,?,?)",
-            (sweep_id, r.position, json.dumps(dict(r.means)), json.dumps(r.per_query), r.seconds),
+            (sweep_id, *row.values()),
         )
 
 
-def list_sweeps(data_dir: Path, collection: str | None = None) -> list[Sweep]:
+def list_sweeps(where: Path | SharedHome, collection: str | None = None) -> list[Sweep]:
     """Stored sweeps, newest first (with their results)."""
-    if not db_path(data_dir).is_file():
+    home = home_of(where)
+    if home.records is not None:
+        return [load_sweep(home, i) for i in sweep_records.sweep_ids(home.records, collection)]
+    if not db_path(home.data_dir).is_file():
         return []
-    with _connect(data_dir) as con:
+    with _connect(home.data_dir) as con:
         ids = [
             row[0]
             for row in con.execute(
@@ -471,27 +491,32 @@ def list_sweeps(data_dir: Path, collection: str | None = None) -> list[Sweep]:
                 (collection,) if collection else (),
             )
         ]
-    return [load_sweep(data_dir, i) for i in ids]
+    return [load_sweep(home, i) for i in ids]
 
 
-def load_sweep(data_dir: Path, sweep_id: str) -> Sweep:
+def load_sweep(where: Path | SharedHome, sweep_id: str) -> Sweep:
     """A stored sweep with the configurations it finished.
 
     Raises:
         RagError: no such sweep.
     """
-    with _connect(data_dir) as con:
-        row = con.execute(
-            "SELECT id, created_at, set_name, collection, fingerprint, vary, metric, plan, questions FROM sweeps "
-            "WHERE id = ?",
-            (sweep_id,),
-        ).fetchone()
-        if row is None:
-            raise RagError(f"no sweep {sweep_id!r}; `ragscope tune --list` shows the stored ones")
-        done = con.execute(
-            "SELECT position, means, per_query, seconds FROM sweep_results WHERE sweep_id = ? ORDER BY position",
-            (sweep_id,),
-        ).fetchall()
+    home = home_of(where)
+    missing = RagError(f"no sweep {sweep_id!r}; `ragscope tune --list` shows the stored ones")
+    if home.records is not None:
+        found = sweep_records.sweep_row(home.records, sweep_id)
+        if found is None:
+            raise missing
+        row = tuple(found[c] for c in _SWEEP_COLUMNS)
+        done = [tuple(r[c] for c in _RESULT_COLUMNS) for r in sweep_records.result_rows(home.records, sweep_id)]
+    else:
+        with _connect(home.data_dir) as con:
+            row = con.execute(f"SELECT {', '.join(_SWEEP_COLUMNS)} FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+            if row is None:
+                raise missing
+            done = con.execute(
+                f"SELECT {', '.join(_RESULT_COLUMNS)} FROM sweep_results WHERE sweep_id = ? ORDER BY position",
+                (sweep_id,),
+            ).fetchall()
     sid, created, set_name, collection, fingerprint, vary, metric, plan, questions = row
     configs = tuple(RetrievalConfig.from_record(c) for c in json.loads(plan))
     results = tuple(

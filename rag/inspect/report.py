@@ -127,7 +127,7 @@ def report_input(
     Raises:
         ConfigError: the collection's stored settings file is damaged.
     """
-    force = in_force(components.settings)
+    force = in_force(components.settings, components.shared)
     config = result.config
     return ReportInput(
         result.question, force.as_run(config), parity(config, force.config), result, track, came_from,

@@ -2,7 +2,8 @@
 
 A tune sweep (rag/eval/tune.py) finds the settings that serve one collection best; "use these settings for
 this collection" stores them as `<data_dir>/collection_settings/<collection>.json` (a file per collection, so
-two collections never race on one file; names are file-safe, see `validate_collection_name`). The inspector,
+two collections never race on one file; names are file-safe, see `validate_collection_name`), or on a server
+as one record per collection in its metadata collection, which every replica reads (rag/records.py). The inspector,
 Ask, Eval and the CLI start from them: the order of precedence, first wins, is
 
     a setting given for one call (CLI option, link parameter, form)
@@ -27,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import ConfigError
+from rag.records import SharedHome, home_of, record_key
 from rag.settings.atomic import locked, write_atomically
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
 from rag.settings.spec import knobs
-from rag.settings.strict import Damage, expect, read_object
+from rag.settings.strict import Damage, expect, parse_object, read_object
 
 DEFAULT, ENVIRONMENT, COLLECTION, GIVEN = "default", "environment", "collection", "given"
 _ORIGIN_WORDS = {
@@ -78,54 +80,134 @@ def reset_command(collection: str) -> str:
     return f"`ragscope settings --reset --collection {collection}` (or Reset in the Eval tab)"
 
 
-def load_collection_settings(data_dir: Path, collection: str) -> CollectionSettings | None:
-    """The collection's stored settings, or None when it has none: the one reader of the file.
+def _key(collection: str) -> str:
+    return record_key("collection_settings", collection)
+
+
+def load_collection_settings(where: Path | SharedHome, collection: str) -> CollectionSettings | None:
+    """The collection's stored settings, or None when it has none: the one reader, of the file under the data
+    dir or of the record on a server (rag/records.py).
 
     Raises:
-        ConfigError: the file is damaged (cut short, a key given twice, a field of the wrong type, a value
-            RetrievalConfig refuses); the message names the file, the problem and `reset_command`.
+        ConfigError: the file or record is damaged (cut short, a key given twice, a field of the wrong type, a
+            value RetrievalConfig refuses); the message names where it is, the problem and `reset_command`.
+        StoreError: on a server, the metadata collection cannot be read.
     """
-    path = settings_path(data_dir, collection)
+    home = home_of(where)
+    if home.records is None:
+        path = settings_path(home.data_dir, collection)
+        try:
+            return _parsed(read_object(path), collection)
+        except (Damage, ConfigError) as e:
+            raise ConfigError(f"{path} is damaged: {e}; {reset_command(collection)} starts it again") from None
+    return _from_record(home, collection, home.records.get(_key(collection)))
+
+
+def _from_record(home: SharedHome, collection: str, record: dict[str, Any] | None) -> CollectionSettings | None:
     try:
-        raw = read_object(path)
-        if raw is None:
-            return None
-        expect(raw, "values", dict)
-        for key in ("collection", "saved_at", "note"):
-            expect(raw, key, str, required=False)
-        values = _checked(raw["values"])
+        return _parsed(record.get("stored") if record else None, collection)
     except (Damage, ConfigError) as e:
-        raise ConfigError(f"{path} is damaged: {e}; {reset_command(collection)} starts it again") from None
+        where = home.describe(f"the stored settings of collection {collection!r}")
+        raise ConfigError(f"{where} are damaged: {e}; {reset_command(collection)} starts them again") from None
+
+
+def _parsed(raw: Any, collection: str) -> CollectionSettings | None:  # noqa: ANN401 - a parsed JSON value
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise Damage(f"expected an object, found {type(raw).__name__}")
+    expect(raw, "values", dict)
+    for key in ("collection", "saved_at", "note"):
+        expect(raw, key, str, required=False)
+    values = _checked(raw["values"])
     return CollectionSettings(collection, values, raw.get("saved_at", ""), raw.get("note", ""))
 
 
 def save_collection_settings(
-    data_dir: Path, collection: str, values: Mapping[str, Any], note: str = "", merge: bool = True
+    where: Path | SharedHome, collection: str, values: Mapping[str, Any], note: str = "", merge: bool = True
 ) -> CollectionSettings:
     """Store retrieval settings for the collection (with `merge`, on top of those it has): read, merged and
-    written whole under the file's lock, so two writers (`tune --apply` and the page's button) both land.
+    written whole under the file's lock, or as one swap of the record on a server (`Records.swap`), so two
+    writers (`tune --apply` and the page's button, or two replicas) both land.
 
     Raises:
-        ConfigError: an unknown setting or a value RetrievalConfig refuses, or (with `merge`) the stored file
-            is damaged; nothing is written.
+        ConfigError: an unknown setting or a value RetrievalConfig refuses, or (with `merge`) the stored
+            settings are damaged; nothing is written.
+        StoreError: on a server, the metadata collection cannot be read or written.
     """
     _checked(values)  # a bad value is refused before anything, even the lock file, is made
-    path = settings_path(data_dir, collection)
+    home = home_of(where)
+
+    def merged(old: CollectionSettings | None) -> CollectionSettings:
+        both = _checked({**(old.values if old and merge else {}), **values})
+        return CollectionSettings(collection, both, datetime.now(UTC).isoformat(timespec="seconds"), note)
+
+    if home.records is not None:
+        written: list[CollectionSettings] = []  # what the swap that landed wrote (an earlier try may have lost)
+
+        def change(record: dict[str, Any] | None) -> dict[str, Any]:
+            written[:] = [merged(_from_record(home, collection, record) if merge else None)]
+            return {"kind": "collection_settings", "collection": collection, "stored": written[0].as_json()}
+
+        home.records.swap(_key(collection), change)
+        return written[0]
+    path = settings_path(home.data_dir, collection)
     with locked(path):
-        old = load_collection_settings(data_dir, collection) if merge else None
-        merged = _checked({**(old.values if old else {}), **values})
-        stored = CollectionSettings(collection, merged, datetime.now(UTC).isoformat(timespec="seconds"), note)
+        stored = merged(load_collection_settings(home, collection) if merge else None)
         write_atomically(path, json.dumps(stored.as_json(), indent=2, ensure_ascii=False) + "\n")
     return stored
 
 
-def reset_collection_settings(data_dir: Path, collection: str) -> bool:
+def reset_collection_settings(where: Path | SharedHome, collection: str) -> bool:
     """Delete the collection's stored settings (damaged or not); True when it had some."""
-    path = settings_path(data_dir, collection)
+    home = home_of(where)
+    if home.records is not None:
+        existed = home.records.get(_key(collection)) is not None
+        home.records.delete(_key(collection))
+        return existed
+    path = settings_path(home.data_dir, collection)
     with locked(path):
         existed = path.is_file()
         path.unlink(missing_ok=True)
     return existed
+
+
+def put_back_collection_settings(where: Path | SharedHome, collection: str, text: str | None) -> None:
+    """Store the settings a copy (`copy_of_collection_settings`, e.g. a kept version) holds, or none when
+    `text` is None: the copy is checked as the stored settings are read, and refused whole when damaged.
+
+    Raises:
+        ConfigError: the copy is damaged.
+    """
+    if text is None:
+        reset_collection_settings(where, collection)
+        return
+    home = home_of(where)
+    try:
+        stored = _parsed(parse_object(text), collection)
+    except (Damage, ConfigError) as e:
+        raise ConfigError(f"the copy of collection {collection!r}'s stored settings is damaged: {e}") from None
+    if stored is None:
+        return
+    if home.records is not None:
+        payload = {"kind": "collection_settings", "collection": collection, "stored": stored.as_json()}
+        home.records.swap(_key(collection), lambda _old: payload)
+        return
+    path = settings_path(home.data_dir, collection)
+    with locked(path):
+        write_atomically(path, text)
+
+
+def copy_of_collection_settings(where: Path | SharedHome, collection: str) -> str | None:
+    """The collection's stored settings as the text of their file (read, and so checked), or None: what a kept
+    version holds, whichever home they live in."""
+    home = home_of(where)
+    stored = load_collection_settings(home, collection)
+    if stored is None:
+        return None
+    if home.records is None:
+        return settings_path(home.data_dir, collection).read_text(encoding="utf-8")
+    return json.dumps(stored.as_json(), indent=2, ensure_ascii=False) + "\n"
 
 
 def _checked(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -184,13 +266,15 @@ class InForce:
         }  # fmt: skip
 
 
-def in_force(settings: Settings) -> InForce:
-    """The settings `settings.collection` runs with: `settings.retrieval` (as configured) under its stored ones.
+def in_force(settings: Settings, home: SharedHome) -> InForce:
+    """The settings `settings.collection` runs with: `settings.retrieval` (as configured) under its stored ones,
+    kept in `home` (`rag.store.shared_home(settings)`).
 
     Raises:
-        ConfigError: the stored file is damaged (see `load_collection_settings`).
+        ConfigError: the stored settings are damaged (see `load_collection_settings`).
+        StoreError: on a server, the metadata collection cannot be read.
     """
-    stored = load_collection_settings(settings.data_dir, settings.collection)
+    stored = load_collection_settings(home, settings.collection)
     defaults = RetrievalConfig()
     origins = {
         k.name: ENVIRONMENT if getattr(settings.retrieval, k.name) != getattr(defaults, k.name) else DEFAULT
@@ -203,16 +287,16 @@ def in_force(settings: Settings) -> InForce:
     return InForce(settings.collection, config, origins, stored)
 
 
-def with_collection_settings(settings: Settings) -> Settings:
+def with_collection_settings(settings: Settings, home: SharedHome) -> Settings:
     """`settings` whose retrieval is the collection's settings in force (every command and page starts here)."""
-    return dataclasses.replace(settings, retrieval=in_force(settings).config)
+    return dataclasses.replace(settings, retrieval=in_force(settings, home).config)
 
 
-def stored_in_run(config: RetrievalConfig, data_dir: Path, collection: str) -> str | None:
+def stored_in_run(config: RetrievalConfig, where: Path | SharedHome, collection: str) -> str | None:
     """What a run records about the collection's stored settings it ran with ("fusion=rrf (saved ...)"), or None
     when the collection has none or the run overrode every one."""
     try:
-        stored = load_collection_settings(data_dir, collection)
+        stored = load_collection_settings(where, collection)
     except ConfigError:
         return None
     if stored is None:

@@ -10,6 +10,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rag.records import SharedHome
 from rag.settings.config import Settings
 from rag.settings.extensions import Extension
 from rag.store.base import CollectionModels, FusedQuery, PointData, Store, chunk_payload, document_info
@@ -29,6 +30,7 @@ __all__ = [
     "open_store",
     "open_leases",
     "list_collections",
+    "shared_home",
     "ClientStore",
     "EdgeStore",
 ]
@@ -59,10 +61,16 @@ def __getattr__(name: str) -> Any:  # noqa: ANN401 - PEP 562 lazy attributes
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def on_server(settings: Settings) -> bool:
+    """The store's rule (`Settings.backend`): a Qdrant server (or qdrant-client standing in for one) when
+    QDRANT_URL is set, else the embedded engine under the data dir. Every choice here between the two asks this."""
+    return settings.backend == "server"
+
+
 def open_store(settings: Settings) -> Store:
     """Open the configured store: a Qdrant server when QDRANT_URL is set, else the embedded engine under the
     data dir."""
-    if settings.qdrant_url:
+    if on_server(settings):
         from rag.store.client import ClientStore
 
         return ClientStore.connect(
@@ -79,7 +87,7 @@ def open_leases(settings: Settings, store: Store) -> DocLeases:
     embedded engine."""
     from rag.store.doc_lease import Leases, TurnLeases
 
-    if not settings.qdrant_url:  # the embedded engine: qdrant-client stays unimported (tests/test_cli_startup.py)
+    if not on_server(settings):  # the embedded engine: qdrant-client stays unimported (tests/test_cli_startup.py)
         return TurnLeases()
     from rag.store.client import ClientStore
     from rag.store.meta import MetaStore
@@ -89,9 +97,31 @@ def open_leases(settings: Settings, store: Store) -> DocLeases:
     return TurnLeases()
 
 
+def shared_home(settings: Settings, store: Store | None = None) -> SharedHome:
+    """Where the state every replica must share lives (rag/records.py): the metadata collection of the server
+    the store talks to, through `store`'s client when it is given (one connection, and on `local:` one folder
+    taker), else a client of its own; files under the data dir on the embedded engine.
+
+    qdrant-client's in-memory mode (`:memory:`) keeps files too: no other process can reach it, and a client of
+    its own would start empty.
+
+    Raises:
+        StoreError: the server cannot be reached (the message says what to check).
+    """
+    if not on_server(settings) or settings.qdrant_url == ":memory:":
+        return SharedHome(settings.data_dir)
+    from rag.store.client import ClientStore
+    from rag.store.meta import MetaStore
+
+    client_store = store if isinstance(store, ClientStore) else None
+    if client_store is None:
+        client_store = ClientStore.connect(settings.qdrant_url, settings.qdrant_api_key.value, settings.collection)
+    return SharedHome(settings.data_dir, MetaStore(client_store.client, client_store.remedy), client_store.engine_name)
+
+
 def list_collections(settings: Settings) -> list[str]:
     """The collections on the configured backend, without opening (or locking) any of them on the embedded engine."""
-    if not settings.qdrant_url:
+    if not on_server(settings):
         from rag.store.edge import edge_collections
 
         return edge_collections(settings.data_dir / "qdrant")

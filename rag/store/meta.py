@@ -15,6 +15,7 @@ what the engine guarantees).
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
@@ -28,6 +29,11 @@ META_COLLECTION = "ragscope_meta"
 CONDITIONAL_SINCE = (1, 16)
 # The keyword fields a record may be found by (`find`).
 _FOUND_BY = ("kind", "collection", "source")
+
+# How many times `swap` starts again from another writer's change before giving up (each try is three calls).
+SWAP_TRIES = 20
+# How many of its last swaps a record remembers (see `swap`): more than can land between a write and its read-back.
+SWAP_TOKENS = 32
 
 T = TypeVar("T")
 
@@ -136,6 +142,19 @@ class MetaStore:
         """The record stored under `key`, or None."""
         return self._call("read a record", lambda: self._get(point_id(key)))
 
+    def get_many(self, keys: list[str]) -> list[dict[str, Any] | None]:
+        """The records stored under `keys`, in their order (None where there is none), in one call."""
+        return self._call("read records", lambda: self._get_many(keys))
+
+    def _get_many(self, keys: list[str]) -> list[dict[str, Any] | None]:
+        self._ensure()
+        ids = [point_id(k) for k in keys]
+        found = self.client.retrieve(
+            META_COLLECTION, ids, with_payload=True, consistency=self._models.ReadConsistencyType.ALL
+        )
+        by_id = {str(r.id): dict(r.payload or {}) for r in found}
+        return [by_id.get(i) for i in ids]
+
     def put(self, key: str, payload: dict[str, Any]) -> None:
         """Write the record under `key` whole, whatever was there."""
         self._call("write a record", lambda: self._put(point_id(key), {**payload, "key": key}, None))
@@ -146,6 +165,37 @@ class MetaStore:
 
     def delete(self, key: str) -> None:
         self._call("delete a record", lambda: self._delete(point_id(key)))
+
+    def swap(self, key: str, change: Callable[[dict[str, Any] | None], dict[str, Any]]) -> dict[str, Any]:
+        """Replace the record under `key` by `change(old)` (old None when missing) unless another writer
+        changed it meanwhile, then try again from theirs: a read-merge-write that loses no change.
+
+        The record carries a `fence` counted up by every swap, and the write is conditional on the fence
+        read (the lease's condition, `put_if`, with no holder and an expiry long past). Whether it landed is
+        read back: the record keeps the tokens of its last `SWAP_TOKENS` swaps, and a later writer's swap
+        builds on the record it read, so a token still there means this write is in. Records swapped
+        under one key must only be written by `swap`.
+
+        Raises:
+            StoreError: an engine error, or other writers changed the record `SWAP_TRIES` times in a row.
+        """
+        for _ in range(SWAP_TRIES):
+            old = self.get(key)
+            fence = int(old.get("fence", 0)) if old else 0
+            new = change(old)
+            token = uuid.uuid4().hex
+            tokens = [*(old.get("tokens", []) if old else [])][-(SWAP_TOKENS - 1) :] + [token]
+            # Claim's condition is "fence matches, and holder matches or expires_at < now": no holder, and an
+            # expiry of 0 always before now, leave "fence matches" (a missing record is always written).
+            claim = Claim(holder=token, now=time.time(), fence=fence)
+            payload = {**new, "fence": fence + 1, "tokens": tokens, "holder": "", "expires_at": 0.0}
+            self.put_if(key, payload, claim)
+            if token in (self.get(key) or {}).get("tokens", []):
+                return new
+        raise StoreError(
+            f"could not write the record {key} in the metadata collection: other writers changed it "
+            f"{SWAP_TRIES} times in a row; try again"
+        )
 
     def find(self, **match: str) -> list[dict[str, Any]]:
         """Every record whose keyword fields (kind, collection, source) equal these values."""
