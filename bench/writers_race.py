@@ -83,6 +83,14 @@ class Writer:
             self.lines += [d.decode() for d in done]
 
 
+def read_any(writers: list[Writer], timeout: float) -> None:
+    """Wait on every writer's pipe at once, so the victim's "apply" is seen the moment it is written."""
+    ready, _, _ = select.select([w.fd for w in writers], [], [], timeout)
+    for w in writers:
+        if w.fd in ready:
+            w.read(0)
+
+
 def _no_lease(leases: doc_lease.Leases, collection: str, source: str) -> Iterator[doc_lease.Held]:
     """The control: every writer is granted the document at once."""
     yield doc_lease.Held(leases, doc_lease.Lease(collection, source, "", 0, 0.0))
@@ -159,9 +167,10 @@ def run(rounds: int, backend: str, data_dir: Path, ttl_s: float, lease: bool, se
             while "apply" not in victim.lines[seen:]:  # a version being written: kill it in there
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"writer {victim.name} wrote nothing for 120 s: {victim.lines[-3:]}")
-                for w in writers:
-                    w.read(0.01)
-            time.sleep(rng.uniform(0, 0.03))
+                read_any(writers, 0.05)
+            # A replacement's writes take milliseconds on the embedded engine: a longer pause would mostly
+            # land after the version was done, and test nothing.
+            time.sleep(rng.uniform(0, 0.004))
             os.kill(victim.pid, signal.SIGKILL)
             os.waitpid(victim.pid, 0)
             victim.read(0)
