@@ -15,9 +15,9 @@ from rag.encoders.factory import DenseSpec, sparse_encoder
 from rag.encoders.sparse import FastembedBm25Encoder
 from rag.errors import ConfigError, ModelMismatchError
 from rag.lazy import LazyModel
-from rag.records import SharedHome
 from rag.settings.collection_settings import with_collection_settings
 from rag.settings.config import ClusterConfig, Settings
+from rag.settings.shared_home import SharedHome
 from rag.store import open_leases, open_store, shared_home
 from rag.store.base import CollectionModels, DenseSpace, FusedQuery, Store
 from rag.store.doc_lease import DocLeases, Leases
@@ -181,8 +181,8 @@ class Components:
 
     @functools.cached_property
     def shared(self) -> SharedHome:
-        """Where the state every replica shares lives (rag/records.py), reached through this store's client;
-        made on first use (a page run asks it several times: one metadata-collection check, not one each)."""
+        """Where the state every replica shares lives (rag/settings/shared_home.py), reached through this store's
+        client; made on first use (a page run asks it several times: one metadata-collection check, not one each)."""
         store = self.store._store if isinstance(self.store, SpaceStore) else self.store
         return shared_home(self.settings, store)
 

@@ -1,5 +1,5 @@
 """State every replica must share (stored collection settings, question sets, eval runs) lives in Qdrant on a
-server and in files on the embedded default (rag/records.py).
+server and in files on the embedded default (rag/settings/shared_home.py).
 
 Two replicas are two Settings (and a second process) with DIFFERENT data dirs on one `local:` folder: qdrant-client's
 local mode standing in for a server, as the lease tests do. Real engines, no fakes.
@@ -24,7 +24,7 @@ from rag.cli import main
 from rag.components import build_components
 from rag.ingest.pipeline import ingest_files
 from rag.errors import ConfigError, StoreError
-from rag.records import record_key
+from rag.settings.shared_home import record_key
 from rag.eval.qsets import (
     append_question,
     delete_question_set,

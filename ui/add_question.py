@@ -12,7 +12,7 @@ from rag.answer.result import Answer
 from rag.errors import RagError
 from rag.eval.gold import SectionGold, SectionRef
 from rag.eval.qsets import DuplicateQuestion, append_question, list_question_sets, question_in_set
-from rag.records import SharedHome
+from rag.settings.shared_home import SharedHome
 from ui.render import md_escape
 from ui.safe import say
 

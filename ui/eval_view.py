@@ -43,10 +43,10 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import INVALID, VERDICTS, verdict_title
-from rag.records import SharedHome
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 from rag.settings.links import inspector_url
+from rag.settings.shared_home import SharedHome
 from rag.text.wording import STAGE_TITLES
 from rag.text.words import plural, readable_time
 from ui import forms, gen_set_view, parse_view, report_download, tune_view

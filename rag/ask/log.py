@@ -6,7 +6,7 @@ connections must not cross threads, and opening one is cheap next to answering a
 A logged ask carries its full RetrievalConfig and filter, so it can be replayed in the inspector with
 exactly the settings that produced it.
 
-On a server the log is records of its metadata collection instead (rag/records.py), so every replica's asks
+On a server the log is records of its metadata collection instead (rag/settings/shared_home.py), so every replica's asks
 are one log: each ask one record under an id counted up by one swapped counter record (`Records.swap`), so
 ids stay unique and in order across replicas, as the file's AUTOINCREMENT keeps them on one machine.
 """
@@ -25,9 +25,9 @@ from typing import Any, Iterator
 
 from rag.answer.result import Answer
 from rag.errors import ConfigError, StoreError
-from rag.records import Records, SharedHome, record_key
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.links import ASK, collection_param, inspector_params
+from rag.settings.shared_home import Records, SharedHome, record_key
 from rag.store import shared_home
 from rag.types import ChunkFilter
 

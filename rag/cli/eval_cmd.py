@@ -29,8 +29,8 @@ from rag.eval.runs import (
     set_baseline,
 )
 from rag.eval.verdicts import verdict_title
-from rag.records import SharedHome
 from rag.settings.labels import config_label
+from rag.settings.shared_home import SharedHome
 from rag.store import shared_home
 from rag.text.wording import STAGE_TITLES
 from rag.text.words import plural

@@ -10,7 +10,7 @@ One JSON object per line:
 
 Sets live as validated JSONL files in `<data_dir>/eval_sets/<name>.jsonl`, so they outlive sessions
 and the CLI can run them too; on a server, as one record per set in its metadata collection, which every
-replica reads (rag/records.py). A bad set is refused whole and never replaces a stored one.
+replica reads (rag/settings/shared_home.py). A bad set is refused whole and never replaces a stored one.
 
 "answer" is answer-text gold: the words of the documents that answer the question (a sentence, as a
 reader would quote it). Beside "gold" (which says where the answer is), it lets Eval check offline that
@@ -28,8 +28,8 @@ from typing import Any, Callable
 
 from rag.errors import EvalSetError
 from rag.eval.gold import Gold, gold_to_json, parse_gold
-from rag.records import SharedHome, home_of, record_key
 from rag.settings.atomic import locked, write_atomically
+from rag.settings.shared_home import SharedHome, home_of, record_key
 from rag.text.jsonobj import json_object
 
 SAMPLE_SET = "sample"

@@ -1,5 +1,5 @@
 """Eval runs on a server: the rows of `eval.sqlite` (rag/eval/runs.py) as records of the metadata collection,
-so every replica lists, compares and marks the same runs (rag/records.py).
+so every replica lists, compares and marks the same runs (rag/settings/shared_home.py).
 
 A run is two records: its questions, written first, then its header (the row `list_runs` shows), so a run is
 listed only once it is whole, as the file's one transaction gives; deleting removes the header first. The
@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rag.records import Records, record_key
+from rag.settings.shared_home import Records, record_key
 
 _HEADER, _QUESTIONS, _BASELINE = "eval_run", "eval_run_questions", "eval_baseline"
 

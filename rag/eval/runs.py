@@ -26,9 +26,9 @@ from rag.eval.bootstrap import Interval, paired_interval
 from rag.eval.history import opened
 from rag.eval.verdicts import INVALID, Verdict
 from rag.ingest.parse_signals import flag_titles
-from rag.records import SharedHome, home_of
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
+from rag.settings.shared_home import SharedHome, home_of
 
 FINAL_STAGE = "rerank"  # the pipeline's own order: what the answer is built from
 HEADLINE = ("ndcg@10", "mrr@10", "recall@1", "recall@5", "recall@10", "hit@5")

@@ -1,5 +1,5 @@
 """Tune sweeps on a server: the rows of `tune.sqlite` (rag/eval/tune.py) as records of the metadata collection,
-so a sweep started on one replica is listed, resumed and applied from any other (rag/records.py).
+so a sweep started on one replica is listed, resumed and applied from any other (rag/settings/shared_home.py).
 
 A sweep is its header record (what the `sweeps` row holds) and one record per finished configuration (a
 `sweep_results` row), each written whole as it finishes, as the file does; rows keep the SQLite columns'
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.records import Records, record_key
+from rag.settings.shared_home import Records, record_key
 
 _SWEEP, _RESULT = "tune_sweep", "tune_result"
 

@@ -44,11 +44,11 @@ from rag.eval.metrics import CONTEXT_PRECISION, KS, MRR_K, NDCG_K
 from rag.eval.qsets import QuestionSet, parse_question_set
 from rag.eval.runner import EvalCancelled, run_eval
 from rag.eval.runs import FINAL_STAGE
-from rag.records import SharedHome, home_of
 from rag.settings.collection_settings import CollectionSettings, save_collection_settings
 from rag.settings.config import RetrievalConfig
 from rag.settings.labels import config_label
 from rag.settings.rerankers import RERANKERS, parse_reranker
+from rag.settings.shared_home import SharedHome, home_of
 from rag.settings.spec import Knob, knobs
 from rag.text.words import plural
 

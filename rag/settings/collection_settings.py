@@ -3,7 +3,8 @@
 A tune sweep (rag/eval/tune.py) finds the settings that serve one collection best; "use these settings for
 this collection" stores them as `<data_dir>/collection_settings/<collection>.json` (a file per collection, so
 two collections never race on one file; names are file-safe, see `validate_collection_name`), or on a server
-as one record per collection in its metadata collection, which every replica reads (rag/records.py). The inspector,
+as one record per collection in its metadata collection, which every replica reads
+(rag/settings/shared_home.py). The inspector,
 Ask, Eval and the CLI start from them: the order of precedence, first wins, is
 
     a setting given for one call (CLI option, link parameter, form)
@@ -28,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from rag.errors import ConfigError
-from rag.records import SharedHome, home_of, record_key
 from rag.settings.atomic import locked, write_atomically
 from rag.settings.config import RetrievalConfig, Settings
 from rag.settings.labels import config_label
+from rag.settings.shared_home import SharedHome, home_of, record_key
 from rag.settings.spec import knobs
 from rag.settings.strict import Damage, expect, parse_object, read_object
 
@@ -86,7 +87,7 @@ def _key(collection: str) -> str:
 
 def load_collection_settings(where: Path | SharedHome, collection: str) -> CollectionSettings | None:
     """The collection's stored settings, or None when it has none: the one reader, of the file under the data
-    dir or of the record on a server (rag/records.py).
+    dir or of the record on a server (rag/settings/shared_home.py).
 
     Raises:
         ConfigError: the file or record is damaged (cut short, a key given twice, a field of the wrong type, a

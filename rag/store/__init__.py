@@ -10,9 +10,9 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rag.records import SharedHome
 from rag.settings.config import Settings
 from rag.settings.extensions import Extension
+from rag.settings.shared_home import SharedHome
 from rag.store.base import CollectionModels, FusedQuery, PointData, Store, chunk_payload, document_info
 from rag.store.doc_lease import DocLeases
 
@@ -98,7 +98,8 @@ def open_leases(settings: Settings, store: Store) -> DocLeases:
 
 
 def shared_home(settings: Settings, store: Store | None = None) -> SharedHome:
-    """Where the state every replica must share lives (rag/records.py): the metadata collection of the server
+    """Where the state every replica must share lives (rag/settings/shared_home.py): the metadata collection of
+    the server
     the store talks to, through `store`'s client when it is given (one connection, and on `local:` one folder
     taker), else a client of its own; files under the data dir on the embedded engine.
 
