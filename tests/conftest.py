@@ -29,6 +29,7 @@ from rag.encoders.factory import dense_encoder  # noqa: E402
 from rag.ingest.pipeline import ingest_files  # noqa: E402
 from rag.encoders.export import ONNX_DIR  # noqa: E402
 from rag.catalog.sample import sample_files  # noqa: E402
+from rag.store.base import copy_tree_sparse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -179,8 +180,8 @@ def _sample_data(tmp_path_factory: pytest.TempPathFactory, models_dir: Path) -> 
 def _copy_sample(template: Path, data_dir: Path) -> None:
     """The ingested sample's store, originals and journal into this test's own data dir (its models link stays)."""
     for item in template.iterdir():
-        if item.name != "models":
-            (shutil.copytree if item.is_dir() else shutil.copy2)(item, data_dir / item.name)
+        if item.name != "models":  # the shard's preallocated files copied as holes, as versions copy them
+            (copy_tree_sparse if item.is_dir() else shutil.copy2)(item, data_dir / item.name)
 
 
 @pytest.fixture

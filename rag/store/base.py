@@ -8,7 +8,9 @@ The same contract tests run on both.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
+import os
 import shutil
 import threading
 from abc import ABC, abstractmethod
@@ -806,13 +808,38 @@ _BLOCK = 1 << 16
 
 def _copy_sparse(source: str, target: str) -> None:
     with open(source, "rb") as src, open(target, "wb") as dst:
-        while block := src.read(_BLOCK):
-            if block.count(0) == len(block):
-                dst.seek(len(block), 1)
-            else:
-                dst.write(block)
-        dst.truncate()
+        for start, end in _data_ranges(src.fileno()):
+            src.seek(start)
+            dst.seek(start)
+            while (left := end - src.tell()) > 0 and (block := src.read(min(_BLOCK, left))):
+                if block.count(0) == len(block):
+                    dst.seek(len(block), 1)
+                else:
+                    dst.write(block)
+        dst.truncate(os.fstat(src.fileno()).st_size)
     shutil.copystat(source, target)
+
+
+def _data_ranges(fd: int) -> list[tuple[int, int]]:
+    """The file's data as (start, end) ranges, its holes left out unread (SEEK_DATA/SEEK_HOLE): a shard's
+    preallocated files are mostly holes. Where the file system cannot say, the whole file is one range."""
+    size = os.fstat(fd).st_size
+    if not hasattr(os, "SEEK_DATA"):
+        return [(0, size)]
+    ranges, offset = [], 0
+    try:
+        while offset < size:
+            try:
+                start = os.lseek(fd, offset, os.SEEK_DATA)
+            except OSError as e:
+                if e.errno == errno.ENXIO:  # no data past offset: the rest is a hole
+                    break
+                raise
+            offset = os.lseek(fd, start, os.SEEK_HOLE)
+            ranges.append((start, offset))
+    except OSError:
+        return [(0, size)]
+    return ranges
 
 
 def check_facet_key(key: str) -> None:
