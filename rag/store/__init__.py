@@ -99,9 +99,8 @@ def open_leases(settings: Settings, store: Store) -> DocLeases:
 
 def shared_home(settings: Settings, store: Store | None = None) -> SharedHome:
     """Where the state every replica must share lives (rag/settings/shared_home.py): the metadata collection of
-    the server
-    the store talks to, through `store`'s client when it is given (one connection, and on `local:` one folder
-    taker), else a client of its own; files under the data dir on the embedded engine.
+    the server the store talks to, through `store`'s client when it is given (one connection, and on `local:`
+    one folder taker), else a client of its own; files under the data dir on the embedded engine.
 
     qdrant-client's in-memory mode (`:memory:`) keeps files too: no other process can reach it, and a client of
     its own would start empty.
